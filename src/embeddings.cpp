@@ -1,0 +1,111 @@
+#include "posvec/embeddings.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "posvec/error.hpp"
+
+namespace posvec {
+
+namespace {
+template <typename T>
+double cosineImpl(const T* a, const T* b, std::size_t n) {
+  double dot = 0, na = 0, nb = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    dot += static_cast<double>(a[i]) * b[i];
+    na += static_cast<double>(a[i]) * a[i];
+    nb += static_cast<double>(b[i]) * b[i];
+  }
+  if (na == 0 || nb == 0) return 0.0;
+  return dot / (std::sqrt(na) * std::sqrt(nb));
+}
+}  // namespace
+
+double cosine(const float* a, const float* b, std::size_t n) { return cosineImpl(a, b, n); }
+double cosine(const double* a, const double* b, std::size_t n) { return cosineImpl(a, b, n); }
+
+Embeddings::Embeddings(std::vector<std::string> words, MatrixF vectors, std::vector<std::int64_t> counts)
+    : words_(std::move(words)), vectors_(std::move(vectors)), counts_(std::move(counts)) {
+  if (static_cast<std::size_t>(vectors_.rows()) != words_.size())
+    throw InputError("embeddings: " + std::to_string(words_.size()) + " words but " +
+                     std::to_string(vectors_.rows()) + " vectors");
+  if (!counts_.empty() && counts_.size() != words_.size())
+    throw InputError("embeddings: " + std::to_string(words_.size()) + " words but " +
+                     std::to_string(counts_.size()) + " counts");
+  index_.reserve(words_.size());
+  for (std::size_t i = 0; i < words_.size(); ++i) {
+    const std::string& w = words_[i];
+    if (w.empty()) throw InputError("embeddings: word " + std::to_string(i) + " is empty");
+    if (w.find_first_of(" \t\n\r") != std::string::npos)
+      throw InputError("embeddings: word '" + w + "' contains whitespace");
+    if (!index_.emplace(w, static_cast<WordId>(i)).second)
+      throw InputError("embeddings: word '" + w + "' appears twice");
+  }
+  norms_ = vectors_.rowwise().norm();
+}
+
+std::optional<WordId> Embeddings::find(std::string_view word) const {
+  auto it = index_.find(std::string(word));
+  if (it == index_.end()) return std::nullopt;
+  return it->second;
+}
+
+WordId Embeddings::id(std::string_view word) const {
+  auto found = find(word);
+  if (!found) throw InputError("unknown word '" + std::string(word) + "' (not in the vocabulary)");
+  return *found;
+}
+
+Eigen::RowVectorXf Embeddings::vector(std::string_view word) const { return vectors_.row(id(word)); }
+
+Eigen::RowVectorXf Embeddings::unitVector(WordId id) const {
+  Eigen::RowVectorXf v = vectors_.row(id);
+  const float n = norms_[id];
+  if (n > 0) v /= n;
+  return v;
+}
+
+double Embeddings::similarity(std::string_view a, std::string_view b) const {
+  return cosine(vectors_.row(id(a)).data(), vectors_.row(id(b)).data(), dim());
+}
+
+std::vector<Neighbour> Embeddings::nearestTo(const Eigen::RowVectorXf& query, std::size_t k,
+                                             const std::vector<WordId>& exclude,
+                                             std::size_t limit) const {
+  if (static_cast<std::size_t>(query.size()) != dim())
+    throw InputError("query has dimension " + std::to_string(query.size()) + ", vectors have " +
+                     std::to_string(dim()));
+  const std::size_t n = (limit == 0 || limit > size()) ? size() : limit;
+  const float qn = query.norm();
+  if (n == 0 || k == 0 || qn == 0) return {};
+  Eigen::VectorXf scores = vectors_.topRows(static_cast<Eigen::Index>(n)) * (query.transpose() / qn);
+  for (std::size_t i = 0; i < n; ++i) scores[i] = norms_[i] > 0 ? scores[i] / norms_[i] : -2.0f;
+  for (WordId e : exclude)
+    if (e >= 0 && static_cast<std::size_t>(e) < n) scores[e] = -3.0f;
+  std::vector<WordId> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  const std::size_t take = std::min(k, n - std::min(n, exclude.size()));
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(take), order.end(),
+                    [&](WordId a, WordId b) { return scores[a] > scores[b] || (scores[a] == scores[b] && a < b); });
+  std::vector<Neighbour> out;
+  for (std::size_t i = 0; i < take; ++i) {
+    if (scores[order[i]] < -1.5f) break;
+    out.push_back({words_[order[i]], scores[order[i]]});
+  }
+  return out;
+}
+
+std::vector<Neighbour> Embeddings::nearest(std::string_view word, std::size_t k) const {
+  const WordId w = id(word);
+  return nearestTo(vectors_.row(w), k, {w});
+}
+
+std::vector<Neighbour> Embeddings::analogy(std::string_view a, std::string_view b, std::string_view c,
+                                           std::size_t k, std::size_t limit) const {
+  const WordId ia = id(a), ib = id(b), ic = id(c);
+  Eigen::RowVectorXf q = unitVector(ib) - unitVector(ia) + unitVector(ic);
+  return nearestTo(q, k, {ia, ib, ic}, limit);
+}
+
+}  // namespace posvec

@@ -1,0 +1,115 @@
+// posvec: one binary, one subcommand per stage. Library errors arrive here as
+// posvec exceptions and leave as one "posvec: error: ..." line and an exit code.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "cli.hpp"
+#include "posvec/error.hpp"
+#include "posvec/io.hpp"
+
+namespace posvec::cli {
+
+std::vector<Command>& commands() {
+  static std::vector<Command> list;
+  return list;
+}
+
+Globals& globals() {
+  static Globals g;
+  return g;
+}
+
+void writeOutput(const std::string& path, const std::string& data) {
+  if (path.empty() || path == "-") {
+    std::cout.write(data.data(), static_cast<std::streamsize>(data.size()));
+    std::cout.flush();
+    if (!std::cout) throw IoError("cannot write to standard output");
+    return;
+  }
+  writeFileAtomically(path, [&](std::ostream& out) { out.write(data.data(), static_cast<std::streamsize>(data.size())); });
+}
+
+namespace {
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+ProgressLine::ProgressLine(double minIntervalSeconds)
+    : tty_(isatty(STDERR_FILENO) != 0), interval_(minIntervalSeconds) {}
+
+ProgressLine::~ProgressLine() {
+  if (active_ && tty_) std::fputc('\n', stderr);
+}
+
+void ProgressLine::update(const std::string& text, bool force) {
+  if (globals().quiet) return;
+  const double t = now();
+  if (tty_) {
+    if (!force && t - last_ < 0.1) return;
+    std::fprintf(stderr, "\r\033[K%s", text.c_str());
+  } else {
+    if (!force && t - last_ < interval_) return;
+    std::fprintf(stderr, "%s\n", text.c_str());
+  }
+  std::fflush(stderr);
+  last_ = t;
+  active_ = true;
+}
+
+void ProgressLine::finish(const std::string& text) {
+  if (globals().quiet) return;
+  if (!text.empty()) update(text, true);
+  if (active_ && tty_) std::fputc('\n', stderr);
+  active_ = false;
+}
+
+}  // namespace posvec::cli
+
+int main(int argc, char** argv) {
+  using namespace posvec;
+  CLI::App app{"posvec: text to transformer input (tokenizer, skip-gram embeddings, "
+               "sinusoidal positions, similarity analysis)"};
+  app.set_version_flag("--version", std::string("posvec ") + POSVEC_VERSION);
+  app.add_flag("-q,--quiet", cli::globals().quiet, "No progress output on stderr");
+  app.require_subcommand(1);
+  app.fallthrough();
+  auto cmds = cli::commands();
+  std::stable_sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.order < b.order; });
+  for (auto& c : cmds) c.add(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "posvec: error: " << e.what() << " (see posvec --help)\n";
+    return static_cast<int>(ExitCode::Usage);
+  } catch (const ConfigError& e) {
+    std::cerr << "posvec: error: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::Usage);
+  } catch (const IoError& e) {
+    std::cerr << "posvec: error: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::Io);
+  } catch (const FormatError& e) {
+    std::cerr << "posvec: error: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::Format);
+  } catch (const InputError& e) {
+    std::cerr << "posvec: error: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::Input);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "posvec: error: out of memory (try a smaller --dim, --max-vocab or --len)\n";
+    return static_cast<int>(ExitCode::Failure);
+  } catch (const std::exception& e) {
+    std::cerr << "posvec: error: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::Failure);
+  }
+  return 0;
+}

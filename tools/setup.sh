@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages posvec needs, and nothing when all are there.
+#   tools/setup.sh          build dependencies
+#   tools/setup.sh --test   plus what the test suite uses (gensim for format checks)
+#   tools/setup.sh --bench  plus the peers and tools the benchmarks run
+set -euo pipefail
+
+pkgs=(g++ cmake make pkg-config libeigen3-dev libicu-dev libcli11-dev nlohmann-json3-dev catch2)
+for arg in "$@"; do
+  case "$arg" in
+    --test) pkgs+=(python3-gensim) ;;
+    --bench) pkgs+=(python3-gensim fasttext hyperfine nodejs npm time) ;;
+    --report) pkgs+=(chromium) ;;
+    *) echo "setup: unknown option '$arg' (use --test, --bench or --report)" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup: installing ${missing[*]}" >&2
+if [ "$(id -u)" -eq 0 ]; then
+  sudo=()
+elif command -v sudo >/dev/null 2>&1; then
+  sudo=(sudo)
+else
+  echo "setup: missing Debian packages: ${missing[*]}; run as root: apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
