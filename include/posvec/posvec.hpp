@@ -3,5 +3,10 @@
 
 #include "posvec/embeddings.hpp"
 #include "posvec/error.hpp"
+#include "posvec/formats.hpp"
 #include "posvec/io.hpp"
+#include "posvec/positional.hpp"
+#include "posvec/tokenizer.hpp"
+#include "posvec/train_config.hpp"
+#include "posvec/trainer.hpp"
 #include "posvec/types.hpp"

@@ -1,0 +1,55 @@
+// File formats for word vectors: word2vec binary and text (as word2vec.c and
+// gensim write and read them), .npy matrix + vocabulary, and posvec's own
+// versioned full-state model. Loaders detect the format from the content.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "posvec/embeddings.hpp"
+#include "posvec/types.hpp"
+
+namespace posvec {
+
+enum class VectorFormat {
+  Auto,            // detect (loading) or from the extension (saving)
+  Word2VecBinary,  // "V D\n" then "word " + D little-endian float32 (+ "\n")
+  Word2VecText,    // "V D\n" then "word v1 v2 ... vD\n"
+  Npy,             // FILE.npy (float32 V x D, C order) + FILE.vocab ("word count" lines)
+  Model            // posvec full-state model (.posvec)
+};
+
+// `bin` / `text` / `npy` / `model` (also `txt`, `vec`); throws ConfigError otherwise.
+VectorFormat parseVectorFormat(const std::string& name);
+std::string formatName(VectorFormat format);
+// .bin -> binary, .txt/.vec -> text, .npy -> npy, .posvec -> model; ConfigError otherwise.
+VectorFormat formatFromExtension(const std::string& path);
+// Looks at the content (magic bytes, header line); FormatError when it is none of them.
+VectorFormat detectFormat(const std::string& path);
+
+// Saves atomically. Auto means formatFromExtension(path). Model format needs a
+// ModelState and is refused here (use saveModel).
+void saveVectors(const Embeddings& embeddings, const std::string& path,
+                 VectorFormat format = VectorFormat::Auto);
+// Loads any of the formats (a model file yields its input vectors). Throws
+// IoError / FormatError with the path and what is wrong (truncated, bad header...).
+Embeddings loadVectors(const std::string& path);
+
+// Everything needed to continue training. The trainer owns the meaning of
+// `config` (a serialised TrainConfig, key=value lines); the format just stores it.
+struct ModelState {
+  std::vector<std::string> words;
+  std::vector<std::int64_t> counts;
+  MatrixF input;   // word vectors (V x D)
+  MatrixF output;  // output weights: negative sampling (V x D) or HS inner nodes ((V-1) x D)
+  std::string config;
+  std::int32_t epochsDone = 0;
+  std::vector<double> epochLosses;  // mean loss of each epoch done
+};
+
+// Magic "POSVECM1" + version + little-endian fixed-width fields; saved atomically.
+void saveModel(const ModelState& model, const std::string& path);
+ModelState loadModel(const std::string& path);
+
+}  // namespace posvec

@@ -1,0 +1,78 @@
+// PositionalEncoder: sinusoidal position encodings and the transformer input
+// layer (embedding × scale + PE[start + t]). Angles are computed in double from
+// exactly computed frequencies, so values stay within float rounding at any
+// position up to 10^7.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "posvec/types.hpp"
+
+namespace posvec {
+
+enum class Encoding {
+  Interleaved,   // PE[p,2k] = sin(p / base^(2k/d)), PE[p,2k+1] = cos(same)   (Vaswani et al.)
+  Concatenated,  // the d/2 sines, then the d/2 cosines (tensor2tensor layout)
+  Book,          // the study's loop: column i (even) uses base^((2i)/d) for sin at i and cos at i+1
+  Tutorial       // sin at even i with base^(2i/d), cos at i+1 with base^(2(i+1)/d)
+};
+
+Encoding parseEncoding(const std::string& name);  // ConfigError on an unknown name
+std::string encodingName(Encoding encoding);
+
+struct PositionalOptions {
+  std::size_t dim = 512;  // d_model; must be even and > 0
+  double base = 10000.0;  // > 1
+  Encoding encoding = Encoding::Interleaved;
+  void validate() const;  // throws ConfigError (says why odd d_model is refused)
+};
+
+// How embeddings are scaled before the encoding is added.
+struct Scale {
+  enum class Kind { Sqrt, None, Value };
+  Kind kind = Kind::Sqrt;
+  double value = 1.0;
+  static Scale parse(const std::string& text);  // "sqrt", "none" or a number; ConfigError otherwise
+  double factor(std::size_t dim) const;          // √dim, 1, or value
+};
+
+class PositionalEncoder {
+ public:
+  explicit PositionalEncoder(PositionalOptions options = {});
+  const PositionalOptions& options() const { return options_; }
+
+  // Row p of PE in double (p >= 0), computed directly.
+  Eigen::RowVectorXd row(std::int64_t position) const;
+  // Rows start .. start+len-1. Throws ConfigError for len == 0 and before
+  // allocating when the matrix would not fit in memory.
+  MatrixD matrix(std::int64_t start, std::size_t len) const;
+  MatrixF matrixFloat(std::int64_t start, std::size_t len) const;
+  // Cached rows 0..n-1, grown on demand; a longer request never changes earlier rows.
+  const MatrixD& cached(std::size_t n);
+
+  // Cosine of PE[p] and PE[q].
+  double similarity(std::int64_t p, std::int64_t q) const;
+
+  // Transformer input: row t = rows(t) * scale + PE[start + t].
+  MatrixD encode(const MatrixF& rows, std::int64_t start = 0, Scale scale = {}) const;
+  // A batch of sequences of different lengths: one matrix per sequence, each
+  // padded to the longest length. Padding rows stay zero unless `encodePadding`
+  // (then they hold PE[start + t], i.e. a zero embedding plus its encoding).
+  std::vector<MatrixD> encodeBatch(const std::vector<MatrixF>& sequences, std::int64_t start = 0,
+                                   Scale scale = {}, bool encodePadding = false) const;
+
+  // Interleaved only: the block-diagonal rotation M_k (d x d) with
+  // PE[p + k] = M_k · PE[p] for every p. ConfigError for other encodings.
+  MatrixD relativeShift(std::int64_t k) const;
+
+ private:
+  PositionalOptions options_;
+  std::vector<double> invFreqSin_;  // per column pair: inverse frequency of the sine
+  std::vector<double> invFreqCos_;  // ... and of the cosine (differs for Tutorial)
+  MatrixD cache_;
+};
+
+}  // namespace posvec

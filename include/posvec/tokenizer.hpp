@@ -1,0 +1,58 @@
+// Tokenizer: UTF-8 text to sentences of tokens, with ICU sentence and word
+// segmentation and ICU full Unicode lowercasing. Streams: bounded memory on any
+// input size, the same sentences whatever the chunk size or thread count.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "posvec/types.hpp"
+
+namespace posvec {
+
+struct TokenizerOptions {
+  enum class Mode {
+    Icu,        // ICU sentence + word segmentation (default)
+    Whitespace  // pre-tokenized: one sentence a line, tokens split on whitespace
+  };
+  Mode mode = Mode::Icu;
+  bool lowercase = true;            // ICU full case mapping (e.g. ẞ -> ß, İ -> i̇)
+  bool keepPunctuation = true;      // punctuation marks as tokens, as NLTK's word_tokenize does
+  bool replaceInvalid = false;      // invalid UTF-8 -> U+FFFD instead of an InputError
+  std::size_t chunkBytes = 1 << 20; // read size; output does not depend on it
+  int threads = 1;                  // >1: segment chunks in parallel, same output as 1
+  std::string locale = "en";        // ICU locale for segmentation and case mapping
+  void validate() const;            // throws ConfigError
+};
+
+using SentenceSink = std::function<void(Sentence&&)>;
+
+class Tokenizer {
+ public:
+  explicit Tokenizer(TokenizerOptions options = {});
+  ~Tokenizer();
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+
+  const TokenizerOptions& options() const;
+
+  // Whole text in memory.
+  std::vector<Sentence> tokenize(std::string_view utf8) const;
+  // Streaming: sentences are handed to `sink` in input order. A leading BOM is
+  // skipped; CRLF is handled; invalid UTF-8 throws InputError naming the byte
+  // offset (unless replaceInvalid). `sourceName` is used in error messages.
+  void tokenize(std::istream& in, const SentenceSink& sink, const std::string& sourceName = "<stdin>") const;
+  // Streaming from a file ("-" is stdin); IoError when missing/unreadable/a directory.
+  void tokenizeFile(const std::string& path, const SentenceSink& sink) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace posvec

@@ -1,0 +1,36 @@
+// TrainConfig: every training option, its default, and one validate().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace posvec {
+
+enum class Architecture { SkipGram, Cbow };
+enum class Loss { NegativeSampling, HierarchicalSoftmax };
+enum class Kernel { Classic, Batched };
+
+struct TrainConfig {
+  std::size_t dim = 512;
+  int window = 5;             // maximum window; each centre word draws a shrink in [0, window)
+  int negative = 5;           // noise words per positive (negative sampling)
+  Loss loss = Loss::NegativeSampling;
+  Architecture architecture = Architecture::SkipGram;
+  double sample = 1e-3;       // subsampling threshold (word2vec.c formula); 0 disables
+  double alpha = 0.025;       // initial learning rate (CBOW users often pick 0.05)
+  double minAlpha = 0.0001;   // final learning rate
+  int epochs = 5;
+  std::int64_t minCount = 5;
+  std::size_t maxVocab = 0;   // 0: no limit
+  int threads = 0;            // 0: all cores
+  std::uint64_t seed = 1;
+  Kernel kernel = Kernel::Classic;
+
+  void validate() const;  // throws ConfigError with the option name and the allowed range
+  // key=value lines; deserialize accepts what serialize writes and rejects the rest (FormatError).
+  std::string serialize() const;
+  static TrainConfig deserialize(const std::string& text);
+};
+
+}  // namespace posvec
