@@ -1,12 +1,17 @@
 #include "posvec/positional.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <vector>
 
 #include "posvec/error.hpp"
+#include "test_util.hpp"
 
 using namespace posvec;
 
@@ -272,4 +277,112 @@ TEST_CASE("positional: invalid sizes and options are refused with a reason", "[p
   CHECK_THROWS_AS(grow.cached(std::size_t{1} << 40), ConfigError);
   MatrixF wrong(3, 10);
   CHECK_THROWS_AS(enc.fill(0, wrong), InputError);
+}
+
+namespace {
+std::vector<std::vector<double>> parseTsv(const std::string& text) {
+  std::vector<std::vector<double>> rows;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::vector<double> row;
+    std::string cell;
+    while (std::getline(ls, cell, '\t')) row.push_back(std::stod(cell));
+    rows.push_back(row);
+  }
+  return rows;
+}
+}  // namespace
+
+TEST_CASE("positional: posvec pe writes tsv, json and npy", "[positional][cli]") {
+  using namespace posvec::test;
+  SECTION("tsv: one row per line, values to float precision") {
+    const auto r = runCli("pe --dim 6 --len 4 --start 1000000 --encoding book");
+    REQUIRE(r.status == 0);
+    CHECK(r.err.empty());
+    const auto rows = parseTsv(r.out);
+    REQUIRE(rows.size() == 4);
+    for (std::size_t t = 0; t < 4; ++t) {
+      REQUIRE(rows[t].size() == 6);
+      for (std::size_t c = 0; c < 6; ++c)
+        CHECK(std::fabs(rows[t][c] - static_cast<double>(refValue(Encoding::Book, 1000000 + t, c, 6,
+                                                                  10000))) < 1e-7);
+    }
+  }
+  SECTION("tsv in double carries 17 significant digits") {
+    const auto r = runCli("pe --dim 4 --len 2 --precision double --base 100");
+    REQUIRE(r.status == 0);
+    const auto rows = parseTsv(r.out);
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[1][0] == std::sin(1.0));  // a correctly rounded double survives the text round trip
+    CHECK(std::fabs(rows[1][3] - std::cos(0.1)) < 1e-16);
+  }
+  SECTION("json") {
+    const auto r = runCli("pe --dim 4 --len 3 --json --encoding concatenated");
+    REQUIRE(r.status == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["encoding"] == "concatenated");
+    CHECK(j["dim"] == 4);
+    REQUIRE(j["rows"].size() == 3);
+    CHECK(j["rows"][2][0].get<double>() == Approx(std::sin(2.0)).epsilon(1e-7));
+    CHECK(j["rows"][2][2].get<double>() == Approx(std::cos(2.0)).epsilon(1e-7));
+  }
+  SECTION("npy: v1.0 header, <f4 / <f8, C order") {
+    TempDir tmp;
+    for (const char* prec : {"float", "double"}) {
+      const std::string path = tmp.file(std::string("pe-") + prec + ".npy");
+      const auto r = runCli("pe --dim 8 --len 5 --start 3 --precision " + std::string(prec) +
+                            " -o " + quote(path));
+      REQUIRE(r.status == 0);
+      const std::string bytes = readText(path);
+      REQUIRE(bytes.size() > 10);
+      CHECK(bytes.compare(0, 8, std::string("\x93NUMPY\x01\x00", 8)) == 0);
+      const std::size_t hlen =
+          static_cast<unsigned char>(bytes[8]) + 256 * static_cast<unsigned char>(bytes[9]);
+      CHECK((10 + hlen) % 64 == 0);
+      const std::string header = bytes.substr(10, hlen);
+      const bool dbl = std::string(prec) == "double";
+      CHECK(header.find(dbl ? "'<f8'" : "'<f4'") != std::string::npos);
+      CHECK(header.find("'fortran_order': False") != std::string::npos);
+      CHECK(header.find("'shape': (5, 8)") != std::string::npos);
+      CHECK(header.back() == '\n');
+      const std::size_t width = dbl ? 8 : 4;
+      REQUIRE(bytes.size() == 10 + hlen + 5 * 8 * width);
+      // Row 1 (position 4), column 0: sin(4).
+      const char* at = bytes.data() + 10 + hlen + 8 * width;
+      double v;
+      if (dbl) {
+        std::memcpy(&v, at, 8);
+      } else {
+        float f;
+        std::memcpy(&f, at, 4);
+        v = f;
+      }
+      CHECK(std::fabs(v - std::sin(4.0)) < (dbl ? 1e-15 : 1e-7));
+    }
+  }
+}
+
+TEST_CASE("posvec pe: bad input gives one error line and no output file", "[positional][cli]") {
+  using namespace posvec::test;
+  TempDir tmp;
+  const std::string out = tmp.file("pe.tsv");
+  for (const std::string args :
+       {"--dim 7 --len 3", "--dim 8 --len 0", "--dim 8 --len -2", "--dim 0 --len 3",
+        "--dim 8 --len 3 --encoding sinusoid", "--dim 8 --len 3 --format xml",
+        "--dim 8 --len 3 --precision half", "--dim 8 --len 3 --start -1",
+        "--dim 512 --len 100000000000", "--dim 8 --len 3 --base 0.5", "--dim 8"}) {
+    const auto r = runCli("pe " + args + " -o " + quote(out));
+    INFO(args << " -> " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.rfind("posvec: error: ", 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.out.empty());
+    CHECK_FALSE(fs::exists(out));
+  }
+  const auto r = runCli("pe --dim 7 --len 3");
+  CHECK(r.err.find("even") != std::string::npos);
+  const auto io = runCli("pe --dim 4 --len 3 -o " + quote(tmp.file("missing/dir/pe.tsv")));
+  CHECK(io.status == 3);
 }
