@@ -386,3 +386,110 @@ TEST_CASE("posvec pe: bad input gives one error line and no output file", "[posi
   const auto io = runCli("pe --dim 4 --len 3 -o " + quote(tmp.file("missing/dir/pe.tsv")));
   CHECK(io.status == 3);
 }
+
+namespace {
+// A word2vec text file with d = 4 vectors.
+std::string writeVectors(const posvec::test::TempDir& tmp, const std::string& body,
+                         const std::string& name = "vec.txt") {
+  const std::string path = tmp.file(name);
+  posvec::test::writeText(path, body);
+  return path;
+}
+}  // namespace
+
+TEST_CASE("posvec encode: rows are scaled vectors plus PE[start + t]", "[positional][cli]") {
+  using namespace posvec::test;
+  TempDir tmp;
+  const std::string vec = writeVectors(tmp,
+                                       "3 4\n"
+                                       "the 1 2 3 4\n"
+                                       "black 0.5 0 0 -1\n"
+                                       "cat 0 0 1 0\n");
+  // base 100, d = 4: frequencies 1 and 0.1; scale sqrt(4) = 2; start 1.
+  const auto r = runCli("encode " + quote(vec) +
+                        " --sentence 'The black cat' --start 1 --base 100 --precision double");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto rows = parseTsv(r.out);
+  REQUIRE(rows.size() == 3);
+  const double e[3][4] = {{1, 2, 3, 4}, {0.5, 0, 0, -1}, {0, 0, 1, 0}};
+  for (int t = 0; t < 3; ++t) {
+    const double p = 1 + t;
+    const double pe[4] = {std::sin(p), std::cos(p), std::sin(0.1 * p), std::cos(0.1 * p)};
+    REQUIRE(rows[t].size() == 4);
+    for (int c = 0; c < 4; ++c) CHECK(rows[t][c] == Approx(2 * e[t][c] + pe[c]).epsilon(1e-12));
+  }
+  SECTION("json carries the tokens, --scale none") {
+    const auto j = runCli("encode " + quote(vec) + " -s 'the cat' --json --scale none --base 100");
+    REQUIRE(j.status == 0);
+    const auto doc = nlohmann::json::parse(j.out);
+    CHECK(doc["scale"] == 1.0);
+    REQUIRE(doc["sequences"].size() == 1);
+    CHECK(doc["sequences"][0]["tokens"] == nlohmann::json({"the", "cat"}));
+    CHECK(doc["sequences"][0]["rows"][1][2].get<double>() ==
+          Approx(1 + std::sin(0.1)).epsilon(1e-7));
+  }
+  SECTION("a batch is padded; padding is zero unless --pad-encoding") {
+    const std::string path = tmp.file("batch.npy");
+    const auto b = runCli("encode " + quote(vec) + " -s 'the black cat' -s 'cat' --scale none " +
+                          "--base 100 --precision double -o " + quote(path));
+    REQUIRE(b.status == 0);
+    const std::string bytes = readText(path);
+    const std::size_t hlen =
+        static_cast<unsigned char>(bytes[8]) + 256 * static_cast<unsigned char>(bytes[9]);
+    CHECK(bytes.substr(10, hlen).find("'shape': (2, 3, 4)") != std::string::npos);
+    REQUIRE(bytes.size() == 10 + hlen + 2 * 3 * 4 * 8);
+    std::vector<double> v(24);
+    std::memcpy(v.data(), bytes.data() + 10 + hlen, 24 * 8);
+    CHECK(v[12 + 2] == Approx(1 + std::sin(0.0)));     // sequence 1, t = 0: "cat" + PE[0]
+    for (int i = 16; i < 24; ++i) CHECK(v[i] == 0.0);  // its padding rows
+    const auto padded = runCli("encode " + quote(vec) + " -s 'the black cat' -s 'cat' " +
+                               "--scale none --base 100 --pad-encoding --format json");
+    REQUIRE(padded.status == 0);
+    const auto doc = nlohmann::json::parse(padded.out);
+    CHECK(doc["sequences"][1]["length"] == 1);
+    CHECK(doc["sequences"][1]["rows"][2][0].get<double>() == Approx(std::sin(2.0)).epsilon(1e-7));
+  }
+  SECTION("unknown words: an error naming the word, or a zero vector with --unk zero") {
+    const std::string out = tmp.file("out.tsv");
+    const auto u = runCli("encode " + quote(vec) + " -s 'the brown cat' -o " + quote(out));
+    CHECK(u.status == 5);
+    CHECK(u.err.find("'brown'") != std::string::npos);
+    CHECK(std::count(u.err.begin(), u.err.end(), '\n') == 1);
+    CHECK_FALSE(fs::exists(out));
+    const auto z =
+        runCli("encode " + quote(vec) +
+               " -s 'the brown cat' --unk zero --scale none --base 100 --precision double");
+    REQUIRE(z.status == 0);
+    const auto zr = parseTsv(z.out);
+    REQUIRE(zr.size() == 3);
+    CHECK(zr[1][0] == Approx(std::sin(1.0)).epsilon(1e-15));
+    CHECK(zr[1][1] == Approx(std::cos(1.0)).epsilon(1e-15));
+  }
+}
+
+TEST_CASE("posvec encode: bad input gives one error line and no output", "[positional][cli]") {
+  using namespace posvec::test;
+  TempDir tmp;
+  const std::string vec = writeVectors(tmp, "2 4\nthe 1 2 3 4\ncat 0 0 1 0\n");
+  const std::string odd = writeVectors(tmp, "2 3\nthe 1 2 3\ncat 0 0 1\n", "odd.txt");
+  const std::string out = tmp.file("out.tsv");
+  struct Case {
+    std::string args;
+    int status;
+  };
+  for (const Case& c : std::vector<Case>{{quote(odd) + " -s 'the cat'", 2},
+                                         {quote(vec) + " -s 'the cat' --scale big", 2},
+                                         {quote(vec) + " -s 'the cat' --unk skip", 2},
+                                         {quote(vec) + " -s 'the cat' --start -3", 2},
+                                         {quote(vec), 2},
+                                         {quote(vec) + " -s '   '", 5},
+                                         {quote(tmp.file("missing.txt")) + " -s 'the'", 3}}) {
+    const auto r = runCli("encode " + c.args + " -o " + quote(out));
+    INFO(c.args << " -> " << r.err);
+    CHECK(r.status == c.status);
+    CHECK(r.err.rfind("posvec: error: ", 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_FALSE(fs::exists(out));
+  }
+}

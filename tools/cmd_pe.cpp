@@ -1,7 +1,9 @@
 // Subcommands `pe` (write the sinusoidal position-encoding matrix) and `encode`
 // (a sentence's embedding rows × scale + PE[start + t]), with the tsv / json /
 // npy writers they share.
+#include <algorithm>
 #include <bit>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
@@ -12,9 +14,12 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "posvec/embeddings.hpp"
 #include "posvec/error.hpp"
+#include "posvec/formats.hpp"
 #include "posvec/io.hpp"
 #include "posvec/positional.hpp"
+#include "posvec/tokenizer.hpp"
 
 namespace posvec::cli {
 namespace {
@@ -235,6 +240,203 @@ Registrar regPe(40, [](CLI::App& app) {
   sub->add_option("-o,--output", opts->output, "Output file ('-' is stdout)")
       ->capture_default_str();
   sub->callback([opts] { runPe(*opts); });
+});
+
+// ---- encode ----------------------------------------------------------------
+
+struct EncodeOptions {
+  std::string vectors;
+  std::vector<std::string> sentences;
+  std::string input;  // one sentence per line
+  std::int64_t start = 0;
+  std::string scale = "sqrt";
+  std::string unk = "error";
+  double base = 10000.0;
+  std::string encoding = "interleaved";
+  bool padEncoding = false;
+  bool keepCase = false;
+  bool noPunctuation = false;
+  std::string format = "auto";
+  std::string precision = "float";
+  std::string output = "-";
+  bool json = false;
+};
+
+struct Sequence {
+  std::vector<std::string> tokens;
+  MatrixF rows;
+};
+
+std::vector<Sequence> lookUp(const EncodeOptions& o, const Embeddings& emb) {
+  std::vector<std::string> texts = o.sentences;
+  if (!o.input.empty()) {
+    const std::string all = readFile(o.input);
+    std::size_t pos = 0;
+    while (pos < all.size()) {
+      std::size_t nl = all.find('\n', pos);
+      if (nl == std::string::npos) nl = all.size();
+      std::string line = all.substr(pos, nl - pos);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.find_first_not_of(" \t") != std::string::npos) texts.push_back(std::move(line));
+      pos = nl + 1;
+    }
+  }
+  if (texts.empty())
+    throw ConfigError(
+        "nothing to encode: give --sentence TEXT or --input FILE (one sentence a line)");
+  if (o.unk != "error" && o.unk != "zero")
+    throw ConfigError("unknown --unk '" + o.unk + "' (choose error or zero)");
+
+  TokenizerOptions to;
+  to.lowercase = !o.keepCase;
+  to.keepPunctuation = !o.noPunctuation;
+  const Tokenizer tokenizer(to);
+  const auto d = static_cast<Eigen::Index>(emb.dim());
+  std::vector<Sequence> out;
+  for (std::size_t s = 0; s < texts.size(); ++s) {
+    Sequence seq;
+    // The text may hold several sentences for ICU: one sequence of all their tokens.
+    for (Sentence& sentence : tokenizer.tokenize(texts[s]))
+      for (std::string& t : sentence) seq.tokens.push_back(std::move(t));
+    if (seq.tokens.empty())
+      throw InputError("sentence " + std::to_string(s + 1) + " has no tokens to encode");
+    seq.rows = MatrixF::Zero(static_cast<Eigen::Index>(seq.tokens.size()), d);
+    for (std::size_t t = 0; t < seq.tokens.size(); ++t) {
+      const auto id = emb.find(seq.tokens[t]);
+      if (id) {
+        seq.rows.row(static_cast<Eigen::Index>(t)) = emb.vectors().row(*id);
+      } else if (o.unk == "error") {
+        const std::string& w = seq.tokens[t];
+        const bool punct = std::none_of(w.begin(), w.end(), [](char ch) {
+          return std::isalnum(static_cast<unsigned char>(ch)) || (ch & 0x80);
+        });
+        throw InputError("unknown word '" + w + "' (sentence " + std::to_string(s + 1) +
+                         ", token " + std::to_string(t + 1) + ") is not in '" + o.vectors +
+                         "'; use --unk zero to encode it as a zero vector" +
+                         (punct ? " or --no-punctuation to drop punctuation" : ""));
+      }
+    }
+    out.push_back(std::move(seq));
+  }
+  return out;
+}
+
+template <typename T>
+void writeEncoded(const EncodeOptions& o, OutFormat fmt, const std::vector<Sequence>& seqs,
+                  const std::vector<MatrixD>& encoded, std::size_t dim, double factor) {
+  using M = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  std::vector<M> mats;
+  for (const MatrixD& m : encoded) mats.push_back(m.cast<T>());
+  const std::size_t rows = mats.empty() ? 0 : static_cast<std::size_t>(mats[0].rows());
+  emit(o.output, [&](std::ostream& out) {
+    switch (fmt) {
+      case OutFormat::Tsv:
+        // Sequences separated by an empty line (each padded to the longest).
+        for (std::size_t i = 0; i < mats.size(); ++i) {
+          if (i) out << '\n';
+          writeTsvRows(out, mats[i].data(), rows, dim);
+        }
+        break;
+      case OutFormat::Npy:
+        if (mats.size() == 1) {
+          writeNpy(out, mats[0].data(), {rows, dim});
+        } else {
+          std::vector<T> all;
+          all.reserve(mats.size() * rows * dim);
+          for (const M& m : mats) all.insert(all.end(), m.data(), m.data() + m.size());
+          writeNpy(out, all.data(), {mats.size(), rows, dim});
+        }
+        break;
+      case OutFormat::Json: {
+        std::string head = "{\"encoding\": " + jsonString(o.encoding) +
+                           ", \"dim\": " + std::to_string(dim) + ", \"base\": ";
+        appendNumber(head, o.base, true);
+        head += ", \"start\": " + std::to_string(o.start) + ", \"scale\": ";
+        appendNumber(head, factor, true);
+        head += ", \"precision\": " + jsonString(o.precision) +
+                ", \"padded_length\": " + std::to_string(rows) +
+                ", \"padding_encoded\": " + (o.padEncoding ? "true" : "false") +
+                ",\n \"sequences\": [";
+        out << head;
+        for (std::size_t i = 0; i < mats.size(); ++i) {
+          std::string tokens = "[";
+          for (std::size_t t = 0; t < seqs[i].tokens.size(); ++t)
+            tokens += (t ? ", " : "") + jsonString(seqs[i].tokens[t]);
+          out << (i ? ",\n  " : "\n  ") << "{\"tokens\": " << tokens
+              << "], \"length\": " << seqs[i].tokens.size() << ",\n   \"rows\": ";
+          writeJsonRows(out, mats[i].data(), rows, dim, "   ");
+          out << "}";
+        }
+        out << "\n ]}\n";
+        break;
+      }
+    }
+  });
+}
+
+void runEncode(const EncodeOptions& o) {
+  // Validate the cheap options before loading a large vectors file.
+  const Scale scale = Scale::parse(o.scale);
+  const OutFormat fmt = o.json ? OutFormat::Json : resolveFormat(o.format, o.output);
+  const bool dbl = parsePrecision(o.precision);
+  PositionalOptions po;
+  po.base = o.base;
+  po.encoding = parseEncoding(o.encoding);
+
+  const Embeddings emb = loadVectors(o.vectors);
+  po.dim = emb.dim();
+  if (po.dim % 2 != 0)
+    throw ConfigError("the vectors in '" + o.vectors + "' have " + std::to_string(po.dim) +
+                      " dimensions; the position encoding needs an even d_model (each sine "
+                      "column is paired with a cosine column)");
+  const PositionalEncoder enc(po);
+  const std::vector<Sequence> seqs = lookUp(o, emb);
+  std::vector<MatrixF> batch;
+  for (const Sequence& s : seqs) batch.push_back(s.rows);
+  const std::vector<MatrixD> encoded = enc.encodeBatch(batch, o.start, scale, o.padEncoding);
+  const double factor = scale.factor(po.dim);
+  if (dbl)
+    writeEncoded<double>(o, fmt, seqs, encoded, po.dim, factor);
+  else
+    writeEncoded<float>(o, fmt, seqs, encoded, po.dim, factor);
+}
+
+Registrar regEncode(41, [](CLI::App& app) {
+  auto opts = std::make_shared<EncodeOptions>();
+  auto* sub = app.add_subcommand(
+      "encode", "Transformer input for a sentence: each token's vector x scale + PE[start + t]");
+  sub->add_option("vectors", opts->vectors, "Word vectors (word2vec bin/text, npy, .posvec model)")
+      ->required();
+  sub->add_option("-s,--sentence", opts->sentences,
+                  "Text to encode (tokenized like the corpus); repeat for a batch")
+      ->allow_extra_args(false);
+  sub->add_option("-i,--input", opts->input, "File with one sentence a line (a batch)");
+  sub->add_option("--start", opts->start, "Position of the first token")->capture_default_str();
+  sub->add_option("--scale", opts->scale,
+                  "Embedding scale: sqrt (sqrt(d_model)), none, or a number")
+      ->capture_default_str();
+  sub->add_option("--unk", opts->unk,
+                  "Unknown words: error, or zero (a zero vector, so the row is just its encoding)")
+      ->capture_default_str();
+  sub->add_option("--base", opts->base, "Frequency base")->capture_default_str();
+  sub->add_option("--encoding", opts->encoding,
+                  "interleaved, concatenated, book or tutorial (see posvec pe --help)")
+      ->capture_default_str();
+  sub->add_flag("--pad-encoding", opts->padEncoding,
+                "In a batch, add PE[start + t] to padding rows too (default: padding stays zero)");
+  sub->add_flag("--keep-case", opts->keepCase, "Do not lowercase the text before lookup");
+  sub->add_flag("--no-punctuation", opts->noPunctuation,
+                "Drop punctuation tokens (for vectors trained without them)");
+  sub->add_option("--format", opts->format,
+                  "auto (from the -o extension: .npy, .json, else tsv), tsv, json or npy; a batch "
+                  "is padded to its longest sentence (npy: batch x len x dim)")
+      ->capture_default_str();
+  sub->add_flag("--json", opts->json, "Same as --format json");
+  sub->add_option("--precision", opts->precision, "float (float32) or double (float64)")
+      ->capture_default_str();
+  sub->add_option("-o,--output", opts->output, "Output file ('-' is stdout)")
+      ->capture_default_str();
+  sub->callback([opts] { runEncode(*opts); });
 });
 
 }  // namespace
