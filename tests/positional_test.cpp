@@ -450,6 +450,22 @@ TEST_CASE("posvec encode: rows are scaled vectors plus PE[start + t]", "[positio
     CHECK(doc["sequences"][1]["length"] == 1);
     CHECK(doc["sequences"][1]["rows"][2][0].get<double>() == Approx(std::sin(2.0)).epsilon(1e-7));
   }
+  SECTION("--input: one sentence a line, blank lines skipped; punctuation can be dropped") {
+    const std::string in = tmp.file("in.txt");
+    writeText(in, "The cat.\r\n\nblack\n");
+    const auto b = runCli("encode " + quote(vec) + " --input " + quote(in) +
+                          " --no-punctuation --json --scale none --base 100");
+    INFO(b.err);
+    REQUIRE(b.status == 0);
+    const auto doc = nlohmann::json::parse(b.out);
+    REQUIRE(doc["sequences"].size() == 2);
+    CHECK(doc["sequences"][0]["tokens"] == nlohmann::json({"the", "cat"}));
+    CHECK(doc["sequences"][1]["tokens"] == nlohmann::json({"black"}));
+    CHECK(doc["padded_length"] == 2);
+    const auto p = runCli("encode " + quote(vec) + " -s 'The cat.'");
+    CHECK(p.status == 5);
+    CHECK(p.err.find("--no-punctuation") != std::string::npos);
+  }
   SECTION("unknown words: an error naming the word, or a zero vector with --unk zero") {
     const std::string out = tmp.file("out.tsv");
     const auto u = runCli("encode " + quote(vec) + " -s 'the brown cat' -o " + quote(out));
