@@ -17,11 +17,12 @@ namespace posvec {
 
 namespace {
 
-// Row p = A + n, with A the multiple of this interval at or below p, is built
-// by angle addition from sin/cos(A w) (computed directly, once per block) and
-// sin/cos(n w) (a table shared by every block). Both depend only on p, so a row
-// is the same bits whichever matrix it is part of; the direct sin/cos calls,
-// the whole cost of a naive fill, drop to two per 256 rows and column.
+// Rows are produced by rotating each (sin, cos) pair by its per-row angle step,
+// re-anchored with a direct sin/cos at every multiple of this many positions.
+// Anchors sit at absolute positions, so a row depends only on its position.
+// Over 256 steps the rotations drift by ~1e-14, far below float rounding
+// (measured by tools/bench/positional_bench), and the direct sin/cos calls,
+// the whole cost of a naive fill, drop to 1/256 of the rows.
 constexpr std::int64_t kAnchorInterval = 256;
 
 // Positions up to 2^53 are exact in double; beyond, p * frequency loses the
@@ -188,25 +189,23 @@ PositionalEncoder::PositionalEncoder(PositionalOptions options) : options_(optio
   } else {
     stateFreq_ = invFreqSin_;
   }
+  stepSin_.resize(stateFreq_.size());
+  stepCos_.resize(stateFreq_.size());
+  for (std::size_t j = 0; j < stateFreq_.size(); ++j) {
+    stepSin_[j] = std::sin(stateFreq_[j]);
+    stepCos_[j] = std::cos(stateFreq_[j]);
+  }
 }
 
 template <typename T>
 void PositionalEncoder::fillRows(std::int64_t start, std::size_t len, T* out) const {
   const std::size_t d = options_.dim, half = d / 2, m = stateFreq_.size();
-  // Offset table: sin and cos of n * w for n in [0, kAnchorInterval), filled on
-  // first use, for fills long enough to reuse it; short ones (a single row)
-  // compute their offset into `ts`/`tc` directly: the same values either way.
-  const auto N = static_cast<std::size_t>(kAnchorInterval);
-  const bool useTable = len >= N / 4;
-  std::vector<double> tabS(useTable ? N * m : 0), tabC(useTable ? N * m : 0), buf(6 * m);
-  std::vector<char> have(useTable ? N : 0, 0);
-  double* __restrict sa = buf.data();  // sin and cos of the block's anchor
-  double* __restrict ca = sa + m;
-  double* __restrict s = ca + m;  // the row being written
-  double* __restrict c = s + m;
-  double* const scratchS = c + m;  // the offset's sin and cos without a table
-  double* const scratchC = scratchS + m;
+  std::vector<double> sBuf(m), cBuf(m);
+  double* __restrict s = sBuf.data();
+  double* __restrict c = cBuf.data();
   const double* __restrict freq = stateFreq_.data();
+  const double* __restrict stepS = stepSin_.data();
+  const double* __restrict stepC = stepCos_.data();
   const Encoding enc = options_.encoding;
   const std::int64_t end = start + static_cast<std::int64_t>(len);
 
@@ -235,36 +234,26 @@ void PositionalEncoder::fillRows(std::int64_t start, std::size_t len, T* out) co
   };
 
   std::int64_t p = start;
-  std::int64_t anchorDone = -1;
-  for (; p < end; ++p) {
+  while (p < end) {
     const std::int64_t anchor = p - p % kAnchorInterval;
-    if (anchor != anchorDone) {
-      const double a = static_cast<double>(anchor);
-      for (std::size_t j = 0; j < m; ++j) {
-        const double angle = a * freq[j];
-        sa[j] = std::sin(angle);
-        ca[j] = std::cos(angle);
-      }
-      anchorDone = anchor;
-    }
-    const auto n = static_cast<std::size_t>(p - anchor);
-    double* __restrict ts = useTable ? tabS.data() + n * m : scratchS;
-    double* __restrict tc = useTable ? tabC.data() + n * m : scratchC;
-    if (!useTable || !have[n]) {
-      const double dn = static_cast<double>(n);
-      for (std::size_t j = 0; j < m; ++j) {
-        ts[j] = std::sin(dn * freq[j]);
-        tc[j] = std::cos(dn * freq[j]);
-      }
-      if (useTable) have[n] = 1;
-    }
-    // Angle addition: (sin, cos)(anchor w + n w). One rounding per product and
-    // sum on exact-to-an-ulp inputs, so no error accumulates along the block.
+    const double a = static_cast<double>(anchor);
     for (std::size_t j = 0; j < m; ++j) {
-      s[j] = sa[j] * tc[j] + ca[j] * ts[j];
-      c[j] = ca[j] * tc[j] - sa[j] * ts[j];
+      const double angle = a * freq[j];
+      s[j] = std::sin(angle);
+      c[j] = std::cos(angle);
     }
-    writeRow(out + static_cast<std::size_t>(p - start) * d);
+    const std::int64_t blockEnd = std::min(anchor + kAnchorInterval, end);
+    for (std::int64_t q = anchor; q < blockEnd; ++q) {
+      if (q >= p) writeRow(out + static_cast<std::size_t>(q - start) * d);
+      if (q + 1 == blockEnd) break;
+      // Angle addition: (sin, cos)(x + step) from (sin, cos)(x).
+      for (std::size_t j = 0; j < m; ++j) {
+        const double sj = s[j], cj = c[j];
+        s[j] = sj * stepC[j] + cj * stepS[j];
+        c[j] = cj * stepC[j] - sj * stepS[j];
+      }
+    }
+    p = blockEnd;
   }
 }
 

@@ -82,9 +82,10 @@ class PositionalEncoder {
   PositionalOptions options_;
   std::vector<double> invFreqSin_;  // per column pair: inverse frequency of the sine
   std::vector<double> invFreqCos_;  // ... and of the cosine (differs for Tutorial)
-  // The rows are generated from one (sin, cos) pair per distinct frequency:
-  // d/2 of them, or d for Tutorial (frequency j drives column j).
+  // The rows are generated from one (sin, cos) state per distinct frequency:
+  // d/2 states, or d for Tutorial (state j drives column j).
   std::vector<double> stateFreq_;
+  std::vector<double> stepSin_, stepCos_;  // sin and cos of each state's per-row step
   MatrixD cache_;
 };
 
