@@ -130,6 +130,9 @@ TEST_CASE("positional: a shorter matrix is bitwise the prefix of a longer one", 
     // A window starting off an anchor boundary is the same rows again.
     const MatrixD window = enc.matrix(1234, 500);
     CHECK((longM.middleRows(1234, 500).array() == window.array()).all());
+    // Short fills and windows inside one anchor block: the same bits.
+    CHECK((enc.matrix(1000, 5).array() == longM.middleRows(1000, 5).array()).all());
+    CHECK((enc.matrix(255, 2).array() == longM.middleRows(255, 2).array()).all());
     // Single rows and float matrices are the same values.
     CHECK((enc.row(2999).array() == longM.row(2999).array()).all());
     const MatrixF f = enc.matrixFloat(0, 3000);
