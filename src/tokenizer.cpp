@@ -10,6 +10,7 @@
 #include <unicode/utf8.h>
 
 #include <algorithm>
+#include <array>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -17,6 +18,7 @@
 
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
+#include "tokenizer_detail.hpp"
 #include "utf8.hpp"
 
 namespace posvec {
@@ -137,6 +139,109 @@ struct TokenizerCore {
   }
 };
 
+}  // namespace
+
+namespace detail {
+
+void icuPieces(icu::BreakIterator& word, UText*& ut, const char* s, std::size_t n,
+               std::vector<Piece>& pieces) {
+  UErrorCode status = U_ZERO_ERROR;
+  ut = utext_openUTF8(ut, s, static_cast<std::int64_t>(n), &status);
+  word.setText(ut, status);
+  if (U_FAILURE(status)) throw InputError(std::string("ICU word segmentation failed: ") + u_errorName(status));
+  pieces.clear();
+  bool gap = true;
+  std::int32_t start = word.first();
+  for (std::int32_t end = word.next(); end != icu::BreakIterator::DONE; start = end, end = word.next()) {
+    const auto b = static_cast<std::uint32_t>(start), e = static_cast<std::uint32_t>(end);
+    Piece p{b, e, PieceKind::Word, gap, false};
+    if (word.getRuleStatus() < UBRK_WORD_NONE_LIMIT) {
+      if (allSpace(s + b, e - b)) {
+        gap = true;
+        continue;
+      }
+      p.kind = PieceKind::Other;
+      p.punct = allPunctuation(s + b, e - b);
+    }
+    gap = false;
+    pieces.push_back(p);
+  }
+}
+
+namespace {
+
+// ICU's word-break classes of the ASCII characters (measured on ICU 72 with
+// the differential test in tests/tokenizer_test.cpp): '@' joins like a letter,
+// '_' like ExtendNumLet, '.' and '\'' join letters or digits, ',' and ';'
+// join digits only, spaces join each other, anything else stands alone.
+enum AsciiClass : std::uint8_t {
+  kOther, kLetter, kDigit, kUnderscore, kMidNumLet, kMidNum, kSpace, kNewline
+};
+
+constexpr std::array<std::uint8_t, 128> makeAsciiClasses() {
+  std::array<std::uint8_t, 128> t{};
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = kLetter;
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = kLetter;
+  for (int c = '0'; c <= '9'; ++c) t[c] = kDigit;
+  t['@'] = kLetter;
+  t['_'] = kUnderscore;
+  t['.'] = kMidNumLet;
+  t['\''] = kMidNumLet;
+  t[','] = kMidNum;
+  t[';'] = kMidNum;
+  t[' '] = kSpace;
+  t['\n'] = kNewline;  // paragraph break: a segment of its own
+  return t;
+}
+constexpr std::array<std::uint8_t, 128> kAsciiClass = makeAsciiClasses();
+
+constexpr bool wordChar(std::uint8_t c) { return c == kLetter || c == kDigit || c == kUnderscore; }
+
+}  // namespace
+
+void asciiPieces(const char* s, std::size_t n, std::vector<Piece>& pieces) {
+  pieces.clear();
+  auto cls = [&](std::size_t i) -> std::uint8_t {
+    return i < n ? kAsciiClass[static_cast<unsigned char>(s[i])] : std::uint8_t{kOther};
+  };
+  // UAX #29 rules WB3d, WB5-WB13b restricted to these classes.
+  auto joined = [&](std::size_t i) {  // no boundary between s[i-1] and s[i]
+    const std::uint8_t a = cls(i - 1), b = cls(i);
+    if (a == kSpace) return b == kSpace;
+    if (wordChar(a) && wordChar(b)) return true;
+    if (a == kLetter && b == kMidNumLet) return cls(i + 1) == kLetter;
+    if (a == kMidNumLet && b == kLetter) return i >= 2 && cls(i - 2) == kLetter;
+    if (a == kDigit && (b == kMidNum || b == kMidNumLet)) return cls(i + 1) == kDigit;
+    if ((a == kMidNum || a == kMidNumLet) && b == kDigit) return i >= 2 && cls(i - 2) == kDigit;
+    return false;
+  };
+  bool gap = true;
+  std::size_t start = 0;
+  while (start < n) {
+    std::size_t end = start + 1;
+    while (end < n && joined(end)) ++end;
+    const std::uint8_t first = cls(start);
+    if (first == kSpace || first == kNewline) {
+      gap = true;
+    } else {
+      bool alnum = false;
+      for (std::size_t i = start; i < end && !alnum; ++i) alnum = cls(i) == kLetter || cls(i) == kDigit;
+      // A lone '_' is not a word for ICU, "__" is.
+      const bool word = alnum || (first == kUnderscore && end - start > 1);
+      Piece p{static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(end),
+              word ? PieceKind::Word : PieceKind::Other, gap, false};
+      if (!word) p.punct = u_ispunct(static_cast<unsigned char>(s[start]));
+      pieces.push_back(p);
+      gap = false;
+    }
+    start = end;
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
 // Per-thread state of the word stage: one sentence (or line) in, tokens out.
 class WordWorker {
  public:
@@ -162,14 +267,8 @@ class WordWorker {
   }
 
  private:
-  enum class Kind : std::uint8_t { Word, Other };
-  struct Piece {
-    std::uint32_t begin, end;
-    Kind kind;
-    bool gap;    // whitespace (or the sentence start) right before
-    bool punct;  // only punctuation characters
-    std::uint8_t quote = 0;  // 1: opening ``, 2: closing ''
-  };
+  using Kind = detail::PieceKind;
+  using Piece = detail::Piece;
 
   void whitespace(const char* s, std::size_t n, Sentence& out) {
     std::size_t i = 0;
@@ -183,28 +282,10 @@ class WordWorker {
   }
 
   void icuWords(const char* s, std::size_t n, Sentence& out) {
-    UErrorCode status = U_ZERO_ERROR;
-    ut_ = utext_openUTF8(ut_, s, static_cast<std::int64_t>(n), &status);
-    word_->setText(ut_, status);
-    if (U_FAILURE(status)) throw InputError("ICU word segmentation failed: " + icuError(status));
-    pieces_.clear();
-    bool gap = true;
-    std::int32_t start = word_->first();
-    for (std::int32_t end = word_->next(); end != icu::BreakIterator::DONE;
-         start = end, end = word_->next()) {
-      const auto b = static_cast<std::uint32_t>(start), e = static_cast<std::uint32_t>(end);
-      Piece p{b, e, Kind::Word, gap, false};
-      if (word_->getRuleStatus() < UBRK_WORD_NONE_LIMIT) {
-        if (allSpace(s + b, e - b)) {
-          gap = true;
-          continue;
-        }
-        p.kind = Kind::Other;
-        p.punct = allPunctuation(s + b, e - b);
-      }
-      gap = false;
-      pieces_.push_back(p);
-    }
+    if (isAscii(s, n))
+      detail::asciiPieces(s, n, pieces_);
+    else
+      detail::icuPieces(*word_, ut_, s, n, pieces_);
     assemble(s);
     for (std::size_t k = 0; k < toks_.size(); ++k) {
       const Piece& t = toks_[k];
@@ -232,8 +313,8 @@ class WordWorker {
     return type == U_END_PUNCTUATION || type == U_FINAL_PUNCTUATION || type == U_INITIAL_PUNCTUATION;
   }
 
-  // NLTK (Treebank) conventions on top of ICU's word segments: "..." and "--"
-  // are one token, hyphen/slash compounds stay whole, a period right after a
+  // NLTK (Treebank) conventions on top of ICU's word segments: "...", "--",
+  // "``" and "''" are one token, hyphen/slash compounds stay whole, a period right after a
   // word stays on it (Mr., U.S.) unless it ends the sentence, and straight
   // double quotes become `` or '' by position.
   void assemble(const char* s) {
@@ -246,9 +327,9 @@ class WordWorker {
       if (!toks_.empty() && !p.gap) {
         Piece& t = toks_.back();
         const std::string_view pt = text(p), tt = text(t);
-        if (t.kind == Kind::Other && (pt == "." || pt == "-") &&
+        if (t.kind == Kind::Other && (pt == "." || pt == "-" || pt == "`" || pt == "'") &&
             tt.find_first_not_of(pt[0]) == std::string_view::npos) {
-          t.end = p.end;  // ellipsis, dash
+          t.end = p.end;  // ellipsis, dash, `` and '' quotes
           continue;
         }
         if (t.kind == Kind::Word && (pt == "-" || pt == "/") && attached(i + 1) &&
@@ -365,9 +446,10 @@ class Stream {
         norm_(impl.opt.mode == TokenizerOptions::Mode::Whitespace, impl.opt.replaceInvalid, source),
         threads_(opt_.threads == 0 ? omp_get_max_threads() : opt_.threads),
         threshold_(opt_.chunkBytes) {
-    if (impl.sentenceProto) sentence_ = impl.clone(*impl.sentenceProto);
   }
-  ~Stream() { utext_close(ut_); }
+  ~Stream() {
+    for (UText* ut : uts_) utext_close(ut);
+  }
 
   void feed(const char* data, std::size_t n) {
     norm_.feed(data, n, text_);
@@ -422,13 +504,7 @@ class Stream {
     bool restart = true;
     while (restart && pos < n) {
       restart = false;
-      UErrorCode status = U_ZERO_ERROR;
-      ut_ = utext_openUTF8(ut_, text_.data() + pos, static_cast<std::int64_t>(n - pos), &status);
-      sentence_->setText(ut_, status);
-      if (U_FAILURE(status)) throw InputError("ICU sentence segmentation failed: " + icuError(status));
-      bounds_.clear();
-      for (std::int32_t b = sentence_->next(); b != icu::BreakIterator::DONE; b = sentence_->next())
-        bounds_.push_back(pos + static_cast<std::size_t>(b));
+      findBounds(pos, n);
       std::size_t a = pos;
       for (std::size_t k = 0; k < bounds_.size(); ++k) {
         const std::size_t e = bounds_[k];
@@ -446,6 +522,49 @@ class Stream {
       }
     }
     return pos;
+  }
+
+  // ICU sentence boundaries after `pos` (a boundary) up to the end of the text.
+  // On several threads each takes a block and starts with ICU's following(),
+  // which backs up to a safe point, so the boundaries are those of one pass.
+  void findBounds(std::size_t pos, std::size_t n) {
+    constexpr std::size_t kMinBlock = 32 << 10;
+    const std::size_t len = n - pos;
+    const std::size_t blocks = std::max<std::size_t>(1, std::min(threads_, len / kMinBlock));
+    while (sentences_.size() < blocks) sentences_.push_back(impl_.clone(*impl_.sentenceProto));
+    uts_.resize(blocks, nullptr);
+    parts_.resize(blocks);
+    auto block = [&](std::size_t k) {
+      UErrorCode status = U_ZERO_ERROR;
+      uts_[k] = utext_openUTF8(uts_[k], text_.data() + pos, static_cast<std::int64_t>(len), &status);
+      icu::BreakIterator& it = *sentences_[k];
+      it.setText(uts_[k], status);
+      if (U_FAILURE(status)) throw InputError("ICU sentence segmentation failed: " + icuError(status));
+      const std::size_t lo = k * len / blocks, hi = (k + 1) * len / blocks;
+      std::vector<std::size_t>& out = parts_[k];
+      out.clear();
+      std::int32_t b = k == 0 ? it.next() : it.following(static_cast<std::int32_t>(lo));
+      for (; b != icu::BreakIterator::DONE && static_cast<std::size_t>(b) <= hi; b = it.next())
+        out.push_back(pos + static_cast<std::size_t>(b));
+    };
+    if (blocks == 1) {
+      block(0);
+    } else {
+      std::exception_ptr error;
+      std::mutex errorMutex;
+#pragma omp parallel for num_threads(static_cast<int>(blocks)) schedule(static, 1)
+      for (std::size_t k = 0; k < blocks; ++k) {
+        try {
+          block(k);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(errorMutex);
+          if (!error) error = std::current_exception();
+        }
+      }
+      if (error) std::rethrow_exception(error);
+    }
+    bounds_.clear();
+    for (std::size_t k = 0; k < blocks; ++k) bounds_.insert(bounds_.end(), parts_[k].begin(), parts_[k].end());
   }
 
   void tokenizeRanges() {
@@ -486,8 +605,9 @@ class Stream {
   std::size_t threads_;
   std::size_t threshold_;
   std::string text_;
-  std::unique_ptr<icu::BreakIterator> sentence_;
-  UText* ut_ = nullptr;
+  std::vector<std::unique_ptr<icu::BreakIterator>> sentences_;  // one per block
+  std::vector<UText*> uts_;
+  std::vector<std::vector<std::size_t>> parts_;
   std::vector<std::size_t> bounds_;
   std::vector<Range> ranges_;
   std::vector<std::unique_ptr<WordWorker>> workers_;
