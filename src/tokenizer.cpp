@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -364,31 +365,50 @@ class WordWorker {
   // Position where an English clitic starts in `w` (n't 's 'm 'd 're 've 'll,
   // straight or curly apostrophe), or 0 when there is none.
   static std::size_t cliticStart(const char* w, std::size_t n) {
+    // Every clitic has an apostrophe (' or the last byte of ’) in the last 5 bytes.
+    const std::size_t tail = std::min<std::size_t>(n, 5);
+    if (!std::memchr(w + n - tail, '\'', tail) && !std::memchr(w + n - tail, '\x99', tail)) return 0;
     auto lower = [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c); };
-    auto apostropheBefore = [&](std::size_t pos) -> std::size_t {  // returns apostrophe start + 1
-      if (pos >= 1 && w[pos - 1] == '\'') return pos;
-      if (pos >= 3 && std::string_view(w + pos - 3, 3) == "\u2019") return pos - 2;
-      return 0;
+    // Start of the apostrophe that ends right before `pos`, or npos.
+    auto apostropheBefore = [&](std::size_t pos) -> std::size_t {
+      if (pos >= 1 && w[pos - 1] == '\'') return pos - 1;
+      if (pos >= 3 && std::string_view(w + pos - 3, 3) == "\u2019") return pos - 3;
+      return std::string_view::npos;
     };
-    if (n >= 2 && lower(w[n - 1]) == 't') {
+    if (lower(w[n - 1]) == 't') {
       const std::size_t a = apostropheBefore(n - 1);
-      if (a >= 2 && lower(w[a - 2]) == 'n' && a - 2 > 0) return a - 2;
+      if (a != std::string_view::npos && a >= 2 && lower(w[a - 1]) == 'n') return a - 1;
     }
-    for (std::size_t len : {1, 2}) {
-      if (n < len + 1) continue;
-      const std::size_t a = apostropheBefore(n - len);
-      if (a < 2) continue;  // nothing before the apostrophe
-      std::string suf;
-      for (std::size_t k = n - len; k < n; ++k) suf += lower(w[k]);
-      if ((len == 1 && (suf == "s" || suf == "m" || suf == "d")) ||
-          (len == 2 && (suf == "re" || suf == "ve" || suf == "ll")))
-        return a - 1;
+    const char last = lower(w[n - 1]);
+    if (last == 's' || last == 'm' || last == 'd') {
+      const std::size_t a = apostropheBefore(n - 1);
+      if (a != std::string_view::npos && a >= 1) return a;
+    }
+    if (n >= 3) {
+      const char a2 = lower(w[n - 2]);
+      if ((a2 == 'r' && last == 'e') || (a2 == 'v' && last == 'e') || (a2 == 'l' && last == 'l')) {
+        const std::size_t a = apostropheBefore(n - 2);
+        if (a != std::string_view::npos && a >= 1) return a;
+      }
     }
     return 0;
   }
 
+  // Words that NLTK's Treebank tokenizer splits although they have no apostrophe.
+  static std::size_t fusedWordCut(const char* w, std::size_t n) {
+    if (n != 5 && n != 6) return 0;
+    char l[6];
+    for (std::size_t i = 0; i < n; ++i) l[i] = static_cast<char>(w[i] >= 'A' && w[i] <= 'Z' ? w[i] + 32 : w[i]);
+    const std::string_view v(l, n);
+    if (v == "cannot") return 3;
+    if (v == "gonna" || v == "wanna" || v == "gimme" || v == "lemme") return 3;
+    if (v == "gotta") return 3;
+    return 0;
+  }
+
   void emitWithClitics(const char* w, std::size_t n, Sentence& out) {
-    const std::size_t cut = cliticStart(w, n);
+    std::size_t cut = cliticStart(w, n);
+    if (cut == 0) cut = fusedWordCut(w, n);
     if (cut == 0) {
       emit(w, n, out);
       return;

@@ -57,6 +57,12 @@ TEST_CASE("tokenizer: English prose as NLTK's sent_tokenize + word_tokenize + lo
   CHECK(tok("I don't know; they're sure the cat's toy can't fit.") ==
         Sentences{{"i", "do", "n't", "know", ";", "they", "'re", "sure", "the", "cat", "'s", "toy",
                    "ca", "n't", "fit", "."}});
+  CHECK(tok("You shouldn't've. I'm sure we'll go, I'd say; it\u2019s fine. We cannot, gonna try.") ==
+        Sentences{{"you", "should", "n't", "'ve", "."},
+                  {"i", "'m", "sure", "we", "'ll", "go", ",", "i", "'d", "say", ";", "it", "\u2019s", "fine", "."},
+                  {"we", "can", "not", ",", "gon", "na", "try", "."}});
+  CHECK(tok("O'Neil's rock'n'roll isn't 'quoted' ok") ==
+        Sentences{{"o'neil", "'s", "rock'n'roll", "is", "n't", "'", "quoted", "'", "ok"}});
   CHECK(tok("\"Hello,\" he said (quietly).") ==
         Sentences{{"``", "hello", ",", "''", "he", "said", "(", "quietly", ")", "."}});
   CHECK(tok("He said `` no evidence '' today.") ==
