@@ -544,47 +544,96 @@ class Stream {
     return pos;
   }
 
-  // ICU sentence boundaries after `pos` (a boundary) up to the end of the text.
-  // On several threads each takes a block and starts with ICU's following(),
-  // which backs up to a safe point, so the boundaries are those of one pass.
+  // ICU sentence boundaries after `pos` (a boundary) up to the end of the text,
+  // into bounds_. On several threads, block k > 0 starts segmenting at a guess
+  // s_k; its boundaries are trusted from the first one that block k-1 (whose
+  // start is trusted) also finds past s_k, since ICU's forward pass from a
+  // boundary depends only on the text after it. So the result is exactly that
+  // of one pass; if no such common boundary shows up, one pass finishes the job.
   void findBounds(std::size_t pos, std::size_t n) {
     constexpr std::size_t kMinBlock = 32 << 10;
+    constexpr std::size_t kOverlap = 16 << 10;  // how far block k-1 runs past s_k
     const std::size_t len = n - pos;
-    const std::size_t blocks = std::max<std::size_t>(1, std::min(threads_, len / kMinBlock));
+    // A few blocks per thread, so that a thread the OS preempts holds up little.
+    const std::size_t blocks =
+        threads_ <= 1 ? 1 : std::max<std::size_t>(1, std::min(threads_ * 4, len / kMinBlock));
     while (sentences_.size() < blocks) sentences_.push_back(impl_.clone(*impl_.sentenceProto));
     uts_.resize(blocks, nullptr);
     parts_.resize(blocks);
-    auto block = [&](std::size_t k) {
+    starts_.assign(blocks + 1, n);
+    starts_[0] = pos;
+    for (std::size_t k = 1; k < blocks; ++k) {
+      std::size_t g = pos + k * len / blocks;
+      const std::size_t space = text_.find(' ', g);
+      g = space < pos + (k + 1) * len / blocks ? space + 1 : g;
+      while (g < n && (static_cast<unsigned char>(text_[g]) & 0xC0) == 0x80) ++g;
+      starts_[k] = std::max(g, starts_[k - 1] + 1);
+    }
+    // Boundaries from starts_[k] until kOverlap past starts_[k + 1] (or the end).
+    auto block = [&](std::size_t k, std::size_t from, std::size_t until) {
       UErrorCode status = U_ZERO_ERROR;
-      uts_[k] = utext_openUTF8(uts_[k], text_.data() + pos, static_cast<std::int64_t>(len), &status);
+      uts_[k] = utext_openUTF8(uts_[k], text_.data() + from, static_cast<std::int64_t>(n - from), &status);
       icu::BreakIterator& it = *sentences_[k];
       it.setText(uts_[k], status);
       if (U_FAILURE(status)) throw InputError("ICU sentence segmentation failed: " + icuError(status));
-      const std::size_t lo = k * len / blocks, hi = (k + 1) * len / blocks;
       std::vector<std::size_t>& out = parts_[k];
       out.clear();
-      std::int32_t b = k == 0 ? it.next() : it.following(static_cast<std::int32_t>(lo));
-      for (; b != icu::BreakIterator::DONE && static_cast<std::size_t>(b) <= hi; b = it.next())
-        out.push_back(pos + static_cast<std::size_t>(b));
+      for (std::int32_t b = it.next(); b != icu::BreakIterator::DONE; b = it.next()) {
+        out.push_back(from + static_cast<std::size_t>(b));
+        if (out.back() >= until) break;
+      }
     };
+    auto until = [&](std::size_t k) { return k + 1 < blocks ? starts_[k + 1] + kOverlap : n; };
     if (blocks == 1) {
-      block(0);
-    } else {
-      std::exception_ptr error;
-      std::mutex errorMutex;
-#pragma omp parallel for num_threads(static_cast<int>(blocks)) schedule(static, 1)
-      for (std::size_t k = 0; k < blocks; ++k) {
-        try {
-          block(k);
-        } catch (...) {
-          std::lock_guard<std::mutex> lock(errorMutex);
-          if (!error) error = std::current_exception();
+      block(0, pos, n);
+      bounds_.swap(parts_[0]);
+      return;
+    }
+    std::exception_ptr error;
+    std::mutex errorMutex;
+#pragma omp parallel for num_threads(static_cast<int>(std::min(blocks, threads_))) schedule(dynamic, 1)
+    for (std::size_t k = 0; k < blocks; ++k) {
+      try {
+        block(k, starts_[k], until(k));
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(errorMutex);
+        if (!error) error = std::current_exception();
+      }
+    }
+    if (error) std::rethrow_exception(error);
+    bounds_.clear();
+    std::size_t k = 0, i = 0;  // following parts_[k] from index i
+    while (true) {
+      const std::vector<std::size_t>& cur = parts_[k];
+      if (k + 1 == blocks) {
+        bounds_.insert(bounds_.end(), cur.begin() + static_cast<std::ptrdiff_t>(i), cur.end());
+        return;
+      }
+      const std::size_t next = starts_[k + 1];
+      const std::vector<std::size_t>& nxt = parts_[k + 1];
+      bool synced = false;
+      for (; i < cur.size(); ++i) {
+        bounds_.push_back(cur[i]);
+        if (cur[i] > next) {
+          const auto it = std::lower_bound(nxt.begin(), nxt.end(), cur[i]);
+          if (it != nxt.end() && *it == cur[i]) {
+            i = static_cast<std::size_t>(it - nxt.begin()) + 1;
+            synced = true;
+            break;
+          }
         }
       }
-      if (error) std::rethrow_exception(error);
+      if (!synced) {
+        // No common boundary within the overlap: one pass from the last trusted one.
+        const std::size_t from = bounds_.empty() ? pos : bounds_.back();
+        if (from < n) {
+          block(0, from, n);
+          bounds_.insert(bounds_.end(), parts_[0].begin(), parts_[0].end());
+        }
+        return;
+      }
+      ++k;
     }
-    bounds_.clear();
-    for (std::size_t k = 0; k < blocks; ++k) bounds_.insert(bounds_.end(), parts_[k].begin(), parts_[k].end());
   }
 
   void tokenizeRanges() {
@@ -628,6 +677,7 @@ class Stream {
   std::vector<std::unique_ptr<icu::BreakIterator>> sentences_;  // one per block
   std::vector<UText*> uts_;
   std::vector<std::vector<std::size_t>> parts_;
+  std::vector<std::size_t> starts_;
   std::vector<std::size_t> bounds_;
   std::vector<Range> ranges_;
   std::vector<std::unique_ptr<WordWorker>> workers_;

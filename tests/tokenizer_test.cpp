@@ -188,6 +188,23 @@ TEST_CASE("tokenizer: threads give the same output as one thread", "[tokenizer]"
   }
 }
 
+TEST_CASE("tokenizer: threads agree on sentences longer than the block overlap", "[tokenizer]") {
+  // 40 KB sentences: the parallel sentence pass finds no common boundary within
+  // its overlap and falls back to one pass.
+  std::string text;
+  for (int i = 0; i < 8; ++i) {
+    for (int w = 0; w < 8000; ++w) text += (w % 7 ? "word " : "Mr. Big ");
+    text += "end. ";
+  }
+  TokenizerOptions one;
+  one.chunkBytes = 1 << 20;
+  const Sentences expected = streamed(text, one);
+  REQUIRE(expected.size() == 8);
+  TokenizerOptions two = one;
+  two.threads = 2;
+  CHECK(streamed(text, two) == expected);
+}
+
 TEST_CASE("tokenizer: a text without sentence ends is cut, memory stays bounded", "[tokenizer]") {
   std::string text;
   while (text.size() < 2500000) text += "word ";

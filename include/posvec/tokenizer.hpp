@@ -1,6 +1,10 @@
 // Tokenizer: UTF-8 text to sentences of tokens, with ICU sentence and word
 // segmentation and ICU full Unicode lowercasing. Streams: bounded memory on any
 // input size, the same sentences whatever the chunk size or thread count.
+// Tokens follow NLTK's word_tokenize conventions on English (punctuation as
+// tokens, clitics split, "rug.The" kept whole); a single line break inside a
+// paragraph is a space, a blank line ends a sentence, and a sentence longer
+// than 1 MiB is cut at a space.
 #pragma once
 
 #include <cstddef>
@@ -25,11 +29,13 @@ struct TokenizerOptions {
   bool keepPunctuation = true;      // punctuation marks as tokens, as NLTK's word_tokenize does
   bool replaceInvalid = false;      // invalid UTF-8 -> U+FFFD instead of an InputError
   std::size_t chunkBytes = 1 << 20; // read size; output does not depend on it
-  int threads = 1;                  // >1: segment chunks in parallel, same output as 1
+  int threads = 1;                  // >1: segment chunks in parallel, same output as 1; 0: all cores
   std::string locale = "en";        // ICU locale for segmentation and case mapping
   void validate() const;            // throws ConfigError
 };
 
+// Receives each sentence once, in input order, on the thread that called
+// tokenize(); sentences are never empty. Exceptions it throws propagate.
 using SentenceSink = std::function<void(Sentence&&)>;
 
 class Tokenizer {
