@@ -108,9 +108,9 @@ namespace {
 struct TokenizerCore {
   TokenizerOptions opt;
   std::unique_ptr<icu::BreakIterator> sentenceProto, wordProto;
-  bool english = false;     // split English clitics as NLTK does
-  bool asciiLower = true;   // ASCII lowercases byte-wise (not in tr/az: I -> ı)
-  std::mutex protoMutex;    // clone() is called from concurrent tokenize() calls
+  bool english = false;    // split English clitics as NLTK does
+  bool asciiLower = true;  // ASCII lowercases byte-wise (not in tr/az: I -> ı)
+  std::mutex protoMutex;   // clone() is called from concurrent tokenize() calls
 
   explicit TokenizerCore(TokenizerOptions o) : opt(std::move(o)) {
     opt.validate();
@@ -149,11 +149,13 @@ void icuPieces(icu::BreakIterator& word, UText*& ut, const char* s, std::size_t 
   UErrorCode status = U_ZERO_ERROR;
   ut = utext_openUTF8(ut, s, static_cast<std::int64_t>(n), &status);
   word.setText(ut, status);
-  if (U_FAILURE(status)) throw InputError(std::string("ICU word segmentation failed: ") + u_errorName(status));
+  if (U_FAILURE(status))
+    throw InputError(std::string("ICU word segmentation failed: ") + u_errorName(status));
   pieces.clear();
   bool gap = true;
   std::int32_t start = word.first();
-  for (std::int32_t end = word.next(); end != icu::BreakIterator::DONE; start = end, end = word.next()) {
+  for (std::int32_t end = word.next(); end != icu::BreakIterator::DONE;
+       start = end, end = word.next()) {
     const auto b = static_cast<std::uint32_t>(start), e = static_cast<std::uint32_t>(end);
     Piece p{b, e, PieceKind::Word, gap, false};
     if (word.getRuleStatus() < UBRK_WORD_NONE_LIMIT) {
@@ -176,7 +178,14 @@ namespace {
 // '_' like ExtendNumLet, '.' and '\'' join letters or digits, ',' and ';'
 // join digits only, spaces join each other, anything else stands alone.
 enum AsciiClass : std::uint8_t {
-  kOther, kLetter, kDigit, kUnderscore, kMidNumLet, kMidNum, kSpace, kNewline
+  kOther,
+  kLetter,
+  kDigit,
+  kUnderscore,
+  kMidNumLet,
+  kMidNum,
+  kSpace,
+  kNewline
 };
 
 constexpr std::array<std::uint8_t, 128> makeAsciiClasses() {
@@ -226,7 +235,8 @@ void asciiPieces(const char* s, std::size_t n, std::vector<Piece>& pieces) {
       gap = true;
     } else {
       bool alnum = false;
-      for (std::size_t i = start; i < end && !alnum; ++i) alnum = cls(i) == kLetter || cls(i) == kDigit;
+      for (std::size_t i = start; i < end && !alnum; ++i)
+        alnum = cls(i) == kLetter || cls(i) == kDigit;
       // A lone '_' is not a word for ICU, "__" is.
       const bool word = alnum || (first == kUnderscore && end - start > 1);
       Piece p{static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(end),
@@ -249,7 +259,9 @@ class WordWorker {
   WordWorker(TokenizerCore& impl) : impl_(impl), opt_(impl.opt) {
     UErrorCode status = U_ZERO_ERROR;
     caseMap_ = ucasemap_open(opt_.locale.c_str(), 0, &status);
-    if (U_FAILURE(status)) throw ConfigError("cannot create ICU case mapping for locale '" + opt_.locale + "': " + icuError(status));
+    if (U_FAILURE(status))
+      throw ConfigError("cannot create ICU case mapping for locale '" + opt_.locale +
+                        "': " + icuError(status));
     if (impl.wordProto) word_ = impl.clone(*impl.wordProto);
   }
   ~WordWorker() {
@@ -311,7 +323,8 @@ class WordWorker {
     U8_NEXT(t.data(), i, len, c);
     if (c < 0 || i != len) return false;
     const auto type = u_charType(c);
-    return type == U_END_PUNCTUATION || type == U_FINAL_PUNCTUATION || type == U_INITIAL_PUNCTUATION;
+    return type == U_END_PUNCTUATION || type == U_FINAL_PUNCTUATION ||
+           type == U_INITIAL_PUNCTUATION;
   }
 
   // NLTK (Treebank) conventions on top of ICU's word segments: "...", "--",
@@ -339,7 +352,8 @@ class WordWorker {
           ++i;
           continue;
         }
-        if (t.kind == Kind::Word && pt == "." && !(attached(i + 1) && text(pieces_[i + 1]) == ".")) {
+        if (t.kind == Kind::Word && pt == "." &&
+            !(attached(i + 1) && text(pieces_[i + 1]) == ".")) {
           bool final = true;
           for (std::size_t j = i + 1; j < np && final; ++j) final = isCloser(text(pieces_[j]));
           if (!final) {
@@ -367,7 +381,8 @@ class WordWorker {
   static std::size_t cliticStart(const char* w, std::size_t n) {
     // Every clitic has an apostrophe (' or the last byte of ’) in the last 5 bytes.
     const std::size_t tail = std::min<std::size_t>(n, 5);
-    if (!std::memchr(w + n - tail, '\'', tail) && !std::memchr(w + n - tail, '\x99', tail)) return 0;
+    if (!std::memchr(w + n - tail, '\'', tail) && !std::memchr(w + n - tail, '\x99', tail))
+      return 0;
     auto lower = [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c); };
     // Start of the apostrophe that ends right before `pos`, or npos.
     auto apostropheBefore = [&](std::size_t pos) -> std::size_t {
@@ -398,7 +413,8 @@ class WordWorker {
   static std::size_t fusedWordCut(const char* w, std::size_t n) {
     if (n != 5 && n != 6) return 0;
     char l[6];
-    for (std::size_t i = 0; i < n; ++i) l[i] = static_cast<char>(w[i] >= 'A' && w[i] <= 'Z' ? w[i] + 32 : w[i]);
+    for (std::size_t i = 0; i < n; ++i)
+      l[i] = static_cast<char>(w[i] >= 'A' && w[i] <= 'Z' ? w[i] + 32 : w[i]);
     const std::string_view v(l, n);
     if (v == "cannot") return 3;
     if (v == "gonna" || v == "wanna" || v == "gimme" || v == "lemme") return 3;
@@ -465,8 +481,7 @@ class Stream {
         sink_(sink),
         norm_(impl.opt.mode == TokenizerOptions::Mode::Whitespace, impl.opt.replaceInvalid, source),
         threads_(opt_.threads == 0 ? omp_get_max_threads() : opt_.threads),
-        threshold_(opt_.chunkBytes) {
-  }
+        threshold_(opt_.chunkBytes) {}
   ~Stream() {
     for (UText* ut : uts_) utext_close(ut);
   }
@@ -535,7 +550,8 @@ class Stream {
           restart = true;  // ICU starts afresh after the cut, whatever the chunking
           break;
         }
-        const bool done = final || e <= paraEnd || k + 2 < bounds_.size() || n - e >= kLookaheadBytes;
+        const bool done =
+            final || e <= paraEnd || k + 2 < bounds_.size() || n - e >= kLookaheadBytes;
         if (!done) break;
         ranges_.push_back({a, e});
         a = pos = e;
@@ -572,10 +588,12 @@ class Stream {
     // Boundaries from starts_[k] until kOverlap past starts_[k + 1] (or the end).
     auto block = [&](std::size_t k, std::size_t from, std::size_t until) {
       UErrorCode status = U_ZERO_ERROR;
-      uts_[k] = utext_openUTF8(uts_[k], text_.data() + from, static_cast<std::int64_t>(n - from), &status);
+      uts_[k] = utext_openUTF8(uts_[k], text_.data() + from, static_cast<std::int64_t>(n - from),
+                               &status);
       icu::BreakIterator& it = *sentences_[k];
       it.setText(uts_[k], status);
-      if (U_FAILURE(status)) throw InputError("ICU sentence segmentation failed: " + icuError(status));
+      if (U_FAILURE(status))
+        throw InputError("ICU sentence segmentation failed: " + icuError(status));
       std::vector<std::size_t>& out = parts_[k];
       out.clear();
       for (std::int32_t b = it.next(); b != icu::BreakIterator::DONE; b = it.next()) {
@@ -591,7 +609,8 @@ class Stream {
     }
     std::exception_ptr error;
     std::mutex errorMutex;
-#pragma omp parallel for num_threads(static_cast<int>(std::min(blocks, threads_))) schedule(dynamic, 1)
+#pragma omp parallel for num_threads(static_cast <int>(std::min(blocks, threads_))) \
+    schedule(dynamic, 1)
     for (std::size_t k = 0; k < blocks; ++k) {
       try {
         block(k, starts_[k], until(k));
@@ -691,7 +710,8 @@ struct Tokenizer::Impl : TokenizerCore {
   using TokenizerCore::TokenizerCore;
 };
 
-Tokenizer::Tokenizer(TokenizerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Tokenizer::Tokenizer(TokenizerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
 Tokenizer::~Tokenizer() = default;
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
@@ -709,7 +729,8 @@ std::vector<Sentence> Tokenizer::tokenize(std::string_view utf8) const {
   return out;
 }
 
-void Tokenizer::tokenize(std::istream& in, const SentenceSink& sink, const std::string& sourceName) const {
+void Tokenizer::tokenize(std::istream& in, const SentenceSink& sink,
+                         const std::string& sourceName) const {
   Stream stream(*impl_, sink, sourceName);
   std::vector<char> buf(impl_->opt.chunkBytes);
   while (in) {

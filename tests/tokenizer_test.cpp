@@ -1,7 +1,7 @@
 #include "posvec/tokenizer.hpp"
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -18,7 +18,9 @@ using Sentences = std::vector<Sentence>;
 
 namespace {
 
-Sentences tok(const std::string& text, TokenizerOptions o = {}) { return Tokenizer(o).tokenize(text); }
+Sentences tok(const std::string& text, TokenizerOptions o = {}) {
+  return Tokenizer(o).tokenize(text);
+}
 
 TokenizerOptions withLocale(const std::string& locale) {
   TokenizerOptions o;
@@ -50,17 +52,20 @@ TEST_CASE("tokenizer: English prose as NLTK's sent_tokenize + word_tokenize + lo
           "[tokenizer]") {
   // Expected lists written by hand from NLTK's conventions.
   CHECK(tok("The black cat sat on the rug.The cat did not cross. It was wet.") ==
-        Sentences{{"the", "black", "cat", "sat", "on", "the", "rug.the", "cat", "did", "not", "cross", "."},
+        Sentences{{"the", "black", "cat", "sat", "on", "the", "rug.the", "cat", "did", "not",
+                   "cross", "."},
                   {"it", "was", "wet", "."}});
   CHECK(tok("Mr. Smith went to the U.S. yesterday.") ==
         Sentences{{"mr.", "smith", "went", "to", "the", "u.s.", "yesterday", "."}});
   CHECK(tok("I don't know; they're sure the cat's toy can't fit.") ==
         Sentences{{"i", "do", "n't", "know", ";", "they", "'re", "sure", "the", "cat", "'s", "toy",
                    "ca", "n't", "fit", "."}});
-  CHECK(tok("You shouldn't've. I'm sure we'll go, I'd say; it\u2019s fine. We cannot, gonna try.") ==
-        Sentences{{"you", "should", "n't", "'ve", "."},
-                  {"i", "'m", "sure", "we", "'ll", "go", ",", "i", "'d", "say", ";", "it", "\u2019s", "fine", "."},
-                  {"we", "can", "not", ",", "gon", "na", "try", "."}});
+  CHECK(
+      tok("You shouldn't've. I'm sure we'll go, I'd say; it\u2019s fine. We cannot, gonna try.") ==
+      Sentences{{"you", "should", "n't", "'ve", "."},
+                {"i", "'m", "sure", "we", "'ll", "go", ",", "i", "'d", "say", ";", "it", "\u2019s",
+                 "fine", "."},
+                {"we", "can", "not", ",", "gon", "na", "try", "."}});
   CHECK(tok("O'Neil's rock'n'roll isn't 'quoted' ok") ==
         Sentences{{"o'neil", "'s", "rock'n'roll", "is", "n't", "'", "quoted", "'", "ok"}});
   CHECK(tok("\"Hello,\" he said (quietly).") ==
@@ -75,7 +80,8 @@ TEST_CASE("tokenizer: English prose as NLTK's sent_tokenize + word_tokenize + lo
 
 TEST_CASE("tokenizer: newlines inside a paragraph are spaces, blank lines end sentences",
           "[tokenizer]") {
-  CHECK(tok("The cat\nsat on\r\nthe mat.\n") == Sentences{{"the", "cat", "sat", "on", "the", "mat", "."}});
+  CHECK(tok("The cat\nsat on\r\nthe mat.\n") ==
+        Sentences{{"the", "cat", "sat", "on", "the", "mat", "."}});
   CHECK(tok("Title line\n\n   \nBody text here") ==
         Sentences{{"title", "line"}, {"body", "text", "here"}});
   CHECK(tok("one\rtwo") == Sentences{{"one", "two"}});
@@ -150,7 +156,8 @@ TEST_CASE("tokenizer: emoji and numbers stay whole", "[tokenizer]") {
 TEST_CASE("tokenizer: the same sentences whatever the chunk size", "[tokenizer]") {
   const Sentences whole = tok(kMixed);
   REQUIRE(whole.size() == 10);
-  CHECK(whole[0] == Sentence{"the", "black", "cat", "sat", "on", "the", "rug.the", "dog", "did", "not", "."});
+  CHECK(whole[0] ==
+        Sentence{"the", "black", "cat", "sat", "on", "the", "rug.the", "dog", "did", "not", "."});
   CHECK(whole[1] == Sentence{"mr.", "smith", "went", "to", "the", "u.s.", "in", "1999", "."});
   CHECK(whole.back() == Sentence{"last", "paragraph", "without", "an", "end"});
   for (std::size_t chunk = 1; chunk <= 64; ++chunk) {
@@ -172,19 +179,19 @@ TEST_CASE("tokenizer: threads give the same output as one thread", "[tokenizer]"
   // Chunks big enough for parallel sentence segmentation (blocks of >= 32 KiB)
   // and a small one for many batches.
   for (std::size_t chunk : {std::size_t{200000}, std::size_t{7777}}) {
-  TokenizerOptions one;
-  one.chunkBytes = chunk;
-  const Sentences expected = streamed(text, one);
-  REQUIRE(expected.size() > 2000);
-  for (int threads : {2, 3}) {
-    TokenizerOptions o = one;
-    o.threads = threads;
-    CHECK(streamed(text, o) == expected);
-    o.mode = TokenizerOptions::Mode::Whitespace;
-    one.mode = TokenizerOptions::Mode::Whitespace;
-    CHECK(streamed(text, o) == streamed(text, one));
-    one.mode = TokenizerOptions::Mode::Icu;
-  }
+    TokenizerOptions one;
+    one.chunkBytes = chunk;
+    const Sentences expected = streamed(text, one);
+    REQUIRE(expected.size() > 2000);
+    for (int threads : {2, 3}) {
+      TokenizerOptions o = one;
+      o.threads = threads;
+      CHECK(streamed(text, o) == expected);
+      o.mode = TokenizerOptions::Mode::Whitespace;
+      one.mode = TokenizerOptions::Mode::Whitespace;
+      CHECK(streamed(text, o) == streamed(text, one));
+      one.mode = TokenizerOptions::Mode::Icu;
+    }
   }
 }
 
@@ -274,7 +281,8 @@ TEST_CASE("tokenizer: options are validated", "[tokenizer]") {
 
 TEST_CASE("tokenizer: the ASCII word segmenter reproduces ICU's boundaries", "[tokenizer]") {
   UErrorCode status = U_ZERO_ERROR;
-  std::unique_ptr<icu::BreakIterator> word(icu::BreakIterator::createWordInstance(icu::Locale("en"), status));
+  std::unique_ptr<icu::BreakIterator> word(
+      icu::BreakIterator::createWordInstance(icu::Locale("en"), status));
   REQUIRE(U_SUCCESS(status));
   UText* ut = nullptr;
   std::vector<detail::Piece> fast, icu;
@@ -283,8 +291,9 @@ TEST_CASE("tokenizer: the ASCII word segmenter reproduces ICU's boundaries", "[t
     detail::icuPieces(*word, ut, s.data(), s.size(), icu);
     bool eq = fast.size() == icu.size();
     for (std::size_t i = 0; eq && i < fast.size(); ++i)
-      eq = fast[i].begin == icu[i].begin && fast[i].end == icu[i].end && fast[i].kind == icu[i].kind &&
-           fast[i].gap == icu[i].gap && fast[i].punct == icu[i].punct;
+      eq = fast[i].begin == icu[i].begin && fast[i].end == icu[i].end &&
+           fast[i].kind == icu[i].kind && fast[i].gap == icu[i].gap &&
+           fast[i].punct == icu[i].punct;
     return eq;
   };
   // Every string of up to 3 characters over the classes that matter, then random
@@ -301,7 +310,8 @@ TEST_CASE("tokenizer: the ASCII word segmenter reproduces ICU's boundaries", "[t
   std::mt19937 rng(7);
   for (int i = 0; i < 3000; ++i) {
     std::string s(1 + rng() % 14, ' ');
-    for (auto& c : s) c = static_cast<char>(rng() % 2 ? alphabet[rng() % alphabet.size()] : 32 + rng() % 95);
+    for (auto& c : s)
+      c = static_cast<char>(rng() % 2 ? alphabet[rng() % alphabet.size()] : 32 + rng() % 95);
     cases.push_back(s);
   }
   std::size_t mismatches = 0;
@@ -315,7 +325,9 @@ TEST_CASE("tokenizer: the ASCII word segmenter reproduces ICU's boundaries", "[t
 }
 
 namespace {
-std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
+std::size_t lines(const std::string& s) {
+  return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n'));
+}
 }  // namespace
 
 TEST_CASE("tokenizer: posvec tokenize writes one sentence a line", "[tokenizer][cli]") {
@@ -340,7 +352,8 @@ TEST_CASE("tokenizer: posvec tokenize writes one sentence a line", "[tokenizer][
   r = runCli("-q tokenize - -o " + quote(dir.file("out.txt")), in);
   CHECK(r.status == 0);
   CHECK(r.out.empty());
-  CHECK(posvec::test::readText(dir.file("out.txt")) == "the cat 's hat .\nit sat on the rug.the end !\n");
+  CHECK(posvec::test::readText(dir.file("out.txt")) ==
+        "the cat 's hat .\nit sat on the rug.the end !\n");
 
   // An empty file: no output, success.
   posvec::test::writeText(dir.file("empty.txt"), "");

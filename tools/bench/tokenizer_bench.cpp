@@ -36,7 +36,8 @@ Timing measure(int repeat, const std::function<void()>& f) {
     const double c0 = cpuSeconds();
     const auto t0 = std::chrono::steady_clock::now();
     f();
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     best.wall = std::min(best.wall, wall);
     best.cpu = std::min(best.cpu, cpuSeconds() - c0);
   }
@@ -74,7 +75,8 @@ int main(int argc, char** argv) {
       UErrorCode st = U_ZERO_ERROR;
       std::unique_ptr<icu::BreakIterator> sent(
           icu::BreakIterator::createSentenceInstance(icu::Locale("en@ss=standard"), st));
-      std::unique_ptr<icu::BreakIterator> word(icu::BreakIterator::createWordInstance(icu::Locale("en"), st));
+      std::unique_ptr<icu::BreakIterator> word(
+          icu::BreakIterator::createWordInstance(icu::Locale("en"), st));
       UText* ut = utext_openUTF8(nullptr, text.data(), static_cast<std::int64_t>(text.size()), &st);
       if (U_FAILURE(st)) throw posvec::InputError("ICU setup failed");
       sent->setText(ut, st);
@@ -97,8 +99,9 @@ int main(int argc, char** argv) {
     const Timing tw = run(ow);
 
     std::printf("tokenizer_bench: %s, %.2f MB, best of %d runs\n", path.c_str(), mb, repeat);
-    std::printf("  posvec icu mode: %zu sentences, %zu tokens; ICU alone: %zu sentences, %zu words\n", s1, k1,
-                icuSentences, icuWords);
+    std::printf(
+        "  posvec icu mode: %zu sentences, %zu tokens; ICU alone: %zu sentences, %zu words\n", s1,
+        k1, icuSentences, icuWords);
     std::printf("  %-34s %9s %9s %12s %14s\n", "", "wall s", "MB/s", "MB/cpu-s", "vs ICU alone");
     auto row = [&](const char* name, const Timing& t) {
       std::printf("  %-34s %9.3f %9.1f %12.1f %13.2fx\n", name, t.wall, mb / t.wall, mb / t.cpu,
