@@ -586,9 +586,13 @@ class Stream {
       starts_[k] = std::max(g, starts_[k - 1] + 1);
     }
     // Boundaries from starts_[k] until kOverlap past starts_[k + 1] (or the end).
+    // Boundaries of [from, until]; ICU sees kLookaheadBytes past `until` (the
+    // text's end when until == n), so that it never scans a long stretch
+    // without sentence ends twice.
     auto block = [&](std::size_t k, std::size_t from, std::size_t until) {
+      const std::size_t end = until >= n ? n : std::min(n, until + kLookaheadBytes);
       UErrorCode status = U_ZERO_ERROR;
-      uts_[k] = utext_openUTF8(uts_[k], text_.data() + from, static_cast<std::int64_t>(n - from),
+      uts_[k] = utext_openUTF8(uts_[k], text_.data() + from, static_cast<std::int64_t>(end - from),
                                &status);
       icu::BreakIterator& it = *sentences_[k];
       it.setText(uts_[k], status);
@@ -597,8 +601,9 @@ class Stream {
       std::vector<std::size_t>& out = parts_[k];
       out.clear();
       for (std::int32_t b = it.next(); b != icu::BreakIterator::DONE; b = it.next()) {
-        out.push_back(from + static_cast<std::size_t>(b));
-        if (out.back() >= until) break;
+        const std::size_t at = from + static_cast<std::size_t>(b);
+        if (at > until) break;  // includes the artificial end of a truncated text
+        out.push_back(at);
       }
     };
     auto until = [&](std::size_t k) { return k + 1 < blocks ? starts_[k + 1] + kOverlap : n; };
