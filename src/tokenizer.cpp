@@ -328,9 +328,9 @@ class WordWorker {
   }
 
   // NLTK (Treebank) conventions on top of ICU's word segments: "...", "--",
-  // "``" and "''" are one token, hyphen/slash compounds stay whole, a period right after a
-  // word stays on it (Mr., U.S.) unless it ends the sentence, and straight
-  // double quotes become `` or '' by position.
+  // "``" and "''" are one token, hyphen/slash compounds and times (10:30) stay whole, a period
+  // right after a word stays on it (Mr., U.S.) unless it ends the sentence, and straight double
+  // quotes become `` or '' by position.
   void assemble(const char* s) {
     toks_.clear();
     const std::size_t np = pieces_.size();
@@ -349,6 +349,13 @@ class WordWorker {
         if (t.kind == Kind::Word && (pt == "-" || pt == "/") && attached(i + 1) &&
             pieces_[i + 1].kind == Kind::Word) {
           t.end = pieces_[i + 1].end;  // well-known, and/or
+          ++i;
+          continue;
+        }
+        auto isDigit = [](char c) { return c >= '0' && c <= '9'; };
+        if (t.kind == Kind::Word && pt == ":" && isDigit(tt.back()) && attached(i + 1) &&
+            isDigit(s[pieces_[i + 1].begin])) {
+          t.end = pieces_[i + 1].end;  // 10:30
           ++i;
           continue;
         }

@@ -74,6 +74,7 @@ TEST_CASE("tokenizer: English prose as NLTK's sent_tokenize + word_tokenize + lo
         Sentences{{"he", "said", "``", "no", "evidence", "''", "today", "."}});
   CHECK(tok("A well-known fact... and/or not -- maybe!") ==
         Sentences{{"a", "well-known", "fact", "...", "and/or", "not", "--", "maybe", "!"}});
+  CHECK(tok("At 10:30: tea") == Sentences{{"at", "10:30", ":", "tea"}});
   CHECK(tok("Pi is 3.14 and 1,000 people paid $5.") ==
         Sentences{{"pi", "is", "3.14", "and", "1,000", "people", "paid", "$", "5", "."}});
 }
