@@ -575,7 +575,7 @@ class Stream {
   // of one pass; if no such common boundary shows up, one pass finishes the job.
   void findBounds(std::size_t pos, std::size_t n) {
     constexpr std::size_t kMinBlock = 32 << 10;
-    constexpr std::size_t kOverlap = 16 << 10;  // how far block k-1 runs past s_k
+    constexpr std::size_t kOverlap = 4 << 10;  // how far block k-1 runs past s_k
     const std::size_t len = n - pos;
     // A few blocks per thread, so that a thread the OS preempts holds up little.
     const std::size_t blocks =
