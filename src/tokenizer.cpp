@@ -96,10 +96,20 @@ void TokenizerOptions::validate() const {
     throw ConfigError("tokenizer threads must be between 0 (all cores) and 1024, got " +
                       std::to_string(threads));
   if (locale.empty()) throw ConfigError("tokenizer locale is empty (use e.g. --locale en)");
+  // ICU accepts any string and falls back to the root locale; catch typos here.
   icu::Locale loc(locale.c_str());
-  if (loc.isBogus() || std::string(loc.getLanguage()).empty())
-    throw ConfigError("tokenizer locale '" + locale +
-                      "' is not a valid ICU locale (use e.g. en, de, es_ES, zh, ja)");
+  const std::string lang = loc.getLanguage();
+  bool known = false;
+  if (!loc.isBogus() && lang.size() == 3) {
+    known = std::all_of(lang.begin(), lang.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+  } else if (!loc.isBogus() && lang.size() == 2) {
+    for (const char* const* l = icu::Locale::getISOLanguages(); *l && !known; ++l)
+      known = lang == *l;
+  }
+  if (!known)
+    throw ConfigError(
+        "tokenizer locale '" + locale +
+        "' does not start with a known language code (use e.g. en, de, es_ES, zh, ja)");
 }
 
 namespace {

@@ -278,6 +278,15 @@ TEST_CASE("tokenizer: options are validated", "[tokenizer]") {
   o = {};
   o.locale = "";
   CHECK_THROWS_AS(Tokenizer(o), ConfigError);
+  for (const char* bad : {"!!", "xx", "english", "e"}) {
+    o.locale = bad;
+    CHECK_THROWS_AS(Tokenizer(o), ConfigError);
+  }
+  for (const char* good :
+       {"en", "en_US", "de-DE", "tr", "zh_Hant", "ja", "yue", "fr@ss=standard"}) {
+    o.locale = good;
+    CHECK_NOTHROW(Tokenizer(o));
+  }
 }
 
 TEST_CASE("tokenizer: the ASCII word segmenter reproduces ICU's boundaries", "[tokenizer]") {
