@@ -109,17 +109,6 @@ posvec::cli::Registrar reg(10, [](CLI::App& app) {
       run(*o, std::cout);
       return;
     }
-    // A device or pipe (/dev/null, a FIFO) is written in place: renaming a
-    // temporary file over it would replace it.
-    std::error_code ec;
-    const auto status = std::filesystem::status(o->output, ec);
-    if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
-        !std::filesystem::is_directory(status)) {
-      std::ofstream out(o->output, std::ios::binary);
-      if (!out) throw posvec::IoError("cannot write '" + o->output + "'");
-      run(*o, out);
-      return;
-    }
     posvec::writeFileAtomically(o->output, [&](std::ostream& out) { run(*o, out); });
   });
 });
