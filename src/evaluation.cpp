@@ -23,14 +23,20 @@ namespace {
 
 std::string inQuotes(const std::string& path) { return "'" + path + "'"; }
 
-bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
+bool isSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
 
 bool validUtf8(std::string_view s) {
   // Round trip through ICU would hide errors; a small decoder is enough here.
   std::size_t i = 0;
   while (i < s.size()) {
     const auto c = static_cast<unsigned char>(s[i]);
-    int len = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3 : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+    int len = c < 0x80                   ? 1
+              : (c >= 0xC2 && c <= 0xDF) ? 2
+              : (c >= 0xE0 && c <= 0xEF) ? 3
+              : (c >= 0xF0 && c <= 0xF4) ? 4
+                                         : 0;
     if (len == 0 || i + len > s.size()) return false;
     std::uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
     for (int k = 1; k < len; ++k) {
@@ -38,7 +44,8 @@ bool validUtf8(std::string_view s) {
       if ((cc & 0xC0) != 0x80) return false;
       cp = (cp << 6) | (cc & 0x3F);
     }
-    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+        (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
       return false;
     i += len;
   }
@@ -97,7 +104,9 @@ class EvalVocabulary {
     }
   }
   std::size_t size() const { return size_; }
-  std::string key(std::string_view w) const { return caseInsensitive_ ? upperCase(w) : std::string(w); }
+  std::string key(std::string_view w) const {
+    return caseInsensitive_ ? upperCase(w) : std::string(w);
+  }
   // Id of the word standing for `word`'s key, or -1.
   WordId find(std::string_view word) const {
     auto it = index_.find(key(word));
@@ -121,7 +130,8 @@ struct Question {
 }  // namespace
 
 std::string upperCase(std::string_view utf8) {
-  if (std::all_of(utf8.begin(), utf8.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+  if (std::all_of(utf8.begin(), utf8.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
     std::string out(utf8);
     for (char& c : out)
       if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
@@ -137,7 +147,8 @@ std::string upperCase(std::string_view utf8) {
 std::vector<double> averageRanks(const std::vector<double>& x) {
   std::vector<std::size_t> order(x.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return x[a] < x[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return x[a] < x[b]; });
   std::vector<double> ranks(x.size());
   for (std::size_t i = 0; i < order.size();) {
     std::size_t j = i;
@@ -170,7 +181,8 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
   return pearson(averageRanks(x), averageRanks(y));
 }
 
-AnalogyResult evaluateAnalogies(const Embeddings& e, const std::string& path, const EvalOptions& options) {
+AnalogyResult evaluateAnalogies(const Embeddings& e, const std::string& path,
+                                const EvalOptions& options) {
   const std::string text = readFile(path);
   const EvalVocabulary vocab(e, options);
   AnalogyResult result;
@@ -195,8 +207,8 @@ AnalogyResult evaluateAnalogies(const Embeddings& e, const std::string& path, co
       return;
     }
     ++result.questions;
-    Question q{vocab.find(words[0]), vocab.find(words[1]), vocab.find(words[2]), vocab.find(words[3]),
-               result.sections.size() - 1};
+    Question q{vocab.find(words[0]), vocab.find(words[1]), vocab.find(words[2]),
+               vocab.find(words[3]), result.sections.size() - 1};
     if (q.a < 0 || q.b < 0 || q.c < 0 || q.d < 0) {
       ++result.sections.back().skipped;
       return;
@@ -204,15 +216,18 @@ AnalogyResult evaluateAnalogies(const Embeddings& e, const std::string& path, co
     questions.push_back(q);
   });
   if (result.questions == 0)
-    throw InputError(inQuotes(path) + " has no analogy questions (': section' lines followed by 'a b c d' lines)");
+    throw InputError(inQuotes(path) +
+                     " has no analogy questions (': section' lines followed by 'a b c d' lines)");
 
   // 3CosAdd for a batch of questions at once: one matrix product against the
   // restricted vocabulary, then the best 5 per question (as gensim's topn=5).
   const std::size_t n = vocab.size(), d = e.dim();
   const auto vocabRows = e.vectors().topRows(static_cast<Eigen::Index>(n));
   Eigen::VectorXf invNorm = vocabRows.rowwise().norm();
-  for (Eigen::Index i = 0; i < invNorm.size(); ++i) invNorm[i] = invNorm[i] > 0 ? 1.0f / invNorm[i] : 0.0f;
-  const std::size_t batch = std::clamp<std::size_t>((std::size_t(16) << 20) / std::max<std::size_t>(n, 1), 1, 512);
+  for (Eigen::Index i = 0; i < invNorm.size(); ++i)
+    invNorm[i] = invNorm[i] > 0 ? 1.0f / invNorm[i] : 0.0f;
+  const std::size_t batch =
+      std::clamp<std::size_t>((std::size_t(16) << 20) / std::max<std::size_t>(n, 1), 1, 512);
   constexpr int kTop = 5;
   std::vector<char> correct(questions.size(), 0);
   MatrixF queries(static_cast<Eigen::Index>(batch), static_cast<Eigen::Index>(d));
@@ -272,7 +287,8 @@ AnalogyResult evaluateAnalogies(const Embeddings& e, const std::string& path, co
   return result;
 }
 
-WordPairResult evaluateWordPairs(const Embeddings& e, const std::string& path, const EvalOptions& options) {
+WordPairResult evaluateWordPairs(const Embeddings& e, const std::string& path,
+                                 const EvalOptions& options) {
   const std::string text = readFile(path);
   const EvalVocabulary vocab(e, options);
   WordPairResult result;
@@ -280,7 +296,8 @@ WordPairResult evaluateWordPairs(const Embeddings& e, const std::string& path, c
   forEachLine(text, [&](std::size_t no, std::string_view line) {
     if (!validUtf8(line))
       throw FormatError(inQuotes(path) + " line " + std::to_string(no) + ": not valid UTF-8");
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // as Python's universal newlines
+    if (!line.empty() && line.back() == '\r')
+      line.remove_suffix(1);  // as Python's universal newlines
     if (line.empty() || line.front() == '#') return;
     if (blank(line)) return;
     // Exactly three tab-separated fields; words are not trimmed (as gensim).
@@ -292,7 +309,8 @@ WordPairResult evaluateWordPairs(const Embeddings& e, const std::string& path, c
       ++result.invalidLines;
       return;
     }
-    const WordId a = vocab.find(line.substr(0, t1)), b = vocab.find(line.substr(t1 + 1, t2 - t1 - 1));
+    const WordId a = vocab.find(line.substr(0, t1)),
+                 b = vocab.find(line.substr(t1 + 1, t2 - t1 - 1));
     if (a < 0 || b < 0) {
       ++result.oov;
       return;
@@ -302,8 +320,9 @@ WordPairResult evaluateWordPairs(const Embeddings& e, const std::string& path, c
   });
   result.pairs = gold.size();
   if (gold.empty())
-    throw InputError(inQuotes(path) + ": no pair has both words in the vocabulary (" + std::to_string(result.oov) +
-                     " out of vocabulary, " + std::to_string(result.invalidLines) +
+    throw InputError(inQuotes(path) + ": no pair has both words in the vocabulary (" +
+                     std::to_string(result.oov) + " out of vocabulary, " +
+                     std::to_string(result.invalidLines) +
                      " lines not 'word1<TAB>word2<TAB>score')");
   result.spearman = spearman(gold, model);
   result.pearson = pearson(gold, model);

@@ -22,14 +22,14 @@ namespace {
 // variants and distractors.
 Embeddings royalty() {
   MatrixF m(8, 3);
-  m << 1, 0, 0,        // man
-      0.9f, 0.4f, 0,   // woman
-      2, 1, 0.2f,      // king
+  m << 1, 0, 0,          // man
+      0.9f, 0.4f, 0,     // woman
+      2, 1, 0.2f,        // king
       1.9f, 1.4f, 0.2f,  // queen
-      -1, 0.2f, 0.5f,  // far
-      0, 0, 1,         // up
+      -1, 0.2f, 0.5f,    // far
+      0, 0, 1,           // up
       0.5f, 1.5f, 1.0f,  // Queen (after queen: loses the case-folding tie)
-      0.3f, -1, 0;     // rare
+      0.3f, -1, 0;       // rare
   return Embeddings({"man", "woman", "king", "queen", "far", "up", "Queen", "rare"}, m);
 }
 
@@ -63,7 +63,8 @@ TEST_CASE("evaluation: ranks, Spearman and Pearson match hand-derived values", "
 
 TEST_CASE("evaluation: upper-casing follows Python's str.upper", "[evaluation]") {
   CHECK(upperCase("queen") == "QUEEN");
-  CHECK(upperCase("stra\xC3\x9F" "e") == "STRASSE");           // ß -> SS
+  CHECK(upperCase("stra\xC3\x9F"
+                  "e") == "STRASSE");                            // ß -> SS
   CHECK(upperCase("\xC3\xA9t\xC3\xA9") == "\xC3\x89T\xC3\x89");  // été -> ÉTÉ
   CHECK(upperCase("\xCE\xB1\xCE\xB2") == "\xCE\x91\xCE\x92");    // αβ -> ΑΒ
 }
@@ -80,7 +81,7 @@ TEST_CASE("evaluation: analogies resolve, skip OOV questions and count sections"
             "\n"
             ": empty\n"
             ": other\n"
-            "man king woman far\n");    // answer is queen: incorrect
+            "man king woman far\n");  // answer is queen: incorrect
   const AnalogyResult r = evaluateAnalogies(royalty(), f);
   REQUIRE(r.sections.size() == 3);
   CHECK(r.sections[0].name == "royalty");
@@ -118,7 +119,8 @@ TEST_CASE("evaluation: analogy files with errors", "[evaluation]") {
     evaluateAnalogies(royalty(), f);
     FAIL("no error");
   } catch (const FormatError& e) {
-    CHECK(std::string(e.what()).find("line 1: question before the first ': section'") != std::string::npos);
+    CHECK(std::string(e.what()).find("line 1: question before the first ': section'") !=
+          std::string::npos);
   }
   writeText(f, ": s\n");
   CHECK_THROWS_AS(evaluateAnalogies(royalty(), f), InputError);
@@ -135,9 +137,9 @@ TEST_CASE("evaluation: word pairs drop OOV pairs, skip comments and bad lines", 
             "MAN\twoman\t8.5\r\n"
             "king\tqueen\t9\n"
             "man\tfar\t1.5\n"
-            "king\tnowhere\t3\n"     // OOV
-            "man woman 3\n"          // not tab-separated: invalid
-            "up\tfar\tabc\n"         // not a number: invalid
+            "king\tnowhere\t3\n"  // OOV
+            "man woman 3\n"       // not tab-separated: invalid
+            "up\tfar\tabc\n"      // not a number: invalid
             "up\trare\t0.5\n");
   const Embeddings e = royalty();
   const WordPairResult r = evaluateWordPairs(e, f);
@@ -165,7 +167,9 @@ TEST_CASE("evaluation: numbers match gensim's evaluate_word_analogies and evalua
   const int base = 60, answers = 30, dim = 8;
   std::vector<std::string> words;
   for (int i = 0; i < base; ++i) words.push_back(std::string(1, 'w').append(std::to_string(i)));
-  words[7] = "Stra\xC3\x9F" "e";
+  words[7] =
+      "Stra\xC3\x9F"
+      "e";
   words[40] = "STRASSE";
   words[12] = "Paris";
   words[50] = "paris";
@@ -191,7 +195,8 @@ TEST_CASE("evaluation: numbers match gensim's evaluate_word_analogies and evalua
   }
   questions += "PARIS strasse w3 w4\nw1 w2 w3 w99\nw1 w2 w3\nparis w1 w2 ans3\n";
   std::uniform_real_distribution<float> score(0, 10);
-  for (int i = 0; i < 50; ++i) pairs += words[pick(rng)] + "\t" + words[pick(rng)] + "\t" + std::to_string(score(rng)) + "\n";
+  for (int i = 0; i < 50; ++i)
+    pairs += words[pick(rng)] + "\t" + words[pick(rng)] + "\t" + std::to_string(score(rng)) + "\n";
   pairs += "PARIS\tstrasse\t7\nw1\tunknown\t3\nbad line\n";
   const Embeddings e(words, m);
   saveVectors(e, dir.file("v.txt"));
@@ -211,7 +216,9 @@ for restrict in (300000, 70):
                           'pearson': p[0], 'spearman': s[0], 'oov': oov}
 json.dump(res, open(d + '/eval.json', 'w'))
 )");
-  REQUIRE(std::system(("/usr/bin/python3 " + quote(script) + " " + quote(dir.path().string()) + " 2>/dev/null").c_str()) == 0);
+  REQUIRE(std::system(("/usr/bin/python3 " + quote(script) + " " + quote(dir.path().string()) +
+                       " 2>/dev/null")
+                          .c_str()) == 0);
   const auto expected = nlohmann::json::parse(readText(out));
   for (std::size_t restrict : {300000, 70}) {
     INFO("restrict " << restrict);
@@ -236,7 +243,8 @@ json.dump(res, open(d + '/eval.json', 'w'))
   }
 }
 
-TEST_CASE("cli vectors: similarity, similar, analogy and eval print tables and JSON", "[evaluation][cli]") {
+TEST_CASE("cli vectors: similarity, similar, analogy and eval print tables and JSON",
+          "[evaluation][cli]") {
   TempDir dir;
   const std::string v = dir.file("v.bin");
   saveVectors(royalty(), v);
@@ -261,8 +269,8 @@ TEST_CASE("cli vectors: similarity, similar, analogy and eval print tables and J
   CHECK(r.out.find("queen") != std::string::npos);
   writeText(dir.file("q.txt"), ": royalty\nman king woman queen\n");
   writeText(dir.file("p.tsv"), "man\twoman\t8\nking\tqueen\t9\nman\tfar\t1\n");
-  r = runCli("eval " + quote(v) + " --analogies " + quote(dir.file("q.txt")) + " --pairs " + quote(dir.file("p.tsv")) +
-             " --json");
+  r = runCli("eval " + quote(v) + " --analogies " + quote(dir.file("q.txt")) + " --pairs " +
+             quote(dir.file("p.tsv")) + " --json");
   REQUIRE(r.status == 0);
   j = nlohmann::json::parse(r.out);
   CHECK(j["analogies"]["total"]["correct"] == 1);
@@ -272,7 +280,8 @@ TEST_CASE("cli vectors: similarity, similar, analogy and eval print tables and J
   CHECK(r.out.find("Total accuracy") != std::string::npos);
 }
 
-TEST_CASE("cli vectors: bad input gives one error line and the right exit code", "[evaluation][cli]") {
+TEST_CASE("cli vectors: bad input gives one error line and the right exit code",
+          "[evaluation][cli]") {
   TempDir dir;
   const std::string v = dir.file("v.txt");
   saveVectors(royalty(), v);
@@ -287,7 +296,8 @@ TEST_CASE("cli vectors: bad input gives one error line and the right exit code",
       {"similarity " + quote(v) + " MAN king", 5, "did you mean 'man'?"},
       {"similar " + quote(dir.file("missing.bin")) + " man", 3, "no such file"},
       {"similar " + quote(dir.path().string()) + " man", 3, "directory"},
-      {"similar " + quote(dir.file("bad.txt")) + " man", 4, "line 3: expected 3 values after 'woman', found 2"},
+      {"similar " + quote(dir.file("bad.txt")) + " man", 4,
+       "line 3: expected 3 values after 'woman', found 2"},
       {"analogy " + quote(v) + " man king", 2, ""},
       {"similar " + quote(v) + " man -k 0", 2, ""},
       {"eval " + quote(v), 2, "nothing to evaluate"},

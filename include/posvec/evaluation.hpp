@@ -40,7 +40,9 @@ struct AnalogyResult {
   std::size_t questions = 0;             // well-formed "a b c d" lines
   std::size_t invalidLines = 0;          // other lines under a section (ignored, as gensim)
   // Percentage of questions skipped for out-of-vocabulary words (gensim's oov_ratio).
-  double oovPercent() const { return questions ? 100.0 * double(total.skipped) / double(questions) : 0.0; }
+  double oovPercent() const {
+    return questions ? 100.0 * double(total.skipped) / double(questions) : 0.0;
+  }
 };
 
 struct WordPairResult {
@@ -49,7 +51,9 @@ struct WordPairResult {
   std::size_t pairs = 0;         // pairs with both words known (the ones correlated)
   std::size_t oov = 0;           // pairs dropped for an unknown word
   std::size_t invalidLines = 0;  // not "w1<TAB>w2<TAB>score" (ignored, as gensim)
-  double oovPercent() const { return pairs + oov ? 100.0 * double(oov) / double(pairs + oov) : 0.0; }
+  double oovPercent() const {
+    return pairs + oov ? 100.0 * double(oov) / double(pairs + oov) : 0.0;
+  }
 };
 
 // Analogy file: ": section" lines, then "a b c d" lines (a is to b as c is to d).
