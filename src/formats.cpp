@@ -340,7 +340,7 @@ class Collector {
 
 Header readWord2VecHeader(ChunkReader& r, const std::string& path) {
   std::string_view line;
-  bool tooLong;
+  bool tooLong = false;
   Header h;
   if (!r.until('\n', line, 4096, tooLong) || !parseHeader(line, h))
     throw FormatError(inQuotes(path) +
@@ -360,10 +360,14 @@ Embeddings loadWord2VecText(const std::string& path) {
   // allocate more than that (the parse below then says where the file ends).
   bool overflow = false;
   const std::uint64_t minRecord = addChecked(mulChecked(h.dim, 2, overflow), 2, overflow);
-  const std::uint64_t fit = overflow ? 0 : (r.remaining() + 1) / minRecord + 1;
+  if (h.words > 0 && (overflow || minRecord - 1 > r.remaining()))
+    throw FormatError(inQuotes(path) + ": header says dimension " + std::to_string(h.dim) +
+                      " but the file has only " + std::to_string(r.remaining()) +
+                      " bytes after it, too few for one vector (wrong header?)");
+  const std::uint64_t fit = (r.remaining() + 1) / minRecord + 1;
   Collector c(std::min(h.words, fit), h.dim);
   std::string_view line;
-  bool tooLong;
+  bool tooLong = false;
   for (std::uint64_t i = 0; i < h.words; ++i) {
     const auto where = [&] { return inQuotes(path) + " line " + std::to_string(i + 2); };
     if (!r.until('\n', line, std::numeric_limits<std::size_t>::max(), tooLong))
@@ -400,17 +404,25 @@ Embeddings loadWord2VecBinary(const std::string& path) {
   bool overflow = false;
   const std::uint64_t rowBytes = mulChecked(h.dim, sizeof(float), overflow);
   // Bounds the rows to allocate by what the file size can hold (see the text reader).
-  const std::uint64_t fit = overflow ? 0 : r.remaining() / addChecked(rowBytes, 2, overflow) + 1;
+  const std::uint64_t minRecord = addChecked(rowBytes, 2, overflow);
+  if (h.words > 0 && (overflow || minRecord > r.remaining()))
+    throw FormatError(inQuotes(path) + ": header says dimension " + std::to_string(h.dim) + " (" +
+                      (overflow ? std::string("too many") : std::to_string(rowBytes)) +
+                      " bytes a vector) but the file has only " + std::to_string(r.remaining()) +
+                      " bytes after it (truncated file or wrong header)");
+  const std::uint64_t fit = r.remaining() / minRecord + 1;
   Collector c(std::min(h.words, fit), h.dim);
   std::string_view word;
-  bool tooLong;
+  bool tooLong = false;
   for (std::uint64_t i = 0; i < h.words; ++i) {
+    // word2vec.c writes "\n" after each vector, gensim does not: accept both.
+    while (r.ensure(1) > 0 && r.data()[0] == '\n') r.skip(1);
     const std::uint64_t at = r.offset();
     const auto where = [&] {
       return inQuotes(path) + " word " + std::to_string(i + 1) + " (byte offset " +
              std::to_string(at) + ")";
     };
-    if (!r.until(' ', word, kMaxWordBytes, tooLong)) {
+    if (r.ensure(1) == 0 || !r.until(' ', word, kMaxWordBytes, tooLong)) {
       if (tooLong)
         throw FormatError(where() + ": no space after " + std::to_string(kMaxWordBytes) +
                           " bytes (corrupt file?)");
@@ -418,8 +430,6 @@ Embeddings loadWord2VecBinary(const std::string& path) {
                         " words but the file ends after " + std::to_string(i) +
                         " (truncated file?)");
     }
-    // word2vec.c writes "\n" after each vector, gensim does not: accept both.
-    while (!word.empty() && word.front() == '\n') word.remove_prefix(1);
     const std::string w(word);  // the view dies at the next read
     float* row = c.nextRow();
     const std::size_t got = r.read(reinterpret_cast<char*>(row), rowBytes);
@@ -574,7 +584,7 @@ Embeddings loadNpy(const std::string& path) {
   words.reserve(rows);
   counts.reserve(rows);
   std::string_view line;
-  bool tooLong;
+  bool tooLong = false;
   std::uint64_t lineNo = 0;
   bool anyCount = false;
   while (v.until('\n', line, std::numeric_limits<std::size_t>::max(), tooLong)) {

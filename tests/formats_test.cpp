@@ -303,7 +303,7 @@ TEST_CASE("formats: corrupt vector files name the file and the place", "[formats
   writeText(p, "");
   requireError([&] { loadVectors(p); }, "not a word2vec file");
   writeText(p, "1000000000000 300\na 1\n");
-  requireError([&] { loadVectors(p); }, "line 2: expected 300 values after 'a', found 1");
+  requireError([&] { loadVectors(p); }, "dimension 300 but the file has only 4 bytes after it");
   const std::string b = dir.file("x.bin");
   writeText(b, "3 2\nab " + leBytes({1, 2}) + "\ncd " + leBytes({3}));
   requireError([&] { loadVectors(b); }, "word 2 (byte offset");
@@ -311,9 +311,19 @@ TEST_CASE("formats: corrupt vector files name the file and the place", "[formats
   writeText(b, "2 2\nab " + leBytes({1, 2}) + "\n\xC3 " + leBytes({3, 4}) + "\n");
   requireError([&] { loadVectors(b); }, "not valid UTF-8");
   writeText(b, "2 1\nab " + leBytes({1}) + "\ncd " + leBytes({std::nanf("")}) + "\n");
-  requireError([&] { loadVectors(b); }, "word 2 (byte offset 11): value 1 of 'cd' is NaN");
+  requireError([&] { loadVectors(b); }, "word 2 (byte offset 12): value 1 of 'cd' is NaN");
   writeText(b, "4000000000 300\nab " + leBytes({1, 2}) + "\n");
-  requireError([&] { loadVectors(b); }, "word 1 (byte offset 15): file ends in the middle");
+  requireError([&] { loadVectors(b); },
+               "dimension 300 (1200 bytes a vector) but the file has only 12");
+  writeText(b, "4000000000 2\nab " + leBytes({1, 2}) + "\n");
+  requireError([&] { loadVectors(b); }, "header says 4000000000 words but the file ends after 1");
+  writeText(p, "2 100000000000\na 1\n");
+  requireError([&] { loadVectors(p); }, "too few for one vector");
+  writeText(b, "1 4000000000\nab " + leBytes({1, 2}) + "\n");
+  requireError([&] { loadVectors(b); },
+               "header says dimension 4000000000 (16000000000 bytes a vector)");
+  writeText(b, "1 4611686018427387904\nab " + leBytes({1, 2}) + "\n");
+  requireError([&] { loadVectors(b); }, "too many bytes a vector");
   writeText(b, "40000000000000000000 300\n");
   requireError([&] { loadVectors(b); }, "not a word2vec file");
   // .npy: missing vocabulary, wrong dtype.
