@@ -62,10 +62,14 @@ Figure similaritiesFigure(const StudyResults& r) {
   for (const auto& p : r.pairs) {
     if (c.groups.size() == 8) break;
     const std::string label =
-        (r.words.size() > 2 ? pairName(p) + " " : std::string()) + encodingName(p.encoding);
+        (r.words.size() > 2 ? pairName(p) + " " : std::string("posvec, ")) + encodingName(p.encoding);
     c.groups.push_back({label, {p.word, p.positional, p.combined}});
     lo = std::min({lo, p.word, p.positional, p.combined});
   }
+  const auto& first = r.pairs.front();
+  if (r.words.size() == 2 && first.a.word == "black" && first.a.position == 2 && first.b.word == "brown" &&
+      first.b.position == 10)
+    c.groups.push_back({"the study (published), book", {kPublishedWord, kPublishedPositional, kPublishedCombined}});
   c.yMin = lo < 0 ? -1 : 0;
   c.yMax = 1.08;
   c.valueDecimals = 4;
@@ -116,6 +120,12 @@ Figure profileFigure(const StudyResults& r) {
     c.series.push_back(s);
   }
   c.notes.push_back({static_cast<double>(r.profilePosition), 1.0, "q = p = " + std::to_string(r.profilePosition)});
+  double lo = 0;
+  for (const auto& p : r.profiles)
+    for (double v : p.values) lo = std::min(lo, v);
+  c.yMin = lo < 0 ? -1 : 0;
+  c.yMax = 1.12;
+  for (double v = c.yMin; v <= 1.0 + 1e-9; v += 0.2) c.yTicks.push_back({v, svg::formatTick(std::round(v * 10) / 10)});
   return {"distance-profile.svg", "Similarity versus distance",
           "Cosine of the encoding of position " + std::to_string(r.profilePosition) +
               " with every other position. It peaks at q = p and falls off with |p \u2212 q|; "
@@ -177,6 +187,9 @@ Figure columnsFigure(const StudyResults& r) {
   }
   c.yMin = -1.1;
   c.yMax = 1.1;
+  c.xMin = 0;
+  c.xMax = static_cast<double>(n - 1);
+  for (std::size_t p = 0; p < n; p += 2) c.xTicks.push_back({static_cast<double>(p), std::to_string(p)});
   c.hLines = {0};
   return {"pe-columns.svg", "Columns as sinusoids",
           "Selected columns of the interleaved encoding over positions 0\u2013" + std::to_string(n - 1) +
