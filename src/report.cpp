@@ -346,9 +346,10 @@ Figure trainingFigure(const StudyResults& r) {
   }
   return {"training.svg", "Training: epochs and corpus size",
           "Word similarity cos(e_" + r.words[0].word + ", e_" + r.words[1].word +
-              ") and the combined similarity (book, \u221Ad) after training on part of the corpus for a "
-              "number of epochs. Barely trained vectors start near-parallel (a shared update direction on a "
-              "tiny, repetitive corpus); more training separates them.",
+              ") and the combined similarity (book, \u221Ad) after training on the first 10%, 30% or all "
+              "of the corpus for a number of epochs (epochs on a log scale). Random initial vectors are nearly "
+              "orthogonal; the first updates push every word along one shared direction (near-parallel "
+              "vectors, the study's regime); only longer training on enough text separates them again.",
           svg::render(c)};
 }
 
@@ -547,7 +548,7 @@ std::string reportHtml(const StudyResults& r, const std::vector<Figure>& figures
     << "h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ddd}\n"
     << "table{border-collapse:collapse;margin:1em 0;font-variant-numeric:tabular-nums}\n"
     << "th,td{padding:.3em .8em;border-bottom:1px solid #e2e2e2;text-align:right}"
-       "th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}\n"
+       "th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}th{background:#f4f4f4}\n"
     << "figure{margin:1.5em 0}figure svg{max-width:100%;height:auto;display:block}"
        "figcaption{color:#444;font-size:.95em;margin-top:.4em}\n"
     << ".note{background:#f7f7f2;border-left:4px solid #E69F00;padding:.6em 1em}\n"
@@ -562,10 +563,15 @@ std::string reportHtml(const StudyResults& r, const std::vector<Figure>& figures
                   fixed(kPublishedCombined)});
   o << htmlTable({"pair", "encoding", "word", "positional", "combined"}, rows);
   o << "<p>" << svg::escape(explanationLine()) << "</p>\n";
-  o << "<p class=\"note\">The study's own corpus is three sentences repeated 150 times: its word vectors are "
-       "barely trained and nearly parallel, which is why it reports a word similarity of 0.9999. The "
-       "word similarity here depends on the corpus and the training; the last section shows how it moves "
-       "with epochs and corpus size. The positional similarity depends only on the encoding.</p>\n";
+  o << "<p class=\"note\"><b>Why is the word similarity so close to 1?</b> Not because the vectors are "
+       "untrained: at initialisation two words are nearly orthogonal. On a small, repetitive corpus every word "
+       "sees the same few contexts and the same noise words, so the updates of all word vectors share one "
+       "direction, which soon dominates every vector: on the study's own text (three sentences repeated 150 "
+       "times, 23 distinct tokens) <i>all</i> pairs reach cosine 0.999 after 5 epochs (black\u2013street as "
+       "much as black\u2013brown), with skip-gram and with CBOW alike. Longer training separates them (50 "
+       "epochs: black\u2013brown 0.88, black\u2013street 0.64 with posvec). The positional similarity depends "
+       "only on the encoding; the combined one on the norm of e\u00B7scale against \u2016PE\u2016 (sections "
+       "below).</p>\n";
   for (const auto& f : figures) {
     o << "<h2 id=\"" << f.file.substr(0, f.file.size() - 4) << "\">" << svg::escape(f.title) << "</h2>\n";
     o << "<figure>\n";

@@ -94,5 +94,5 @@ TEST_CASE("study cli: --report writes the page, the figures and results.json", "
                         "pe-heatmap-interleaved.svg", "binary-counting.svg", "training.svg"})
     CHECK(std::filesystem::exists(dir + "/" + f));
   const json j = json::parse(test::readText(dir + "/results.json"));
-  CHECK(j["training"].size() == 15);  // epochs 1, 2, 5, 10, 20 on three corpus fractions
+  CHECK(j["training"].size() == 18);  // epochs 1, 2, 5, 10, 20, 50 on three corpus fractions
 }

@@ -158,8 +158,9 @@ void run(const Options& o, bool dimGiven) {
   results.settings = settings;
   if (sweep) {
     cli::ProgressLine progress;
-    progress.update("report: training sweep (epochs 1-20 on 10%, 30%, 100% of the corpus)", true);
-    results.training = trainingSweep(sentences, config, words[0], words[1], {1, 2, 5, 10, 20}, {0.1, 0.3, 1.0});
+    progress.update("report: training sweep (epochs 1-50 on 10%, 30%, 100% of the corpus)", true);
+    results.training =
+        trainingSweep(sentences, config, words[0], words[1], {1, 2, 5, 10, 20, 50}, {0.1, 0.3, 1.0});
     progress.finish();
   }
   cli::writeOutput("-", o.json ? summaryJson(results) : studyTable(results));
