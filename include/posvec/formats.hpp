@@ -34,7 +34,14 @@ void saveVectors(const Embeddings& embeddings, const std::string& path,
                  VectorFormat format = VectorFormat::Auto);
 // Loads any of the formats (a model file yields its input vectors). Throws
 // IoError / FormatError with the path and what is wrong (truncated, bad header...).
+// Like gensim: a repeated word keeps its first vector, data after the V-th
+// vector is ignored, text lines may end in spaces, binary vectors may or may
+// not be followed by "\n". Words must be valid UTF-8 and values finite.
 Embeddings loadVectors(const std::string& path);
+
+// The vocabulary file that goes with an .npy matrix: "x.npy" -> "x.vocab"
+// (other names get ".vocab" appended).
+std::string npyVocabularyPath(const std::string& npyPath);
 
 // Everything needed to continue training. The trainer owns the meaning of
 // `config` (a serialised TrainConfig, key=value lines); the format just stores it.

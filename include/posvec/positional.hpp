@@ -36,7 +36,7 @@ struct Scale {
   Kind kind = Kind::Sqrt;
   double value = 1.0;
   static Scale parse(const std::string& text);  // "sqrt", "none" or a number; ConfigError otherwise
-  double factor(std::size_t dim) const;          // √dim, 1, or value
+  double factor(std::size_t dim) const;         // √dim, 1, or value
 };
 
 class PositionalEncoder {
@@ -44,13 +44,18 @@ class PositionalEncoder {
   explicit PositionalEncoder(PositionalOptions options = {});
   const PositionalOptions& options() const { return options_; }
 
-  // Row p of PE in double (p >= 0), computed directly.
+  // Row p of PE in double (p >= 0); bitwise equal to row p of any matrix below.
   Eigen::RowVectorXd row(std::int64_t position) const;
-  // Rows start .. start+len-1. Throws ConfigError for len == 0 and before
-  // allocating when the matrix would not fit in memory.
+  // Rows start .. start+len-1. Throws ConfigError for len == 0, a negative start,
+  // and (before allocating) when the matrix would not fit in physical memory.
   MatrixD matrix(std::int64_t start, std::size_t len) const;
   MatrixF matrixFloat(std::int64_t start, std::size_t len) const;
-  // Cached rows 0..n-1, grown on demand; a longer request never changes earlier rows.
+  // Fills out.rows() rows starting at `start` into a caller-owned matrix with
+  // dim columns (no allocation; the float values are the double ones rounded).
+  void fill(std::int64_t start, MatrixD& out) const;
+  void fill(std::int64_t start, MatrixF& out) const;
+  // Cached rows from position 0, grown on demand (geometrically), so the result
+  // has at least n rows; growing never changes earlier rows. Not thread-safe.
   const MatrixD& cached(std::size_t n);
 
   // Cosine of PE[p] and PE[q].
@@ -64,14 +69,23 @@ class PositionalEncoder {
   std::vector<MatrixD> encodeBatch(const std::vector<MatrixF>& sequences, std::int64_t start = 0,
                                    Scale scale = {}, bool encodePadding = false) const;
 
-  // Interleaved only: the block-diagonal rotation M_k (d x d) with
-  // PE[p + k] = M_k · PE[p] for every p. ConfigError for other encodings.
+  // The block-diagonal rotation M_k (d x d) with PE[p + k] = M_k · PE[p] for every
+  // p (one 2x2 rotation per sine/cosine pair; for Concatenated the pairs are
+  // columns j and d/2 + j). ConfigError for Tutorial: its sine and cosine columns
+  // have different frequencies, so no such matrix exists.
   MatrixD relativeShift(std::int64_t k) const;
 
  private:
+  template <typename T>
+  void fillRows(std::int64_t start, std::size_t len, T* out) const;
+
   PositionalOptions options_;
   std::vector<double> invFreqSin_;  // per column pair: inverse frequency of the sine
   std::vector<double> invFreqCos_;  // ... and of the cosine (differs for Tutorial)
+  // The rows are generated from one (sin, cos) state per distinct frequency:
+  // d/2 states, or d for Tutorial (state j drives column j).
+  std::vector<double> stateFreq_;
+  std::vector<double> stepSin_, stepCos_;  // sin and cos of each state's per-row step
   MatrixD cache_;
 };
 

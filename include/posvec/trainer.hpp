@@ -35,33 +35,40 @@ class CorpusSource {
 };
 
 struct TrainProgress {
-  int epoch = 0;               // 1-based
+  int epoch = 0;  // 1-based
   int epochs = 0;
-  double fraction = 0;         // of all training, 0..1
-  double wordsPerSecond = 0;   // wall clock (steady_clock), all threads
-  double alpha = 0;            // current learning rate
-  double loss = 0;             // running mean loss of the current epoch
+  double fraction = 0;        // of all training, 0..1
+  double wordsPerSecond = 0;  // wall clock (steady_clock), all threads
+  double alpha = 0;           // current learning rate
+  double loss = 0;            // running mean loss of the current epoch
   double etaSeconds = 0;
   std::int64_t wordsProcessed = 0;
 };
 
 struct EpochReport {
   int epoch = 0;
-  double loss = 0;             // mean loss of the epoch (summed in double, fixed merge order)
-  std::int64_t words = 0;      // corpus words seen (before subsampling)
+  double loss = 0;         // mean loss of the epoch (summed in double, fixed merge order)
+  std::int64_t words = 0;  // corpus words seen (before subsampling)
   double seconds = 0;
 };
 
 struct TrainObserver {
-  std::function<void(const TrainProgress&)> progress;  // called from one thread, a few times a second
+  std::function<void(const TrainProgress&)>
+      progress;  // called from one thread, a few times a second
   std::function<void(const EpochReport&)> epochEnd;
-  std::function<void(const std::string&)> log;         // one-off lines (config, vocabulary size)
+  std::function<void(const std::string&)> log;  // one-off lines (config, vocabulary size)
+  // Asked before each epoch (the first included): true stops training there, with
+  // the schedule of config.epochs kept, so resumeTraining continues it exactly.
+  std::function<bool()> stopRequested;
 };
 
 // Builds the vocabulary and trains config.epochs epochs from scratch.
-ModelState train(const CorpusSource& corpus, const TrainConfig& config, const TrainObserver& observer = {});
+ModelState train(const CorpusSource& corpus, const TrainConfig& config,
+                 const TrainObserver& observer = {});
 // Continues a model for `moreEpochs` epochs with the learning-rate schedule it
-// would have had if trained for epochsDone + moreEpochs from the start.
+// would have had if trained for epochsDone + moreEpochs from the start. The
+// model is updated in place (no second copy of the matrices); the corpus must
+// be the one it was trained on for that promise to hold (other words are skipped).
 void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpochs,
                     const TrainObserver& observer = {});
 // The input vectors as Embeddings (words, vectors, counts).

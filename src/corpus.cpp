@@ -1,0 +1,386 @@
+#include "corpus.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "posvec/error.hpp"
+#include "posvec/io.hpp"
+#include "posvec/tokenizer.hpp"
+
+namespace posvec::detail {
+
+namespace {
+
+std::string tempDir() {
+  std::error_code ec;
+  auto p = std::filesystem::temp_directory_path(ec);
+  return ec ? std::string("/tmp") : p.string();
+}
+
+}  // namespace
+
+IdStream::IdStream(bool inMemory) : inMemory_(inMemory) {
+  if (inMemory_) return;
+  std::string tmpl = tempDir() + "/posvec-corpus-XXXXXX";
+  fd_ = ::mkstemp(tmpl.data());
+  if (fd_ < 0)
+    throw IoError("cannot create a temporary file in '" + tempDir() + "': " + std::strerror(errno) +
+                  " (set TMPDIR to a writable directory)");
+  // Unlinked at once: the space is returned even if the process dies.
+  ::unlink(tmpl.c_str());
+  buffer_.reserve(kChunk);
+}
+
+IdStream::~IdStream() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+IdStream::IdStream(IdStream&& o) noexcept
+    : inMemory_(o.inMemory_),
+      fd_(o.fd_),
+      size_(o.size_),
+      words_(o.words_),
+      buffer_(std::move(o.buffer_)),
+      starts_(std::move(o.starts_)) {
+  o.fd_ = -1;
+}
+
+IdStream& IdStream::operator=(IdStream&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    inMemory_ = o.inMemory_;
+    fd_ = o.fd_;
+    size_ = o.size_;
+    words_ = o.words_;
+    buffer_ = std::move(o.buffer_);
+    starts_ = std::move(o.starts_);
+    o.fd_ = -1;
+  }
+  return *this;
+}
+
+void IdStream::writeAt(std::int64_t pos, const std::int32_t* data, std::size_t n) {
+  const char* p = reinterpret_cast<const char*>(data);
+  std::size_t left = n * sizeof(std::int32_t);
+  off_t off = static_cast<off_t>(pos) * static_cast<off_t>(sizeof(std::int32_t));
+  while (left > 0) {
+    const ssize_t w = ::pwrite(fd_, p, left, off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0)
+      throw IoError("cannot write the temporary corpus file in '" + tempDir() +
+                    "': " + std::strerror(errno) + " (disk full? set TMPDIR elsewhere)");
+    p += w;
+    off += w;
+    left -= static_cast<std::size_t>(w);
+  }
+}
+
+void IdStream::flush() {
+  if (inMemory_) return;
+  if (buffer_.empty()) return;
+  writeAt(size_, buffer_.data(), buffer_.size());
+  size_ += static_cast<std::int64_t>(buffer_.size());
+  buffer_.clear();
+}
+
+std::size_t IdStream::read(std::int64_t pos, std::int32_t* out, std::size_t n) const {
+  const std::int64_t total = inMemory_ ? static_cast<std::int64_t>(buffer_.size()) : size_;
+  if (pos >= total) return 0;
+  n = static_cast<std::size_t>(std::min<std::int64_t>(static_cast<std::int64_t>(n), total - pos));
+  if (inMemory_) {
+    std::memcpy(out, buffer_.data() + pos, n * sizeof(std::int32_t));
+    return n;
+  }
+  char* p = reinterpret_cast<char*>(out);
+  std::size_t left = n * sizeof(std::int32_t);
+  off_t off = static_cast<off_t>(pos) * static_cast<off_t>(sizeof(std::int32_t));
+  while (left > 0) {
+    const ssize_t r = ::pread(fd_, p, left, off);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0)
+      throw IoError(std::string("cannot read the temporary corpus file: ") +
+                    (r == 0 ? "it was truncated" : std::strerror(errno)));
+    p += r;
+    off += r;
+    left -= static_cast<std::size_t>(r);
+  }
+  return n;
+}
+
+void IdStream::remap(const std::vector<WordId>& map, std::int64_t indexStep) {
+  flush();
+  const std::int64_t total = inMemory_ ? static_cast<std::int64_t>(buffer_.size()) : size_;
+  // About a thousand shard points, whatever the size (small in-memory corpora too).
+  if (indexStep <= 0) indexStep = 1 << 16;
+  indexStep = std::clamp<std::int64_t>(total / 1024, 64, indexStep);
+  starts_.assign(1, 0);
+  std::int64_t nextMark = indexStep;
+  std::int64_t readPos = 0, writePos = 0;
+  std::vector<std::int32_t> in(inMemory_ ? 0 : kChunk), out;
+  out.reserve(kChunk);
+  bool sentenceOpen = false;  // current output sentence has at least one id
+  std::int64_t words = 0;
+  auto emit = [&](std::int32_t id) {
+    if (inMemory_) {
+      buffer_[static_cast<std::size_t>(writePos)] = id;
+    } else {
+      out.push_back(id);
+      if (out.size() == kChunk) {
+        writeAt(writePos - static_cast<std::int64_t>(out.size()) + 1, out.data(), out.size());
+        out.clear();
+      }
+    }
+    ++writePos;
+  };
+  while (readPos < total) {
+    const std::int32_t* chunk;
+    std::size_t n;
+    if (inMemory_) {
+      chunk = buffer_.data() + readPos;
+      n = static_cast<std::size_t>(total - readPos);
+    } else {
+      n = read(readPos, in.data(), kChunk);
+      chunk = in.data();
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::int32_t id = chunk[i];
+      if (id == kEnd) {
+        if (sentenceOpen) {
+          emit(kEnd);
+          sentenceOpen = false;
+          if (writePos >= nextMark) {
+            starts_.push_back(writePos);
+            nextMark = writePos + indexStep;
+          }
+        }
+        continue;
+      }
+      const WordId mapped = map[static_cast<std::size_t>(id)];
+      if (mapped < 0) continue;
+      emit(mapped);
+      ++words;
+      sentenceOpen = true;
+    }
+    readPos += static_cast<std::int64_t>(n);
+  }
+  if (sentenceOpen) emit(kEnd);
+  if (inMemory_) {
+    buffer_.resize(static_cast<std::size_t>(writePos));
+    buffer_.shrink_to_fit();
+  } else {
+    if (!out.empty())
+      writeAt(writePos - static_cast<std::int64_t>(out.size()), out.data(), out.size());
+    if (::ftruncate(fd_, static_cast<off_t>(writePos) * static_cast<off_t>(sizeof(std::int32_t))) !=
+        0)
+      throw IoError(std::string("cannot shrink the temporary corpus file: ") +
+                    std::strerror(errno));
+    size_ = writePos;
+  }
+  if (starts_.back() >= writePos && starts_.size() > 1) starts_.pop_back();
+  words_ = words;
+}
+
+std::pair<std::int64_t, std::int64_t> IdStream::shard(int k, int n) const {
+  const std::int64_t total = size();
+  auto boundary = [&](int j) -> std::int64_t {
+    if (j <= 0) return 0;
+    if (j >= n) return total;
+    const std::int64_t target = total * j / n;
+    auto it = std::lower_bound(starts_.begin(), starts_.end(), target);
+    return it == starts_.end() ? total : *it;
+  };
+  return {boundary(k), boundary(k + 1)};
+}
+
+ShardReader::ShardReader(const IdStream& stream, std::int64_t begin, std::int64_t end)
+    : stream_(stream), pos_(begin), end_(end), buf_(IdStream::kChunk) {}
+
+bool ShardReader::fill() {
+  if (pos_ >= end_) return false;
+  const auto want = static_cast<std::size_t>(
+      std::min<std::int64_t>(static_cast<std::int64_t>(buf_.size()), end_ - pos_));
+  have_ = stream_.read(pos_, buf_.data(), want);
+  at_ = 0;
+  pos_ += static_cast<std::int64_t>(have_);
+  return have_ > 0;
+}
+
+bool ShardReader::next(std::vector<std::int32_t>& sentence) {
+  sentence.clear();
+  for (;;) {
+    if (at_ == have_ && !fill()) return !sentence.empty();
+    while (at_ < have_) {
+      const std::int32_t id = buf_[at_++];
+      if (id == IdStream::kEnd) {
+        if (!sentence.empty()) return true;
+        continue;
+      }
+      sentence.push_back(id);
+      if (sentence.size() == kMaxSentence) return true;
+    }
+  }
+}
+
+namespace {
+
+bool isSpace(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+// Whitespace-split lines, read in large blocks; a line is a sentence.
+void readPretokenized(std::istream& in, const std::string& name,
+                      const std::function<void(std::string_view)>& onWord,
+                      const std::function<void()>& onEnd) {
+  constexpr std::size_t kBlock = 1 << 20;
+  std::string buf(kBlock, '\0');
+  std::string carry;  // an unfinished word from the previous block
+  bool lineOpen = false;
+  for (;;) {
+    in.read(buf.data(), static_cast<std::streamsize>(kBlock));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    std::size_t i = 0;
+    while (i < got) {
+      const unsigned char c = static_cast<unsigned char>(buf[i]);
+      if (c == '\n') {
+        if (!carry.empty()) {
+          onWord(carry);
+          carry.clear();
+        }
+        if (lineOpen) onEnd();
+        lineOpen = false;
+        ++i;
+      } else if (isSpace(c)) {
+        if (!carry.empty()) {
+          onWord(carry);
+          carry.clear();
+        }
+        ++i;
+      } else {
+        std::size_t j = i;
+        while (j < got && buf[j] != '\n' && !isSpace(static_cast<unsigned char>(buf[j]))) ++j;
+        if (j == got) {
+          carry.append(buf, i, j - i);
+        } else if (carry.empty()) {
+          onWord(std::string_view(buf.data() + i, j - i));
+        } else {
+          carry.append(buf, i, j - i);
+          onWord(carry);
+          carry.clear();
+        }
+        lineOpen = true;
+        i = j;
+      }
+    }
+  }
+  if (in.bad()) throw IoError("error while reading '" + name + "'");
+  if (!carry.empty()) onWord(carry);
+  if (lineOpen) onEnd();
+}
+
+}  // namespace
+
+void forEachToken(const CorpusSource& corpus, const std::function<void(std::string_view)>& onWord,
+                  const std::function<void()>& onEnd) {
+  if (corpus.inMemory()) {
+    for (const auto& s : corpus.sentences()) {
+      for (const auto& w : s) {
+        if (!w.empty()) onWord(w);
+      }
+      onEnd();
+    }
+    return;
+  }
+  for (const auto& path : corpus.paths()) {
+    if (corpus.pretokenized()) {
+      if (path == "-") {
+        readPretokenized(std::cin, "<stdin>", onWord, onEnd);
+      } else {
+        std::ifstream in;
+        openForReading(path, in);
+        readPretokenized(in, path, onWord, onEnd);
+      }
+    } else {
+      // TEMPORARY until the tokenizer lands on main (it would not link before).
+#ifdef POSVEC_TRAIN_HAVE_TOKENIZER
+      Tokenizer tokenizer(corpus.tokenizer());
+      tokenizer.tokenizeFile(path, [&](Sentence&& s) {
+        for (const auto& w : s) onWord(w);
+        onEnd();
+      });
+#else
+      throw ConfigError(
+          "raw text input needs the tokenizer, which is not in this build yet; "
+          "pass --pretokenized for whitespace-split lines");
+#endif
+    }
+  }
+}
+
+namespace {
+
+std::string describe(const CorpusSource& corpus) {
+  if (corpus.inMemory()) return "the corpus";
+  std::string s;
+  for (const auto& p : corpus.paths()) s += (s.empty() ? "'" : ", '") + p + "'";
+  return (corpus.paths().size() == 1 ? "corpus " : "corpus files ") + s;
+}
+
+}  // namespace
+
+PreparedCorpus prepareCorpus(const CorpusSource& corpus, std::int64_t minCount,
+                             std::size_t maxVocab, std::size_t maxTableSize) {
+  PreparedCorpus out;
+  out.stream = IdStream(corpus.inMemory());
+  VocabularyBuilder builder(maxTableSize);
+  forEachToken(
+      corpus, [&](std::string_view w) { out.stream.push(builder.add(w)); },
+      [&] { out.stream.push(IdStream::kEnd); });
+  if (builder.tokens() == 0) throw InputError(describe(corpus) + " contains no words");
+  out.distinctWords = static_cast<std::int64_t>(builder.distinct());
+  out.tokens = builder.tokens();
+  out.prunings = builder.prunings();
+  std::vector<WordId> map;
+  try {
+    out.vocabulary = builder.finish(minCount, maxVocab, &map);
+  } catch (const InputError& e) {
+    throw InputError(describe(corpus) + ": " + e.what());
+  }
+  out.stream.remap(map);
+  return out;
+}
+
+PreparedCorpus prepareCorpus(const CorpusSource& corpus, const Vocabulary& vocabulary) {
+  PreparedCorpus out;
+  out.stream = IdStream(corpus.inMemory());
+  out.vocabulary = vocabulary;
+  std::int64_t kept = 0;
+  forEachToken(
+      corpus,
+      [&](std::string_view w) {
+        ++out.tokens;
+        const WordId id = vocabulary.find(w);
+        if (id >= 0) {
+          out.stream.push(id);
+          ++kept;
+        }
+      },
+      [&] { out.stream.push(IdStream::kEnd); });
+  if (kept == 0)
+    throw InputError(describe(corpus) + " contains none of the model's " +
+                     std::to_string(vocabulary.size()) + " words");
+  std::vector<WordId> identity(vocabulary.size());
+  for (std::size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<WordId>(i);
+  out.stream.remap(identity);  // drops empty sentences, builds the shard index
+  return out;
+}
+
+}  // namespace posvec::detail

@@ -1,0 +1,99 @@
+// Corpus: the training text as a compact stream of word ids (-1 ends a sentence),
+// written once by the counting pass (raw text goes through the tokenizer only
+// then) and read back every epoch in fixed-size chunks, split into per-thread
+// shards at sentence starts.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "posvec/trainer.hpp"
+#include "posvec/vocabulary.hpp"
+
+namespace posvec::detail {
+
+// Sentences longer than this are cut into pieces for training (gensim does the same).
+inline constexpr std::size_t kMaxSentence = 10000;
+
+// Ids in memory or in an unlinked temporary file (pread/pwrite, bounded RSS).
+class IdStream {
+ public:
+  static constexpr std::int32_t kEnd = -1;
+  explicit IdStream(bool inMemory);
+  ~IdStream();
+  IdStream(IdStream&&) noexcept;
+  IdStream& operator=(IdStream&&) noexcept;
+
+  void push(std::int32_t id) {
+    buffer_.push_back(id);
+    if (!inMemory_ && buffer_.size() >= kChunk) flush();
+  }
+  void flush();
+  std::int64_t size() const {
+    return inMemory_ ? static_cast<std::int64_t>(buffer_.size())
+                     : size_ + static_cast<std::int64_t>(buffer_.size());
+  }
+  // Word ids (sentence ends excluded) after remap.
+  std::int64_t words() const { return words_; }
+  // Reads up to n ids at pos; returns how many were read.
+  std::size_t read(std::int64_t pos, std::int32_t* out, std::size_t n) const;
+  // Maps every id through `map` (-1: dropped), drops empty sentences, and records
+  // a sentence start about every `indexStep` ids for sharding. Output never
+  // outgrows input, so it runs in place.
+  void remap(const std::vector<WordId>& map, std::int64_t indexStep = 1 << 16);
+  // Sentence starts recorded by remap (always starts with 0).
+  const std::vector<std::int64_t>& sentenceStarts() const { return starts_; }
+  // [begin, end) of shard `k` of `n`, at sentence starts.
+  std::pair<std::int64_t, std::int64_t> shard(int k, int n) const;
+
+  static constexpr std::size_t kChunk = 1 << 16;
+
+ private:
+  void writeAt(std::int64_t pos, const std::int32_t* data, std::size_t n);
+  bool inMemory_;
+  int fd_ = -1;
+  std::int64_t size_ = 0;  // ids stored (file: flushed)
+  std::int64_t words_ = 0;
+  std::vector<std::int32_t> buffer_;  // memory: all ids; file: pending ids
+  std::vector<std::int64_t> starts_{0};
+};
+
+// Reads the sentences of one shard, one piece of at most kMaxSentence ids at a time.
+class ShardReader {
+ public:
+  ShardReader(const IdStream& stream, std::int64_t begin, std::int64_t end);
+  // False at the end of the shard; pieces are never empty.
+  bool next(std::vector<std::int32_t>& sentence);
+
+ private:
+  bool fill();
+  const IdStream& stream_;
+  std::int64_t pos_, end_;
+  std::vector<std::int32_t> buf_;
+  std::size_t at_ = 0, have_ = 0;
+};
+
+// Calls onWord for each token and onEnd after each sentence, for every source
+// (in-memory sentences, pre-tokenized lines, raw text through the tokenizer).
+void forEachToken(const CorpusSource& corpus, const std::function<void(std::string_view)>& onWord,
+                  const std::function<void()>& onEnd);
+
+struct PreparedCorpus {
+  Vocabulary vocabulary;
+  IdStream stream{true};
+  std::int64_t distinctWords = 0;  // before min-count
+  std::int64_t tokens = 0;         // before min-count
+  int prunings = 0;
+};
+
+// The counting pass: builds the vocabulary and the id stream in one read of the corpus.
+PreparedCorpus prepareCorpus(const CorpusSource& corpus, std::int64_t minCount,
+                             std::size_t maxVocab, std::size_t maxTableSize = 20'000'000);
+// For resuming: ids of a fixed vocabulary (other words are skipped).
+PreparedCorpus prepareCorpus(const CorpusSource& corpus, const Vocabulary& vocabulary);
+
+}  // namespace posvec::detail

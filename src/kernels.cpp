@@ -1,0 +1,246 @@
+#include "kernels.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "posvec/error.hpp"
+
+namespace posvec::detail {
+
+std::uint64_t mixSeed(std::uint64_t a, std::uint64_t b) {
+  Rng r(a ^ (b * 0xD1B54A32D192ED03ull + 0x8CB92BA72F3D8DD7ull));
+  r.next();
+  return r.next();
+}
+
+Sigmoid::Sigmoid() {
+  for (int i = 0; i <= kSize; ++i) {
+    const double x = -static_cast<double>(kMax) + i / static_cast<double>(kScale);
+    sig_[i] = static_cast<float>(1.0 / (1.0 + std::exp(-x)));
+    sp_[i] = static_cast<float>(std::log1p(std::exp(-std::fabs(x))) + std::max(x, 0.0));
+  }
+}
+
+HuffmanTree buildHuffmanTree(const std::vector<std::int64_t>& counts) {
+  const std::size_t v = counts.size();
+  HuffmanTree tree;
+  tree.offsets.assign(v + 1, 0);
+  if (v < 2) return tree;
+  // Leaves 0..v-1 (descending counts), inner nodes v..2v-2 in creation order: two
+  // queues (leaves from the rare end, inner nodes as created) give the two
+  // smallest in O(1), as word2vec.c does.
+  for (std::size_t i = 1; i < v; ++i)
+    if (counts[i] > counts[i - 1])
+      throw InputError("hierarchical softmax needs counts sorted most frequent first");
+  std::vector<std::int64_t> weight(2 * v - 1);
+  std::vector<std::int32_t> parent(2 * v - 1, -1);
+  std::vector<std::uint8_t> branch(2 * v - 1, 0);
+  for (std::size_t i = 0; i < v; ++i) weight[i] = counts[i];
+  std::int64_t leaf = static_cast<std::int64_t>(v) - 1;
+  std::size_t inner = v;
+  auto takeSmallest = [&](std::size_t made) -> std::size_t {
+    if (leaf >= 0 && (inner >= made || weight[static_cast<std::size_t>(leaf)] < weight[inner]))
+      return static_cast<std::size_t>(leaf--);
+    return inner++;
+  };
+  for (std::size_t made = v; made < 2 * v - 1; ++made) {
+    const std::size_t a = takeSmallest(made), b = takeSmallest(made);
+    weight[made] = weight[a] + weight[b];
+    parent[a] = parent[b] = static_cast<std::int32_t>(made);
+    branch[b] = 1;
+  }
+  std::vector<std::int32_t> path;
+  std::vector<std::uint8_t> code;
+  for (std::size_t w = 0; w < v; ++w) {
+    path.clear();
+    code.clear();
+    for (std::size_t n = w; parent[n] >= 0; n = static_cast<std::size_t>(parent[n])) {
+      code.push_back(branch[n]);
+      path.push_back(parent[n] - static_cast<std::int32_t>(v));
+    }
+    // Root first.
+    tree.points.insert(tree.points.end(), path.rbegin(), path.rend());
+    tree.codes.insert(tree.codes.end(), code.rbegin(), code.rend());
+    tree.offsets[w + 1] = static_cast<std::int64_t>(tree.points.size());
+  }
+  return tree;
+}
+
+void initInputMatrix(MatrixF& input, std::uint64_t seed, int threads) {
+  const auto rows = static_cast<std::int64_t>(input.rows());
+  const auto dim = static_cast<std::size_t>(input.cols());
+  const float scale = 1.0f / static_cast<float>(dim);
+#pragma omp parallel for num_threads(std::max(1, threads)) schedule(static)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    Rng rng(mixSeed(seed, static_cast<std::uint64_t>(r)));
+    float* row = input.row(r).data();
+    for (std::size_t d = 0; d < dim; ++d) row[d] = (rng.uniform() - 0.5f) * scale;
+  }
+}
+
+namespace {
+
+inline float dot(const float* __restrict a, const float* __restrict b, std::size_t n) {
+  float s = 0;
+#pragma omp simd reduction(+ : s)
+  for (std::size_t i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+// y += a * x
+inline void axpy(float a, const float* __restrict x, float* __restrict y, std::size_t n) {
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+enum class Out { Negative, Hierarchical };
+
+// The shared loop of every classic kernel: input vector `h` predicts `target`,
+// updating the output rows and accumulating the input gradient in `grad`.
+template <Out kOut>
+class Predictor {
+ public:
+  Predictor(const TrainConfig& c, const KernelShared& s)
+      : shared_(s), out_(s.output->data()), dim_(c.dim), negative_(c.negative) {}
+
+  double predict(const float* h, WordId target, float alpha, float* grad, Rng& rng) const {
+    const Sigmoid& sg = *shared_.sigmoid;
+    double loss = 0;
+    if constexpr (kOut == Out::Negative) {
+      for (int d = 0; d <= negative_; ++d) {
+        WordId t = target;
+        float label = 1.0f;
+        if (d > 0) {
+          t = shared_.noise->draw(rng.next());
+          if (t == target) continue;
+          label = 0.0f;
+        }
+        float* o = out_ + static_cast<std::size_t>(t) * dim_;
+        const float f = dot(h, o, dim_);
+        const float g = (label - sg.sigmoid(f)) * alpha;
+        loss += sg.softplus(d == 0 ? -f : f);
+        axpy(g, o, grad, dim_);
+        axpy(g, h, o, dim_);
+      }
+    } else {
+      const HuffmanTree& tree = *shared_.tree;
+      const auto begin = tree.offsets[static_cast<std::size_t>(target)];
+      const auto end = tree.offsets[static_cast<std::size_t>(target) + 1];
+      for (auto j = begin; j < end; ++j) {
+        float* o = out_ + static_cast<std::size_t>(tree.points[static_cast<std::size_t>(j)]) * dim_;
+        const float code = tree.codes[static_cast<std::size_t>(j)];
+        const float f = dot(h, o, dim_);
+        const float g = (1.0f - code - sg.sigmoid(f)) * alpha;
+        // Branch 0 is the positive label: -log sigma(f); branch 1: -log sigma(-f).
+        loss += sg.softplus(code > 0 ? f : -f);
+        axpy(g, o, grad, dim_);
+        axpy(g, h, o, dim_);
+      }
+    }
+    return loss;
+  }
+
+ private:
+  KernelShared shared_;
+  float* out_;
+  std::size_t dim_;
+  int negative_;
+};
+
+// word2vec.c's skip-gram: each context word's input vector predicts the centre word.
+template <Out kOut>
+class SkipGram final : public TrainKernel {
+ public:
+  SkipGram(const TrainConfig& c, const KernelShared& s)
+      : p_(c, s), in_(s.input->data()), dim_(c.dim), window_(c.window) {}
+
+  double sentence(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& st,
+                  std::int64_t& predictions) const override {
+    st.grad.resize(dim_);
+    float* grad = st.grad.data();
+    double loss = 0;
+    const auto len = static_cast<std::int64_t>(n);
+    for (std::int64_t i = 0; i < len; ++i) {
+      const std::int64_t reach =
+          window_ - static_cast<std::int64_t>(st.rng.below(static_cast<std::uint32_t>(window_)));
+      const std::int64_t lo = std::max<std::int64_t>(0, i - reach),
+                         hi = std::min(len - 1, i + reach);
+      for (std::int64_t c = lo; c <= hi; ++c) {
+        if (c == i) continue;
+        float* h = in_ + static_cast<std::size_t>(ids[c]) * dim_;
+        std::memset(grad, 0, dim_ * sizeof(float));
+        loss += p_.predict(h, ids[i], alpha, grad, st.rng);
+        axpy(1.0f, grad, h, dim_);
+        ++predictions;
+      }
+    }
+    return loss;
+  }
+
+ private:
+  Predictor<kOut> p_;
+  float* in_;
+  std::size_t dim_;
+  std::int64_t window_;
+};
+
+// word2vec.c's CBOW: the mean of the context input vectors predicts the centre
+// word; every context vector receives the whole gradient.
+template <Out kOut>
+class Cbow final : public TrainKernel {
+ public:
+  Cbow(const TrainConfig& c, const KernelShared& s)
+      : p_(c, s), in_(s.input->data()), dim_(c.dim), window_(c.window) {}
+
+  double sentence(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& st,
+                  std::int64_t& predictions) const override {
+    st.grad.resize(dim_);
+    st.hidden.resize(dim_);
+    float* grad = st.grad.data();
+    float* h = st.hidden.data();
+    double loss = 0;
+    const auto len = static_cast<std::int64_t>(n);
+    for (std::int64_t i = 0; i < len; ++i) {
+      const std::int64_t reach =
+          window_ - static_cast<std::int64_t>(st.rng.below(static_cast<std::uint32_t>(window_)));
+      const std::int64_t lo = std::max<std::int64_t>(0, i - reach),
+                         hi = std::min(len - 1, i + reach);
+      if (hi == lo) continue;  // no context (a one-word sentence)
+      std::memset(h, 0, dim_ * sizeof(float));
+      for (std::int64_t c = lo; c <= hi; ++c)
+        if (c != i) axpy(1.0f, in_ + static_cast<std::size_t>(ids[c]) * dim_, h, dim_);
+      const float inv = 1.0f / static_cast<float>(hi - lo);
+      for (std::size_t d = 0; d < dim_; ++d) h[d] *= inv;
+      std::memset(grad, 0, dim_ * sizeof(float));
+      loss += p_.predict(h, ids[i], alpha, grad, st.rng);
+      for (std::int64_t c = lo; c <= hi; ++c)
+        if (c != i) axpy(1.0f, grad, in_ + static_cast<std::size_t>(ids[c]) * dim_, dim_);
+      ++predictions;
+    }
+    return loss;
+  }
+
+ private:
+  Predictor<kOut> p_;
+  float* in_;
+  std::size_t dim_;
+  std::int64_t window_;
+};
+
+}  // namespace
+
+std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelShared& shared) {
+  if (config.kernel != Kernel::Classic)
+    throw ConfigError("--kernel batched is not available in this build; use --kernel classic");
+  const bool hs = config.loss == Loss::HierarchicalSoftmax;
+  if (config.architecture == Architecture::SkipGram) {
+    if (hs) return std::make_unique<SkipGram<Out::Hierarchical>>(config, shared);
+    return std::make_unique<SkipGram<Out::Negative>>(config, shared);
+  }
+  if (hs) return std::make_unique<Cbow<Out::Hierarchical>>(config, shared);
+  return std::make_unique<Cbow<Out::Negative>>(config, shared);
+}
+
+}  // namespace posvec::detail

@@ -1,0 +1,115 @@
+// Kernels: the hot loops of word2vec training behind one interface. A kernel
+// trains on one (already subsampled) sentence at a given learning rate, with the
+// calling thread's state (RNG, scratch), and returns the loss it saw. Classic
+// skip-gram and CBOW, each with negative sampling or hierarchical softmax.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "posvec/train_config.hpp"
+#include "posvec/types.hpp"
+#include "posvec/vocabulary.hpp"
+
+namespace posvec::detail {
+
+// splitmix64: one word of state, good enough statistics for sampling, cheap.
+struct Rng {
+  std::uint64_t state;
+  explicit Rng(std::uint64_t seed = 0) : state(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, n).
+  std::uint32_t below(std::uint32_t n) {
+    return static_cast<std::uint32_t>(((next() >> 32) * static_cast<std::uint64_t>(n)) >> 32);
+  }
+  // Uniform in [0, 1) with 24 random bits.
+  float uniform() { return static_cast<float>(next() >> 40) * (1.0f / 16777216.0f); }
+};
+
+// A seed for stream `b` derived from seed `a` (rows, epochs, threads).
+std::uint64_t mixSeed(std::uint64_t a, std::uint64_t b);
+
+// Sigmoid and softplus (log(1 + e^x)) from tables with linear interpolation on
+// [-8, 8]: within ~1e-5 of the exact values. Beyond, the sigmoid is clipped and
+// the softplus is computed exactly (the loss stays true for confident mistakes).
+class Sigmoid {
+ public:
+  static constexpr float kMax = 8.0f;
+  static constexpr int kSize = 2048;
+  Sigmoid();
+  float sigmoid(float x) const {
+    if (x <= -kMax) return sig_[0];
+    if (x >= kMax) return sig_[kSize];
+    const float t = (x + kMax) * kScale;
+    const int i = static_cast<int>(t);
+    const float f = t - static_cast<float>(i);
+    return sig_[i] + f * (sig_[i + 1] - sig_[i]);
+  }
+  float softplus(float x) const {
+    if (x <= -kMax || x >= kMax)
+      return static_cast<float>(std::log1p(std::exp(-std::fabs(x)))) + std::fmax(x, 0.0f);
+    const float t = (x + kMax) * kScale;
+    const int i = static_cast<int>(t);
+    const float f = t - static_cast<float>(i);
+    return sp_[i] + f * (sp_[i + 1] - sp_[i]);
+  }
+
+ private:
+  static constexpr float kScale = kSize / (2 * kMax);
+  float sig_[kSize + 1];
+  float sp_[kSize + 1];
+};
+
+// Huffman tree over the vocabulary (counts sorted descending), as hierarchical
+// softmax uses it: for each word the inner nodes (0..V-2) from the root down and
+// the branch taken at each (0/1).
+struct HuffmanTree {
+  std::vector<std::int32_t> points;
+  std::vector<std::uint8_t> codes;
+  std::vector<std::int64_t> offsets;  // word w's path is [offsets[w], offsets[w+1])
+  std::size_t depth(WordId w) const {
+    return static_cast<std::size_t>(offsets[static_cast<std::size_t>(w) + 1] -
+                                    offsets[static_cast<std::size_t>(w)]);
+  }
+};
+HuffmanTree buildHuffmanTree(const std::vector<std::int64_t>& counts);
+
+// Input rows uniform in [-0.5/dim, 0.5/dim), each row from its own (seed, row)
+// stream: the result does not depend on `threads`.
+void initInputMatrix(MatrixF& input, std::uint64_t seed, int threads);
+
+// What a kernel reads and updates; shared by all threads (Hogwild updates).
+struct KernelShared {
+  MatrixF* input = nullptr;
+  MatrixF* output = nullptr;
+  const NoiseSampler* noise = nullptr;
+  const HuffmanTree* tree = nullptr;
+  const Sigmoid* sigmoid = nullptr;
+};
+
+// Per-thread state: RNG and scratch; a kernel may keep more in `scratch`.
+struct ThreadState {
+  Rng rng;
+  std::vector<float> hidden;
+  std::vector<float> grad;
+};
+
+class TrainKernel {
+ public:
+  virtual ~TrainKernel() = default;
+  // Trains on `n` ids; returns the loss summed over the predictions made and adds
+  // their number to `predictions`.
+  virtual double sentence(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& state,
+                          std::int64_t& predictions) const = 0;
+};
+
+std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelShared& shared);
+
+}  // namespace posvec::detail

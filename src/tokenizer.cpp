@@ -1,0 +1,544 @@
+#include "posvec/tokenizer.hpp"
+
+#include <omp.h>
+#include <unicode/brkiter.h>
+#include <unicode/locid.h>
+#include <unicode/ubrk.h>
+#include <unicode/ucasemap.h>
+#include <unicode/uchar.h>
+#include <unicode/utext.h>
+#include <unicode/utf8.h>
+
+#include <algorithm>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+
+#include "posvec/error.hpp"
+#include "posvec/io.hpp"
+#include "utf8.hpp"
+
+namespace posvec {
+
+namespace {
+
+// A sentence (or pre-tokenized line) longer than this is cut at a space, so
+// that memory stays bounded on text without sentence ends. The cut depends only
+// on the text, never on chunk size or threads.
+constexpr std::size_t kMaxSentenceBytes = std::size_t{1} << 20;
+// Sentence ends this far before the end of the buffered text are final even
+// when fewer than two sentences follow them (ICU's look-ahead is far shorter).
+constexpr std::size_t kLookaheadBytes = 4096;
+
+std::string icuError(UErrorCode status) { return u_errorName(status); }
+
+bool isAscii(const char* s, std::size_t n) {
+  unsigned char acc = 0;
+  for (std::size_t i = 0; i < n; ++i) acc |= static_cast<unsigned char>(s[i]);
+  return acc < 0x80;
+}
+
+// True when every code point is Unicode punctuation (general category P*).
+bool allPunctuation(const char* s, std::size_t n) {
+  std::int32_t i = 0;
+  const auto len = static_cast<std::int32_t>(n);
+  while (i < len) {
+    UChar32 c;
+    U8_NEXT(s, i, len, c);
+    if (c < 0 || !u_ispunct(c)) return false;
+  }
+  return n > 0;
+}
+
+// Whitespace, controls and format characters (ZWSP, a stray BOM) separate
+// tokens and are never tokens themselves.
+bool allSpace(const char* s, std::size_t n) {
+  std::int32_t i = 0;
+  const auto len = static_cast<std::int32_t>(n);
+  while (i < len) {
+    UChar32 c;
+    U8_NEXT(s, i, len, c);
+    if (c == ' ' || c == '\n') continue;
+    if (c < 0) return false;
+    if (u_isUWhiteSpace(c)) continue;
+    const auto type = u_charType(c);
+    if (type == U_CONTROL_CHAR || type == U_FORMAT_CHAR) continue;
+    return false;
+  }
+  return true;
+}
+
+// Last byte position <= limit where a forced cut may go: a space if there is
+// one after `begin`, else a character boundary.
+std::size_t forcedCut(const std::string& text, std::size_t begin, std::size_t limit) {
+  for (std::size_t i = limit; i > begin; --i)
+    if (text[i] == ' ') return i;
+  std::size_t i = limit;
+  while (i > begin + 1 && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) --i;
+  return i;
+}
+
+struct Range {
+  std::size_t begin, end;
+};
+
+}  // namespace
+
+void TokenizerOptions::validate() const {
+  if (chunkBytes < 1 || chunkBytes > (std::size_t{1} << 30))
+    throw ConfigError("tokenizer chunk size must be between 1 byte and 1 GiB, got " +
+                      std::to_string(chunkBytes));
+  if (threads < 0 || threads > 1024)
+    throw ConfigError("tokenizer threads must be between 0 (all cores) and 1024, got " +
+                      std::to_string(threads));
+  if (locale.empty()) throw ConfigError("tokenizer locale is empty (use e.g. --locale en)");
+  icu::Locale loc(locale.c_str());
+  if (loc.isBogus() || std::string(loc.getLanguage()).empty())
+    throw ConfigError("tokenizer locale '" + locale +
+                      "' is not a valid ICU locale (use e.g. en, de, es_ES, zh, ja)");
+}
+
+namespace {
+
+// Shared, read-only after construction: options and prototype ICU iterators.
+struct TokenizerCore {
+  TokenizerOptions opt;
+  std::unique_ptr<icu::BreakIterator> sentenceProto, wordProto;
+  bool english = false;     // split English clitics as NLTK does
+  bool asciiLower = true;   // ASCII lowercases byte-wise (not in tr/az: I -> ı)
+  std::mutex protoMutex;    // clone() is called from concurrent tokenize() calls
+
+  explicit TokenizerCore(TokenizerOptions o) : opt(std::move(o)) {
+    opt.validate();
+    icu::Locale loc(opt.locale.c_str());
+    const std::string lang = loc.getLanguage();
+    english = lang == "en";
+    asciiLower = lang != "tr" && lang != "az";
+    if (opt.mode != TokenizerOptions::Mode::Icu) return;
+    UErrorCode status = U_ZERO_ERROR;
+    // ss=standard: ICU's list of abbreviations (Mr., U.S., ...) that end no sentence.
+    icu::Locale sentLoc(loc);
+    sentLoc.setKeywordValue("ss", "standard", status);
+    sentenceProto.reset(icu::BreakIterator::createSentenceInstance(sentLoc, status));
+    if (U_FAILURE(status) || !sentenceProto) {
+      status = U_ZERO_ERROR;
+      sentenceProto.reset(icu::BreakIterator::createSentenceInstance(loc, status));
+    }
+    if (U_SUCCESS(status)) wordProto.reset(icu::BreakIterator::createWordInstance(loc, status));
+    if (U_FAILURE(status) || !sentenceProto || !wordProto)
+      throw ConfigError("cannot create ICU segmentation for locale '" + opt.locale +
+                        "': " + icuError(status) + " (is the ICU data package installed?)");
+  }
+
+  std::unique_ptr<icu::BreakIterator> clone(const icu::BreakIterator& proto) {
+    std::lock_guard<std::mutex> lock(protoMutex);
+    return std::unique_ptr<icu::BreakIterator>(proto.clone());
+  }
+};
+
+// Per-thread state of the word stage: one sentence (or line) in, tokens out.
+class WordWorker {
+ public:
+  WordWorker(TokenizerCore& impl) : impl_(impl), opt_(impl.opt) {
+    UErrorCode status = U_ZERO_ERROR;
+    caseMap_ = ucasemap_open(opt_.locale.c_str(), 0, &status);
+    if (U_FAILURE(status)) throw ConfigError("cannot create ICU case mapping for locale '" + opt_.locale + "': " + icuError(status));
+    if (impl.wordProto) word_ = impl.clone(*impl.wordProto);
+  }
+  ~WordWorker() {
+    utext_close(ut_);
+    ucasemap_close(caseMap_);
+  }
+  WordWorker(const WordWorker&) = delete;
+  WordWorker& operator=(const WordWorker&) = delete;
+
+  void run(const char* s, std::size_t n, Sentence& out) {
+    out.clear();
+    if (opt_.mode == TokenizerOptions::Mode::Whitespace)
+      whitespace(s, n, out);
+    else
+      icuWords(s, n, out);
+  }
+
+ private:
+  enum class Kind : std::uint8_t { Word, Other };
+  struct Piece {
+    std::uint32_t begin, end;
+    Kind kind;
+    bool gap;    // whitespace (or the sentence start) right before
+    bool punct;  // only punctuation characters
+    std::uint8_t quote = 0;  // 1: opening ``, 2: closing ''
+  };
+
+  void whitespace(const char* s, std::size_t n, Sentence& out) {
+    std::size_t i = 0;
+    while (i < n) {
+      while (i < n && s[i] == ' ') ++i;
+      std::size_t j = i;
+      while (j < n && s[j] != ' ') ++j;
+      if (j > i && (opt_.keepPunctuation || !allPunctuation(s + i, j - i))) emit(s + i, j - i, out);
+      i = j;
+    }
+  }
+
+  void icuWords(const char* s, std::size_t n, Sentence& out) {
+    UErrorCode status = U_ZERO_ERROR;
+    ut_ = utext_openUTF8(ut_, s, static_cast<std::int64_t>(n), &status);
+    word_->setText(ut_, status);
+    if (U_FAILURE(status)) throw InputError("ICU word segmentation failed: " + icuError(status));
+    pieces_.clear();
+    bool gap = true;
+    std::int32_t start = word_->first();
+    for (std::int32_t end = word_->next(); end != icu::BreakIterator::DONE;
+         start = end, end = word_->next()) {
+      const auto b = static_cast<std::uint32_t>(start), e = static_cast<std::uint32_t>(end);
+      Piece p{b, e, Kind::Word, gap, false};
+      if (word_->getRuleStatus() < UBRK_WORD_NONE_LIMIT) {
+        if (allSpace(s + b, e - b)) {
+          gap = true;
+          continue;
+        }
+        p.kind = Kind::Other;
+        p.punct = allPunctuation(s + b, e - b);
+      }
+      gap = false;
+      pieces_.push_back(p);
+    }
+    assemble(s);
+    for (std::size_t k = 0; k < toks_.size(); ++k) {
+      const Piece& t = toks_[k];
+      if (!opt_.keepPunctuation && t.punct) continue;
+      if (t.quote) {
+        out.emplace_back(t.quote == 1 ? "``" : "''");
+      } else if (impl_.english && t.kind == Kind::Word) {
+        emitWithClitics(s + t.begin, t.end - t.begin, out);
+      } else {
+        emit(s + t.begin, t.end - t.begin, out);
+      }
+    }
+  }
+
+  // Closing brackets and quotes that may follow a sentence's final period
+  // ("... on the rug.)"). Initial quotes count too: German closes with “.
+  static bool isCloser(std::string_view t) {
+    if (t == "\"" || t == "'" || t == ">") return true;
+    std::int32_t i = 0;
+    const auto len = static_cast<std::int32_t>(t.size());
+    UChar32 c;
+    U8_NEXT(t.data(), i, len, c);
+    if (c < 0 || i != len) return false;
+    const auto type = u_charType(c);
+    return type == U_END_PUNCTUATION || type == U_FINAL_PUNCTUATION || type == U_INITIAL_PUNCTUATION;
+  }
+
+  // NLTK (Treebank) conventions on top of ICU's word segments: "..." and "--"
+  // are one token, hyphen/slash compounds stay whole, a period right after a
+  // word stays on it (Mr., U.S.) unless it ends the sentence, and straight
+  // double quotes become `` or '' by position.
+  void assemble(const char* s) {
+    toks_.clear();
+    const std::size_t np = pieces_.size();
+    auto text = [&](const Piece& p) { return std::string_view(s + p.begin, p.end - p.begin); };
+    auto attached = [&](std::size_t i) { return i < np && !pieces_[i].gap; };
+    for (std::size_t i = 0; i < np; ++i) {
+      const Piece& p = pieces_[i];
+      if (!toks_.empty() && !p.gap) {
+        Piece& t = toks_.back();
+        const std::string_view pt = text(p), tt = text(t);
+        if (t.kind == Kind::Other && (pt == "." || pt == "-") &&
+            tt.find_first_not_of(pt[0]) == std::string_view::npos) {
+          t.end = p.end;  // ellipsis, dash
+          continue;
+        }
+        if (t.kind == Kind::Word && (pt == "-" || pt == "/") && attached(i + 1) &&
+            pieces_[i + 1].kind == Kind::Word) {
+          t.end = pieces_[i + 1].end;  // well-known, and/or
+          ++i;
+          continue;
+        }
+        if (t.kind == Kind::Word && pt == "." && !(attached(i + 1) && text(pieces_[i + 1]) == ".")) {
+          bool final = true;
+          for (std::size_t j = i + 1; j < np && final; ++j) final = isCloser(text(pieces_[j]));
+          if (!final) {
+            t.end = p.end;  // Mr. Smith, the U.S. economy
+            continue;
+          }
+        }
+      }
+      toks_.push_back(p);
+      Piece& q = toks_.back();
+      if (text(q) == "\"") {
+        bool open = q.gap || toks_.size() == 1;
+        if (!open) {
+          const Piece& prev = toks_[toks_.size() - 2];
+          const std::string_view pv = text(prev);
+          open = prev.quote == 1 || pv == "(" || pv == "[" || pv == "{" || pv == "<";
+        }
+        q.quote = open ? 1 : 2;
+      }
+    }
+  }
+
+  // Position where an English clitic starts in `w` (n't 's 'm 'd 're 've 'll,
+  // straight or curly apostrophe), or 0 when there is none.
+  static std::size_t cliticStart(const char* w, std::size_t n) {
+    auto lower = [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c); };
+    auto apostropheBefore = [&](std::size_t pos) -> std::size_t {  // returns apostrophe start + 1
+      if (pos >= 1 && w[pos - 1] == '\'') return pos;
+      if (pos >= 3 && std::string_view(w + pos - 3, 3) == "\u2019") return pos - 2;
+      return 0;
+    };
+    if (n >= 2 && lower(w[n - 1]) == 't') {
+      const std::size_t a = apostropheBefore(n - 1);
+      if (a >= 2 && lower(w[a - 2]) == 'n' && a - 2 > 0) return a - 2;
+    }
+    for (std::size_t len : {1, 2}) {
+      if (n < len + 1) continue;
+      const std::size_t a = apostropheBefore(n - len);
+      if (a < 2) continue;  // nothing before the apostrophe
+      std::string suf;
+      for (std::size_t k = n - len; k < n; ++k) suf += lower(w[k]);
+      if ((len == 1 && (suf == "s" || suf == "m" || suf == "d")) ||
+          (len == 2 && (suf == "re" || suf == "ve" || suf == "ll")))
+        return a - 1;
+    }
+    return 0;
+  }
+
+  void emitWithClitics(const char* w, std::size_t n, Sentence& out) {
+    const std::size_t cut = cliticStart(w, n);
+    if (cut == 0) {
+      emit(w, n, out);
+      return;
+    }
+    emitWithClitics(w, cut, out);  // shouldn't've -> should n't 've
+    emit(w + cut, n - cut, out);
+  }
+
+  void emit(const char* s, std::size_t n, Sentence& out) {
+    std::string& t = out.emplace_back();
+    if (!opt_.lowercase) {
+      t.assign(s, n);
+      return;
+    }
+    if (impl_.asciiLower && isAscii(s, n)) {
+      t.resize(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const char c = s[i];
+        t[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+      }
+      return;
+    }
+    // Full case mapping can grow the text (İ -> i + combining dot).
+    t.resize(n * 3 + 8);
+    UErrorCode status = U_ZERO_ERROR;
+    const std::int32_t len =
+        ucasemap_utf8ToLower(caseMap_, t.data(), static_cast<std::int32_t>(t.size()), s,
+                             static_cast<std::int32_t>(n), &status);
+    if (status == U_BUFFER_OVERFLOW_ERROR) {
+      t.resize(static_cast<std::size_t>(len));
+      status = U_ZERO_ERROR;
+      ucasemap_utf8ToLower(caseMap_, t.data(), len, s, static_cast<std::int32_t>(n), &status);
+    }
+    if (U_FAILURE(status)) throw InputError("ICU lowercasing failed: " + icuError(status));
+    t.resize(static_cast<std::size_t>(len));
+  }
+
+  TokenizerCore& impl_;
+  const TokenizerOptions& opt_;
+  std::unique_ptr<icu::BreakIterator> word_;
+  UText* ut_ = nullptr;
+  UCaseMap* caseMap_ = nullptr;
+  std::vector<Piece> pieces_, toks_;
+};
+
+// One pass over one input: normalised text accumulates in text_, complete
+// sentences are cut off its front and tokenized (in parallel when asked), the
+// unfinished tail waits for the next chunk.
+class Stream {
+ public:
+  Stream(TokenizerCore& impl, const SentenceSink& sink, const std::string& source)
+      : impl_(impl),
+        opt_(impl.opt),
+        sink_(sink),
+        norm_(impl.opt.mode == TokenizerOptions::Mode::Whitespace, impl.opt.replaceInvalid, source),
+        threads_(opt_.threads == 0 ? omp_get_max_threads() : opt_.threads),
+        threshold_(opt_.chunkBytes) {
+    if (impl.sentenceProto) sentence_ = impl.clone(*impl.sentenceProto);
+  }
+  ~Stream() { utext_close(ut_); }
+
+  void feed(const char* data, std::size_t n) {
+    norm_.feed(data, n, text_);
+    if (text_.size() >= threshold_) process(false);
+  }
+
+  void finish() {
+    norm_.finish(text_);
+    process(true);
+  }
+
+ private:
+  void process(bool final) {
+    ranges_.clear();
+    const std::size_t committed =
+        opt_.mode == TokenizerOptions::Mode::Whitespace ? cutLines(final) : cutSentences(final);
+    tokenizeRanges();
+    text_.erase(0, committed);
+    threshold_ = std::max(opt_.chunkBytes, 2 * text_.size());
+  }
+
+  // Pre-tokenized input: every complete line is a sentence.
+  std::size_t cutLines(bool final) {
+    const std::size_t n = text_.size();
+    std::size_t pos = 0;
+    while (pos < n) {
+      std::size_t e = text_.find('\n', pos);
+      if (e == std::string::npos) {
+        if (final) {
+          e = n;
+        } else if (n - pos > kMaxSentenceBytes) {
+          e = forcedCut(text_, pos, pos + kMaxSentenceBytes);
+        } else {
+          break;
+        }
+      }
+      if (e - pos > kMaxSentenceBytes) e = forcedCut(text_, pos, pos + kMaxSentenceBytes);
+      ranges_.push_back({pos, e});
+      pos = (e < n && text_[e] == '\n') ? e + 1 : e;
+    }
+    return pos;
+  }
+
+  // Prose: ICU sentence boundaries. A boundary is final when a paragraph break
+  // follows it, when two more sentences follow it, or at the end of input;
+  // otherwise the text from it on is carried over to the next chunk.
+  std::size_t cutSentences(bool final) {
+    const std::size_t n = text_.size();
+    const std::size_t lastBreak = text_.rfind('\n');
+    const std::size_t paraEnd = final ? n : (lastBreak == std::string::npos ? 0 : lastBreak + 1);
+    std::size_t pos = 0;
+    bool restart = true;
+    while (restart && pos < n) {
+      restart = false;
+      UErrorCode status = U_ZERO_ERROR;
+      ut_ = utext_openUTF8(ut_, text_.data() + pos, static_cast<std::int64_t>(n - pos), &status);
+      sentence_->setText(ut_, status);
+      if (U_FAILURE(status)) throw InputError("ICU sentence segmentation failed: " + icuError(status));
+      bounds_.clear();
+      for (std::int32_t b = sentence_->next(); b != icu::BreakIterator::DONE; b = sentence_->next())
+        bounds_.push_back(pos + static_cast<std::size_t>(b));
+      std::size_t a = pos;
+      for (std::size_t k = 0; k < bounds_.size(); ++k) {
+        const std::size_t e = bounds_[k];
+        if (e - a > kMaxSentenceBytes && (final || n - a > kMaxSentenceBytes + kLookaheadBytes)) {
+          const std::size_t cut = forcedCut(text_, a, a + kMaxSentenceBytes);
+          ranges_.push_back({a, cut});
+          pos = cut;
+          restart = true;  // ICU starts afresh after the cut, whatever the chunking
+          break;
+        }
+        const bool done = final || e <= paraEnd || k + 2 < bounds_.size() || n - e >= kLookaheadBytes;
+        if (!done) break;
+        ranges_.push_back({a, e});
+        a = pos = e;
+      }
+    }
+    return pos;
+  }
+
+  void tokenizeRanges() {
+    const std::size_t m = ranges_.size();
+    if (m == 0) return;
+    const int threads = static_cast<int>(std::min<std::size_t>(threads_, (m + 63) / 64));
+    while (static_cast<int>(workers_.size()) < std::max(threads, 1))
+      workers_.push_back(std::make_unique<WordWorker>(impl_));
+    if (threads <= 1) {
+      for (const Range& r : ranges_) {
+        workers_[0]->run(text_.data() + r.begin, r.end - r.begin, one_);
+        if (!one_.empty()) sink_(std::move(one_));
+      }
+      return;
+    }
+    if (results_.size() < m) results_.resize(m);
+    std::exception_ptr error;
+    std::mutex errorMutex;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 32)
+    for (std::size_t i = 0; i < m; ++i) {
+      try {
+        workers_[static_cast<std::size_t>(omp_get_thread_num())]->run(
+            text_.data() + ranges_[i].begin, ranges_[i].end - ranges_[i].begin, results_[i]);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(errorMutex);
+        if (!error) error = std::current_exception();
+      }
+    }
+    if (error) std::rethrow_exception(error);
+    for (std::size_t i = 0; i < m; ++i)
+      if (!results_[i].empty()) sink_(std::move(results_[i]));
+  }
+
+  TokenizerCore& impl_;
+  const TokenizerOptions& opt_;
+  const SentenceSink& sink_;
+  detail::TextNormalizer norm_;
+  std::size_t threads_;
+  std::size_t threshold_;
+  std::string text_;
+  std::unique_ptr<icu::BreakIterator> sentence_;
+  UText* ut_ = nullptr;
+  std::vector<std::size_t> bounds_;
+  std::vector<Range> ranges_;
+  std::vector<std::unique_ptr<WordWorker>> workers_;
+  std::vector<Sentence> results_;
+  Sentence one_;
+};
+
+}  // namespace
+
+struct Tokenizer::Impl : TokenizerCore {
+  using TokenizerCore::TokenizerCore;
+};
+
+Tokenizer::Tokenizer(TokenizerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Tokenizer::~Tokenizer() = default;
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+
+const TokenizerOptions& Tokenizer::options() const { return impl_->opt; }
+
+std::vector<Sentence> Tokenizer::tokenize(std::string_view utf8) const {
+  std::vector<Sentence> out;
+  const SentenceSink sink = [&](Sentence&& s) { out.push_back(std::move(s)); };
+  Stream stream(*impl_, sink, "<text>");
+  const std::size_t step = impl_->opt.chunkBytes;
+  for (std::size_t i = 0; i < utf8.size(); i += step)
+    stream.feed(utf8.data() + i, std::min(step, utf8.size() - i));
+  stream.finish();
+  return out;
+}
+
+void Tokenizer::tokenize(std::istream& in, const SentenceSink& sink, const std::string& sourceName) const {
+  Stream stream(*impl_, sink, sourceName);
+  std::vector<char> buf(impl_->opt.chunkBytes);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got > 0) stream.feed(buf.data(), got);
+  }
+  if (in.bad()) throw IoError("error while reading '" + sourceName + "'");
+  stream.finish();
+}
+
+void Tokenizer::tokenizeFile(const std::string& path, const SentenceSink& sink) const {
+  if (path == "-") {
+    tokenize(std::cin, sink, "<stdin>");
+    return;
+  }
+  std::ifstream in;
+  openForReading(path, in);
+  tokenize(in, sink, path);
+}
+
+}  // namespace posvec

@@ -1,0 +1,150 @@
+#include "posvec/train_config.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "posvec/error.hpp"
+
+namespace posvec {
+
+namespace {
+
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+template <typename T>
+T parseInt(const std::string& key, const std::string& value) {
+  T out{};
+  const char* end = value.data() + value.size();
+  auto [p, ec] = std::from_chars(value.data(), end, out);
+  if (ec != std::errc() || p != end)
+    throw FormatError("training config: '" + key + "' has the invalid value '" + value + "'");
+  return out;
+}
+
+double parseDouble(const std::string& key, const std::string& value) {
+  double out = 0;
+  const char* end = value.data() + value.size();
+  auto [p, ec] = std::from_chars(value.data(), end, out);
+  if (ec != std::errc() || p != end || !std::isfinite(out))
+    throw FormatError("training config: '" + key + "' has the invalid value '" + value + "'");
+  return out;
+}
+
+}  // namespace
+
+void TrainConfig::validate() const {
+  auto fail = [](const std::string& msg) { throw ConfigError(msg); };
+  if (dim < 1 || dim > 100000)
+    fail("--dim must be between 1 and 100000 (got " + std::to_string(dim) + ")");
+  if (window < 1 || window > 1000)
+    fail("--window must be between 1 and 1000 (got " + std::to_string(window) + ")");
+  if (loss == Loss::NegativeSampling && (negative < 1 || negative > 1000))
+    fail("--negative must be between 1 and 1000 (got " + std::to_string(negative) + ")");
+  if (!(sample >= 0) || !std::isfinite(sample) || sample >= 1)
+    fail("--sample must be in [0, 1) (0 disables subsampling; got " + num(sample) + ")");
+  if (!(alpha > 0) || !std::isfinite(alpha) || alpha > 10)
+    fail("--alpha must be in (0, 10] (got " + num(alpha) + ")");
+  if (!(minAlpha >= 0) || minAlpha > alpha)
+    fail("--min-alpha must be between 0 and --alpha (" + num(alpha) + "; got " + num(minAlpha) +
+         ")");
+  if (epochs < 1 || epochs > 100000)
+    fail("--epochs must be between 1 and 100000 (got " + std::to_string(epochs) + ")");
+  if (minCount < 1) fail("--min-count must be at least 1 (got " + std::to_string(minCount) + ")");
+  if (threads < 0 || threads > 4096)
+    fail("--threads must be between 0 (all cores) and 4096 (got " + std::to_string(threads) + ")");
+  if (kernel == Kernel::Batched)
+    fail("--kernel batched is not available in this build; use --kernel classic");
+}
+
+std::string TrainConfig::serialize() const {
+  std::ostringstream out;
+  out << "dim=" << dim << "\n"
+      << "window=" << window << "\n"
+      << "negative=" << negative << "\n"
+      << "loss=" << (loss == Loss::NegativeSampling ? "ns" : "hs") << "\n"
+      << "architecture=" << (architecture == Architecture::SkipGram ? "skipgram" : "cbow") << "\n"
+      << "sample=" << num(sample) << "\n"
+      << "alpha=" << num(alpha) << "\n"
+      << "min_alpha=" << num(minAlpha) << "\n"
+      << "epochs=" << epochs << "\n"
+      << "min_count=" << minCount << "\n"
+      << "max_vocab=" << maxVocab << "\n"
+      << "threads=" << threads << "\n"
+      << "seed=" << seed << "\n"
+      << "kernel=" << (kernel == Kernel::Classic ? "classic" : "batched") << "\n";
+  return out.str();
+}
+
+TrainConfig TrainConfig::deserialize(const std::string& text) {
+  TrainConfig c;
+  std::istringstream in(text);
+  std::string line;
+  std::set<std::string> seen;
+  int lineNo = 0;
+  while (std::getline(in, line)) {
+    ++lineNo;
+    if (line.empty()) continue;
+    const auto eq = line.find('=');
+    if (eq == std::string::npos)
+      throw FormatError("training config line " + std::to_string(lineNo) + " is not key=value: '" +
+                        line + "'");
+    const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+    if (!seen.insert(key).second) throw FormatError("training config: '" + key + "' appears twice");
+    if (key == "dim")
+      c.dim = parseInt<std::size_t>(key, value);
+    else if (key == "window")
+      c.window = parseInt<int>(key, value);
+    else if (key == "negative")
+      c.negative = parseInt<int>(key, value);
+    else if (key == "loss") {
+      if (value == "ns")
+        c.loss = Loss::NegativeSampling;
+      else if (value == "hs")
+        c.loss = Loss::HierarchicalSoftmax;
+      else
+        throw FormatError("training config: 'loss' has the invalid value '" + value + "'");
+    } else if (key == "architecture") {
+      if (value == "skipgram")
+        c.architecture = Architecture::SkipGram;
+      else if (value == "cbow")
+        c.architecture = Architecture::Cbow;
+      else
+        throw FormatError("training config: 'architecture' has the invalid value '" + value + "'");
+    } else if (key == "sample")
+      c.sample = parseDouble(key, value);
+    else if (key == "alpha")
+      c.alpha = parseDouble(key, value);
+    else if (key == "min_alpha")
+      c.minAlpha = parseDouble(key, value);
+    else if (key == "epochs")
+      c.epochs = parseInt<int>(key, value);
+    else if (key == "min_count")
+      c.minCount = parseInt<std::int64_t>(key, value);
+    else if (key == "max_vocab")
+      c.maxVocab = parseInt<std::size_t>(key, value);
+    else if (key == "threads")
+      c.threads = parseInt<int>(key, value);
+    else if (key == "seed")
+      c.seed = parseInt<std::uint64_t>(key, value);
+    else if (key == "kernel") {
+      if (value == "classic")
+        c.kernel = Kernel::Classic;
+      else if (value == "batched")
+        c.kernel = Kernel::Batched;
+      else
+        throw FormatError("training config: 'kernel' has the invalid value '" + value + "'");
+    } else {
+      throw FormatError("training config: unknown key '" + key + "' (written by a newer posvec?)");
+    }
+  }
+  return c;
+}
+
+}  // namespace posvec

@@ -1,0 +1,283 @@
+#include "posvec/trainer.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <sstream>
+
+#include "corpus.hpp"
+#include "kernels.hpp"
+#include "posvec/error.hpp"
+
+namespace posvec {
+
+CorpusSource CorpusSource::fromFiles(std::vector<std::string> paths, bool pretokenized,
+                                     TokenizerOptions tokenizer) {
+  if (paths.empty()) throw InputError("no corpus file given");
+  CorpusSource c;
+  c.paths_ = std::move(paths);
+  c.pretokenized_ = pretokenized;
+  c.tokenizer_ = std::move(tokenizer);
+  return c;
+}
+
+CorpusSource CorpusSource::fromSentences(std::vector<Sentence> sentences) {
+  CorpusSource c;
+  c.sentences_ = std::move(sentences);
+  return c;
+}
+
+Embeddings embeddingsOf(const ModelState& model) {
+  return Embeddings(model.words, model.input, model.counts);
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// Words a thread trains on between two updates of the shared counter.
+constexpr std::int64_t kFlushWords = 10000;
+
+// Per-thread totals, padded so threads don't share cache lines.
+struct alignas(64) ThreadTotals {
+  double loss = 0;
+  std::int64_t predictions = 0;
+  std::atomic<double> publishedLoss{0};
+  std::atomic<std::int64_t> publishedPredictions{0};
+};
+
+std::string describeConfig(const TrainConfig& c, int threads) {
+  std::ostringstream s;
+  s << "training " << (c.architecture == Architecture::SkipGram ? "skip-gram" : "CBOW") << " with "
+    << (c.loss == Loss::NegativeSampling ? "negative sampling (" + std::to_string(c.negative) + ")"
+                                         : std::string("hierarchical softmax"))
+    << ": dim " << c.dim << ", window " << c.window << ", sample " << c.sample << ", alpha "
+    << c.alpha << " -> " << c.minAlpha << ", epochs " << c.epochs << ", min-count " << c.minCount
+    << ", max-vocab " << c.maxVocab << ", threads " << threads << ", seed " << c.seed;
+  return s.str();
+}
+
+void checkModel(const ModelState& m, const TrainConfig& c) {
+  const auto v = static_cast<Eigen::Index>(m.words.size());
+  const auto d = static_cast<Eigen::Index>(c.dim);
+  auto bad = [](const std::string& what) {
+    throw FormatError("model is inconsistent: " + what +
+                      " (the file is corrupt or not from this trainer)");
+  };
+  if (m.words.empty()) bad("it has no words");
+  if (m.counts.size() != m.words.size()) bad("word and count lists differ in length");
+  if (m.input.rows() != v || m.input.cols() != d)
+    bad("input matrix is " + std::to_string(m.input.rows()) + "x" + std::to_string(m.input.cols()) +
+        ", expected " + std::to_string(v) + "x" + std::to_string(d));
+  const Eigen::Index outRows = c.loss == Loss::HierarchicalSoftmax ? v - 1 : v;
+  if (m.output.rows() != outRows || m.output.cols() != d)
+    bad("output matrix is " + std::to_string(m.output.rows()) + "x" +
+        std::to_string(m.output.cols()) + ", expected " + std::to_string(outRows) + "x" +
+        std::to_string(d));
+  if (m.epochsDone < 0) bad("negative epoch count");
+  for (std::size_t i = 1; i < m.counts.size(); ++i)
+    if (m.counts[i] > m.counts[i - 1]) bad("counts are not sorted");
+}
+
+// Runs epochs [model.epochsDone, totalEpochs) of the schedule for totalEpochs.
+void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const TrainConfig& config,
+               int totalEpochs, const TrainObserver& observer) {
+  const int threads = config.threads > 0 ? config.threads : std::max(1, omp_get_max_threads());
+  const Vocabulary& vocab = corpus.vocabulary;
+  const std::size_t v = vocab.size();
+
+  // Subsampling as integer thresholds on 32 random bits (exactly 2^32: always keep).
+  std::vector<std::uint64_t> keep(v);
+  for (std::size_t i = 0; i < v; ++i)
+    keep[i] = static_cast<std::uint64_t>(
+        std::ldexp(vocab.keepProbability(static_cast<WordId>(i), config.sample), 32));
+  NoiseSampler noise;
+  detail::HuffmanTree tree;
+  if (config.loss == Loss::NegativeSampling)
+    noise = NoiseSampler(vocab.counts(), 0.75);
+  else
+    tree = detail::buildHuffmanTree(vocab.counts());
+  static const detail::Sigmoid sigmoid;
+  detail::KernelShared shared{&model.input, &model.output, &noise, &tree, &sigmoid};
+  const auto kernel = detail::makeKernel(config, shared);
+
+  const std::int64_t epochWords = corpus.stream.words();
+  const double scheduleWords = static_cast<double>(epochWords) * totalEpochs;
+  const int firstEpoch = model.epochsDone;
+  const double runWords = static_cast<double>(epochWords) * (totalEpochs - firstEpoch);
+  auto alphaAt = [&](double wordsDone) {
+    const double progress = std::min(1.0, wordsDone / std::max(1.0, scheduleWords));
+    return config.alpha - (config.alpha - config.minAlpha) * progress;
+  };
+  const auto runStart = Clock::now();
+
+  for (int epoch = firstEpoch; epoch < totalEpochs; ++epoch) {
+    if (observer.stopRequested && observer.stopRequested()) break;
+    const auto epochStart = Clock::now();
+    std::atomic<std::int64_t> processed{0};
+    std::vector<ThreadTotals> totals(static_cast<std::size_t>(threads));
+    std::exception_ptr failure;
+    std::mutex failureMutex;
+    std::atomic<bool> abort{false};
+    const double epochBase = static_cast<double>(epochWords) * epoch;
+    const std::uint64_t epochSeed =
+        detail::mixSeed(config.seed, 0x5EED0000ull + static_cast<std::uint64_t>(epoch));
+
+#pragma omp parallel num_threads(threads)
+    {
+      const int tid = omp_get_thread_num();
+      try {
+        ThreadTotals& mine = totals[static_cast<std::size_t>(tid)];
+        const auto [begin, end] = corpus.stream.shard(tid, threads);
+        detail::ShardReader reader(corpus.stream, begin, end);
+        detail::ThreadState state;
+        state.rng = detail::Rng(detail::mixSeed(epochSeed, static_cast<std::uint64_t>(tid)));
+        std::vector<std::int32_t> sentence, kept;
+        kept.reserve(detail::kMaxSentence);
+        std::int64_t pending = 0;
+        float alpha = static_cast<float>(alphaAt(epochBase));
+        double lastReport = -1e9;  // report at the first flush, then a few times a second
+        while (!abort.load(std::memory_order_relaxed) && reader.next(sentence)) {
+          kept.clear();
+          for (const std::int32_t id : sentence) {
+            const std::uint64_t k = keep[static_cast<std::size_t>(id)];
+            if (k >= (1ull << 32) || (state.rng.next() >> 32) < k) kept.push_back(id);
+          }
+          if (!kept.empty())
+            mine.loss += kernel->sentence(kept.data(), kept.size(), alpha, state, mine.predictions);
+          pending += static_cast<std::int64_t>(sentence.size());
+          if (pending >= kFlushWords) {
+            const std::int64_t done = processed.fetch_add(pending) + pending;
+            pending = 0;
+            alpha = static_cast<float>(alphaAt(epochBase + static_cast<double>(done)));
+            mine.publishedLoss.store(mine.loss, std::memory_order_relaxed);
+            mine.publishedPredictions.store(mine.predictions, std::memory_order_relaxed);
+            if (tid == 0 && observer.progress) {
+              const double elapsed = secondsSince(runStart);
+              if (elapsed - lastReport >= 0.25) {
+                lastReport = elapsed;
+                double loss = 0;
+                std::int64_t preds = 0;
+                for (const auto& t : totals) {
+                  loss += t.publishedLoss.load(std::memory_order_relaxed);
+                  preds += t.publishedPredictions.load(std::memory_order_relaxed);
+                }
+                TrainProgress p;
+                p.epoch = epoch + 1;
+                p.epochs = totalEpochs;
+                const double all = epochBase + static_cast<double>(done);
+                p.fraction = std::min(1.0, all / std::max(1.0, scheduleWords));
+                const double runDone = all - static_cast<double>(epochWords) * firstEpoch;
+                p.wordsProcessed = static_cast<std::int64_t>(runDone);
+                p.wordsPerSecond = elapsed > 0 ? runDone / elapsed : 0;
+                p.alpha = alpha;
+                p.loss = preds > 0 ? loss / static_cast<double>(preds) : 0;
+                p.etaSeconds = runDone > 0 ? elapsed * (runWords - runDone) / runDone : 0;
+                observer.progress(p);
+              }
+            }
+          }
+        }
+        processed.fetch_add(pending);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failureMutex);
+        if (!failure) failure = std::current_exception();
+        abort = true;
+      }
+    }
+    if (failure) std::rethrow_exception(failure);
+
+    // Fixed merge order: the loss does not depend on which thread finished first.
+    double loss = 0;
+    std::int64_t predictions = 0;
+    for (const auto& t : totals) {
+      loss += t.loss;
+      predictions += t.predictions;
+    }
+    EpochReport report;
+    report.epoch = epoch + 1;
+    report.loss = predictions > 0 ? loss / static_cast<double>(predictions) : 0;
+    report.words = processed.load();
+    report.seconds = secondsSince(epochStart);
+    model.epochLosses.push_back(report.loss);
+    model.epochsDone = epoch + 1;
+    if (observer.epochEnd) observer.epochEnd(report);
+  }
+}
+
+void logCorpus(const TrainObserver& observer, const detail::PreparedCorpus& c) {
+  if (!observer.log) return;
+  std::ostringstream s;
+  s << "vocabulary: " << c.vocabulary.size() << " words kept of " << c.distinctWords
+    << " distinct, " << c.stream.words() << " of " << c.tokens << " tokens";
+  if (c.prunings > 0)
+    s << " (rare words were forgotten " << c.prunings
+      << " times while counting to bound memory; their counts may be low)";
+  observer.log(s.str());
+}
+
+}  // namespace
+
+ModelState train(const CorpusSource& corpus, const TrainConfig& config,
+                 const TrainObserver& observer) {
+  config.validate();
+  const int threads = config.threads > 0 ? config.threads : std::max(1, omp_get_max_threads());
+  if (observer.log) observer.log(describeConfig(config, threads));
+  detail::PreparedCorpus prepared = detail::prepareCorpus(corpus, config.minCount, config.maxVocab);
+  logCorpus(observer, prepared);
+  const auto v = static_cast<Eigen::Index>(prepared.vocabulary.size());
+  if (config.loss == Loss::HierarchicalSoftmax && v < 2)
+    throw InputError("hierarchical softmax needs at least 2 words in the vocabulary (got " +
+                     std::to_string(v) + "); lower --min-count");
+  const auto d = static_cast<Eigen::Index>(config.dim);
+
+  ModelState model;
+  model.words = prepared.vocabulary.words();
+  model.counts = prepared.vocabulary.counts();
+  model.config = config.serialize();
+  model.input.resize(v, d);
+  detail::initInputMatrix(model.input, config.seed, threads);
+  model.output = MatrixF::Zero(config.loss == Loss::HierarchicalSoftmax ? v - 1 : v, d);
+  runEpochs(model, prepared, config, config.epochs, observer);
+  return model;
+}
+
+void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpochs,
+                    const TrainObserver& observer) {
+  if (moreEpochs < 1 || moreEpochs > 100000)
+    throw ConfigError("--epochs for resuming must be between 1 and 100000 (got " +
+                      std::to_string(moreEpochs) + ")");
+  TrainConfig config = TrainConfig::deserialize(model.config);
+  try {
+    config.validate();
+  } catch (const ConfigError& e) {
+    throw FormatError(std::string("model holds an invalid training config: ") + e.what());
+  }
+  checkModel(model, config);
+  if (model.epochsDone > config.epochs)
+    throw FormatError("model says " + std::to_string(model.epochsDone) + " epochs are done of " +
+                      std::to_string(config.epochs) + " (corrupt file?)");
+  const int total = model.epochsDone + moreEpochs;
+  TrainConfig resumed = config;
+  resumed.epochs = total;
+  const int threads = resumed.threads > 0 ? resumed.threads : std::max(1, omp_get_max_threads());
+  if (observer.log)
+    observer.log("resuming after epoch " + std::to_string(model.epochsDone) + ": " +
+                 describeConfig(resumed, threads));
+  Vocabulary vocab(model.words, model.counts);
+  detail::PreparedCorpus prepared = detail::prepareCorpus(corpus, vocab);
+  logCorpus(observer, prepared);
+  // Trained in place (a copy would double peak memory); the stored schedule is the new total.
+  model.config = resumed.serialize();
+  runEpochs(model, prepared, resumed, total, observer);
+}
+
+}  // namespace posvec

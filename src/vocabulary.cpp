@@ -1,0 +1,150 @@
+#include "posvec/vocabulary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "posvec/error.hpp"
+
+namespace posvec {
+
+Vocabulary::Vocabulary(std::vector<std::string> words, std::vector<std::int64_t> counts)
+    : words_(std::move(words)), counts_(std::move(counts)) {
+  if (words_.size() != counts_.size())
+    throw InputError("vocabulary has " + std::to_string(words_.size()) + " words but " +
+                     std::to_string(counts_.size()) + " counts");
+  index_.reserve(words_.size());
+  for (std::size_t i = 0; i < words_.size(); ++i) {
+    if (words_[i].empty()) throw InputError("vocabulary word " + std::to_string(i) + " is empty");
+    if (counts_[i] <= 0)
+      throw InputError("vocabulary word '" + words_[i] + "' has count " +
+                       std::to_string(counts_[i]) + " (counts must be positive)");
+    if (!index_.emplace(words_[i], static_cast<WordId>(i)).second)
+      throw InputError("vocabulary word '" + words_[i] + "' appears twice");
+    total_ += counts_[i];
+  }
+}
+
+WordId Vocabulary::find(std::string_view word) const {
+  auto it = index_.find(word);
+  return it == index_.end() ? -1 : it->second;
+}
+
+double Vocabulary::keepProbability(WordId id, double sample) const {
+  if (sample <= 0) return 1.0;
+  const double f = static_cast<double>(count(id));
+  const double st = sample * static_cast<double>(total_);
+  return std::min(1.0, (std::sqrt(f / st) + 1.0) * st / f);
+}
+
+VocabularyBuilder::VocabularyBuilder(std::size_t maxTableSize) : maxTableSize_(maxTableSize) {}
+
+std::int32_t VocabularyBuilder::add(std::string_view word) {
+  ++tokens_;
+  auto it = table_.find(word);
+  if (it != table_.end()) {
+    ++it->second.count;
+    return it->second.id;
+  }
+  if (nextId_ == INT32_MAX)
+    throw InputError("corpus has more than 2^31 distinct words; lower the input size");
+  const std::int32_t id = nextId_++;
+  table_.emplace(std::string(word), Entry{id, 1});
+  if (maxTableSize_ > 0 && table_.size() > maxTableSize_) prune();
+  return id;
+}
+
+void VocabularyBuilder::prune() {
+  // Raise the bar until the table is comfortably below the limit again.
+  while (table_.size() > maxTableSize_ * 7 / 10 + 1) {
+    for (auto it = table_.begin(); it != table_.end();) {
+      if (it->second.count <= pruneBelow_)
+        it = table_.erase(it);
+      else
+        ++it;
+    }
+    ++pruneBelow_;
+    ++prunings_;
+  }
+}
+
+Vocabulary VocabularyBuilder::finish(std::int64_t minCount, std::size_t maxVocab,
+                                     std::vector<WordId>* provisionalToFinal) {
+  if (tokens_ == 0) throw InputError("the corpus contains no words");
+  std::vector<std::pair<const std::string*, Entry>> kept;
+  std::int64_t best = 0;
+  for (const auto& [word, e] : table_) {
+    best = std::max(best, e.count);
+    if (e.count >= minCount) kept.emplace_back(&word, e);
+  }
+  if (kept.empty())
+    throw InputError("no word occurs at least " + std::to_string(minCount) +
+                     " times (the most frequent occurs " + std::to_string(best) +
+                     "); lower --min-count or give a larger corpus");
+  std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
+    return a.second.count != b.second.count ? a.second.count > b.second.count
+                                            : a.second.id < b.second.id;
+  });
+  if (maxVocab > 0 && kept.size() > maxVocab) kept.resize(maxVocab);
+  std::vector<std::string> words;
+  std::vector<std::int64_t> counts;
+  words.reserve(kept.size());
+  counts.reserve(kept.size());
+  if (provisionalToFinal) provisionalToFinal->assign(static_cast<std::size_t>(nextId_), -1);
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    words.push_back(*kept[i].first);
+    counts.push_back(kept[i].second.count);
+    if (provisionalToFinal)
+      (*provisionalToFinal)[static_cast<std::size_t>(kept[i].second.id)] = static_cast<WordId>(i);
+  }
+  return Vocabulary(std::move(words), std::move(counts));
+}
+
+NoiseSampler::NoiseSampler(const std::vector<std::int64_t>& counts, double power)
+    : size_(counts.size()), threshold_(counts.size()), alias_(counts.size()) {
+  const std::size_t n = counts.size();
+  if (n == 0) return;
+  std::vector<double> w(n);
+  double sum = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    sum += (w[i] = std::pow(static_cast<double>(counts[i]), power));
+  // Scale so the mean column is 1; split columns into under- and over-full.
+  std::vector<std::size_t> small, large;
+  for (std::size_t i = 0; i < n; ++i) {
+    w[i] = w[i] * static_cast<double>(n) / sum;
+    (w[i] < 1.0 ? small : large).push_back(i);
+    alias_[i] = static_cast<WordId>(i);
+  }
+  std::vector<double> keep(n, 1.0);
+  while (!small.empty() && !large.empty()) {
+    const std::size_t s = small.back(), l = large.back();
+    small.pop_back();
+    keep[s] = w[s];
+    alias_[s] = static_cast<WordId>(l);
+    w[l] -= 1.0 - w[s];
+    if (w[l] < 1.0) {
+      large.pop_back();
+      small.push_back(l);
+    }
+  }
+  // Leftovers are full columns up to rounding.
+  for (std::size_t i = 0; i < n; ++i) {
+    const double t = std::ldexp(keep[i], 32);
+    threshold_[i] = t >= 4294967295.0 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(std::llround(t));
+    if (keep[i] >= 1.0) alias_[i] = static_cast<WordId>(i);
+  }
+}
+
+double NoiseSampler::probability(WordId id) const {
+  // A column i gives its own word with threshold/2^32 and its alias otherwise.
+  double p = 0;
+  for (std::size_t i = 0; i < size_; ++i) {
+    const double own = std::ldexp(static_cast<double>(threshold_[i]), -32);
+    // The column index is ((hi * n) >> 32): hi values map to columns almost evenly.
+    if (static_cast<WordId>(i) == id) p += own;
+    if (alias_[i] == id) p += 1.0 - own;
+  }
+  return p / static_cast<double>(size_);
+}
+
+}  // namespace posvec

@@ -1,0 +1,390 @@
+#include "posvec/formats.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <random>
+
+#include "posvec/error.hpp"
+#include "test_util.hpp"
+
+using namespace posvec;
+using posvec::test::TempDir;
+using posvec::test::quote;
+using posvec::test::readText;
+using posvec::test::writeText;
+
+namespace {
+
+// Words with 2-, 3- and 4-byte UTF-8 characters, and one longer than word2vec.c's 100 bytes.
+std::vector<std::string> sampleWords() {
+  std::string longWord;
+  for (int i = 0; i < 60; ++i) longWord += "\xC3\xA9";  // é x 60 = 120 bytes
+  return {"the", "caf\xC3\xA9", "\xE6\x97\xA5\xE6\x9C\xAC", "\xF0\x9F\x98\x80", "na\xC3\xAFve", longWord, "x"};
+}
+
+// Random values plus awkward ones: -0, denormal, the float extremes, values
+// whose shortest decimal form needs 9 digits.
+MatrixF sampleMatrix(std::size_t rows, std::size_t cols, unsigned seed = 7) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  MatrixF m(rows, cols);
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j) m(i, j) = dist(rng);
+  const float special[] = {-0.0f, std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max(),
+                           std::numeric_limits<float>::lowest(), std::numeric_limits<float>::min(),
+                           0.1f, 16777217.0f, 1.00000012f};
+  for (std::size_t k = 0; k < std::size(special) && k < rows * cols; ++k) m.data()[k] = special[k];
+  return m;
+}
+
+Embeddings sample() {
+  auto w = sampleWords();
+  return Embeddings(w, sampleMatrix(w.size(), 5), {70, 60, 50, 40, 30, 20, 10});
+}
+
+// Bitwise equality (so -0 and 0 differ, as they should after a round trip).
+bool sameBits(const MatrixF& a, const MatrixF& b) {
+  return a.rows() == b.rows() && a.cols() == b.cols() &&
+         std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0;
+}
+
+std::string leBytes(std::initializer_list<float> values) {
+  std::string s;
+  for (float v : values) {
+    std::uint32_t u;
+    std::memcpy(&u, &v, 4);
+    for (int k = 0; k < 4; ++k) s += static_cast<char>((u >> (8 * k)) & 0xFF);
+  }
+  return s;
+}
+
+bool havePython(const std::string& module) {
+  return std::system(("/usr/bin/python3 -c 'import " + module + "' >/dev/null 2>&1").c_str()) == 0;
+}
+
+// Runs a Python script; returns its stdout (and fails the test on a non-zero exit).
+std::string runPython(const TempDir& dir, const std::string& script) {
+  const std::string py = dir.file("script.py"), out = dir.file("py.out");
+  writeText(py, script);
+  const int rc = std::system(("/usr/bin/python3 " + quote(py) + " >" + quote(out) + " 2>&1").c_str());
+  const std::string text = readText(out);
+  INFO(text);
+  REQUIRE(rc == 0);
+  return text;
+}
+
+template <typename F>
+void requireError(F&& f, const std::string& mustContain) {
+  try {
+    f();
+    FAIL("no exception; expected one mentioning: " << mustContain);
+  } catch (const FormatError& e) {
+    INFO(e.what());
+    CHECK(std::string(e.what()).find(mustContain) != std::string::npos);
+  } catch (const IoError& e) {
+    INFO(e.what());
+    CHECK(std::string(e.what()).find(mustContain) != std::string::npos);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("formats: word2vec binary, text and npy round-trip exactly with UTF-8 words", "[formats]") {
+  TempDir dir;
+  const Embeddings e = sample();
+  for (const char* name : {"v.bin", "v.txt", "v.vec", "v.npy"}) {
+    const std::string path = dir.file(name);
+    saveVectors(e, path);
+    const Embeddings back = loadVectors(path);
+    INFO(name);
+    CHECK(back.words() == e.words());
+    CHECK(sameBits(back.vectors(), e.vectors()));
+    if (std::string(name) == "v.npy") CHECK(back.counts() == e.counts());
+  }
+  CHECK(std::filesystem::exists(dir.file("v.vocab")));
+}
+
+TEST_CASE("formats: the format is detected from the content, not the name", "[formats]") {
+  TempDir dir;
+  const Embeddings e = sample();
+  saveVectors(e, dir.file("a.txt"), VectorFormat::Word2VecBinary);
+  saveVectors(e, dir.file("b.bin"), VectorFormat::Word2VecText);
+  CHECK(detectFormat(dir.file("a.txt")) == VectorFormat::Word2VecBinary);
+  CHECK(detectFormat(dir.file("b.bin")) == VectorFormat::Word2VecText);
+  CHECK(sameBits(loadVectors(dir.file("a.txt")).vectors(), e.vectors()));
+  CHECK(sameBits(loadVectors(dir.file("b.bin")).vectors(), e.vectors()));
+  CHECK_THROWS_AS(saveVectors(e, dir.file("c.weird")), ConfigError);
+  CHECK_THROWS_AS(saveVectors(e, dir.file("c.posvec")), ConfigError);
+  CHECK(parseVectorFormat("txt") == VectorFormat::Word2VecText);
+  CHECK(parseVectorFormat("bin") == VectorFormat::Word2VecBinary);
+  CHECK_THROWS_AS(parseVectorFormat("csv"), ConfigError);
+  CHECK(npyVocabularyPath("/a/b.npy") == "/a/b.vocab");
+  CHECK(npyVocabularyPath("/a/b.dat") == "/a/b.dat.vocab");
+}
+
+TEST_CASE("formats: binary bytes are exactly word2vec.c's layout", "[formats]") {
+  TempDir dir;
+  MatrixF m(2, 2);
+  m << 1.5f, -2.0f, 0.25f, 3.0f;
+  saveVectors(Embeddings({"ab", "\xC3\xA9"}, m), dir.file("g.bin"));
+  const std::string expected = "2 2\nab " + leBytes({1.5f, -2.0f}) + "\n\xC3\xA9 " + leBytes({0.25f, 3.0f}) + "\n";
+  CHECK(readText(dir.file("g.bin")) == expected);
+}
+
+TEST_CASE("formats: text uses the shortest float32 round-trip digits", "[formats]") {
+  TempDir dir;
+  MatrixF m(2, 3);
+  m << 0.1f, -1e-5f, 3.0f, 16777216.0f, 1.00000012f, -0.0f;
+  saveVectors(Embeddings({"a", "b"}, m), dir.file("g.txt"));
+  CHECK(readText(dir.file("g.txt")) == "2 3\na 0.1 -1e-05 3\nb 16777216 1.0000001 -0\n");
+}
+
+TEST_CASE("formats: readers accept what word2vec.c and gensim write", "[formats]") {
+  TempDir dir;
+  // gensim's binary writer puts no newline after a vector; word2vec.c's text
+  // writer ends each value with a space ("%lf ").
+  writeText(dir.file("g.bin"), "2 2\nab " + leBytes({1.5f, -2.0f}) + "cd " + leBytes({0.25f, 3.0f}));
+  const Embeddings b = loadVectors(dir.file("g.bin"));
+  REQUIRE(b.size() == 2);
+  CHECK(b.words()[1] == "cd");
+  CHECK(b.vectors()(1, 1) == 3.0f);
+  writeText(dir.file("c.txt"), "2 3\r\nab 0.100000 -2.000000 +1e3 \r\ncd 1.0 2 3   \n\n");
+  const Embeddings t = loadVectors(dir.file("c.txt"));
+  REQUIRE(t.size() == 2);
+  CHECK(t.vectors()(0, 0) == 0.1f);
+  CHECK(t.vectors()(0, 2) == 1000.0f);
+  CHECK(t.words()[1] == "cd");
+  // gensim keeps the first vector of a repeated word.
+  writeText(dir.file("d.txt"), "3 1\na 1\nb 2\na 3\n");
+  const Embeddings d = loadVectors(dir.file("d.txt"));
+  REQUIRE(d.size() == 2);
+  CHECK(d.vectors()(0, 0) == 1.0f);
+  // An empty vocabulary is a valid file.
+  writeText(dir.file("e.txt"), "0 4\n");
+  CHECK(loadVectors(dir.file("e.txt")).size() == 0);
+}
+
+TEST_CASE("formats: model files keep the full training state", "[formats]") {
+  TempDir dir;
+  ModelState m;
+  m.words = sampleWords();
+  m.counts = {9, 8, 7, 6, 5, 4, 3};
+  m.input = sampleMatrix(7, 4, 1);
+  m.output = sampleMatrix(6, 4, 2);  // hierarchical softmax: V - 1 rows
+  m.config = "dim=4\nwindow=5\n";
+  m.epochsDone = 3;
+  m.epochLosses = {2.5, 2.25, 0.1};
+  saveModel(m, dir.file("m.posvec"));
+  const ModelState r = loadModel(dir.file("m.posvec"));
+  CHECK(r.words == m.words);
+  CHECK(r.counts == m.counts);
+  CHECK(sameBits(r.input, m.input));
+  CHECK(sameBits(r.output, m.output));
+  CHECK(r.config == m.config);
+  CHECK(r.epochsDone == 3);
+  CHECK(r.epochLosses == m.epochLosses);
+  CHECK(detectFormat(dir.file("m.posvec")) == VectorFormat::Model);
+  const Embeddings e = loadVectors(dir.file("m.posvec"));
+  CHECK(e.words() == m.words);
+  CHECK(sameBits(e.vectors(), m.input));
+  CHECK(e.counts() == m.counts);
+  // The file layout: magic then version 1, little-endian.
+  const std::string bytes = readText(dir.file("m.posvec"));
+  CHECK(bytes.substr(0, 12) == std::string("POSVECM1\x01\0\0\0", 12));
+  // A vector file is not a model.
+  saveVectors(e, dir.file("v.bin"));
+  requireError([&] { loadModel(dir.file("v.bin")); }, "not a posvec model");
+  // Inconsistent states are refused before writing.
+  ModelState bad = m;
+  bad.words.pop_back();
+  CHECK_THROWS_AS(saveModel(bad, dir.file("bad.posvec")), InputError);
+  CHECK_FALSE(std::filesystem::exists(dir.file("bad.posvec")));
+}
+
+TEST_CASE("formats: corrupt model headers are rejected without allocating", "[formats]") {
+  TempDir dir;
+  ModelState m;
+  m.words = {"a", "b"};
+  m.input = sampleMatrix(2, 3);
+  m.output = sampleMatrix(2, 3, 3);
+  saveModel(m, dir.file("m.posvec"));
+  const std::string good = readText(dir.file("m.posvec"));
+  auto patched = [&](std::size_t offset, std::uint64_t value, int bytes) {
+    std::string s = good;
+    for (int k = 0; k < bytes; ++k) s[offset + k] = static_cast<char>((value >> (8 * k)) & 0xFF);
+    writeText(dir.file("p.posvec"), s);
+    return dir.file("p.posvec");
+  };
+  requireError([&] { loadModel(patched(0, 'X', 1)); }, "bad magic");
+  requireError([&] { loadModel(patched(8, 7, 4)); }, "version 7");
+  requireError([&] { loadModel(patched(16, std::uint64_t(1) << 40, 8)); }, "truncated or corrupt");
+  requireError([&] { loadModel(patched(24, std::uint64_t(1) << 62, 8)); }, "truncated or corrupt");
+  requireError([&] { loadModel(patched(40, ~std::uint64_t(0), 8)); }, "truncated or corrupt");
+  requireError([&] { loadModel(patched(32, 3, 8)); }, "output rows");
+  requireError([&] { loadVectors(patched(16, std::uint64_t(1) << 40, 8)); }, "truncated or corrupt");
+}
+
+TEST_CASE("formats: truncated files of every format fail cleanly", "[formats]") {
+  TempDir dir;
+  auto w = sampleWords();
+  const Embeddings e(w, sampleMatrix(w.size(), 6, 11));
+  ModelState m;
+  m.words = w;
+  m.input = e.vectors();
+  m.output = sampleMatrix(w.size(), 6, 12);
+  saveModel(m, dir.file("full.posvec"));
+  saveVectors(e, dir.file("full.bin"));
+  saveVectors(e, dir.file("full.txt"));
+  saveVectors(e, dir.file("full.npy"));
+  for (const char* name : {"full.posvec", "full.bin", "full.txt", "full.npy"}) {
+    const std::string bytes = readText(dir.file(name));
+    const std::string ext = std::filesystem::path(name).extension().string();
+    // Text files can lose digits of their last value and stay valid (gensim reads them
+    // too); a binary file may lose its final newline.
+    std::size_t mustFailBelow = bytes.size();
+    if (ext == ".txt") mustFailBelow = bytes.rfind(' ') + 1;
+    if (ext == ".bin") mustFailBelow = bytes.size() - 1;
+    for (std::size_t cut = 0; cut < bytes.size(); cut += 7) {
+      const std::string path = dir.file("cut" + ext);
+      writeText(path, bytes.substr(0, cut));
+      if (ext == ".npy") std::filesystem::copy_file(dir.file("full.vocab"), dir.file("cut.vocab"),
+                                                    std::filesystem::copy_options::overwrite_existing);
+      INFO(name << " cut at " << cut << " of " << bytes.size());
+      bool threw = false;
+      try {
+        loadVectors(path);
+      } catch (const FormatError&) {
+        threw = true;
+      } catch (const IoError&) {
+        threw = true;
+      }
+      if (cut < mustFailBelow) CHECK(threw);
+    }
+  }
+}
+
+TEST_CASE("formats: corrupt vector files name the file and the place", "[formats]") {
+  TempDir dir;
+  const std::string p = dir.file("x.txt");
+  requireError([&] { loadVectors(dir.file("missing.bin")); }, "no such file");
+  requireError([&] { loadVectors(dir.path().string()); }, "directory");
+  writeText(p, "10 2\na 1 2\nb 3 4\nc 5 6\n");
+  requireError([&] { loadVectors(p); }, "header says 10 words but the file ends after 3");
+  writeText(p, "3 2\na 1 2\nb nan 4\nc 5 6\n");
+  requireError([&] { loadVectors(p); }, "line 3: value 1 of 'b' is NaN");
+  writeText(p, "3 2\na 1 2\nb 3 4\nc 5 1e39\n");
+  requireError([&] { loadVectors(p); }, "line 4: value 2 of 'c' is infinite");
+  writeText(p, "3 2\na 1 2\nb 3\nc 5 6\n");
+  requireError([&] { loadVectors(p); }, "line 3: expected 2 values after 'b', found 1");
+  writeText(p, "2 2\na 1 2\nb 3 x4\n");
+  requireError([&] { loadVectors(p); }, "line 3: value 2 of 'b' ('x4') is not a number");
+  writeText(p, "hello world\n");
+  requireError([&] { loadVectors(p); }, "not a word2vec file");
+  writeText(p, "");
+  requireError([&] { loadVectors(p); }, "not a word2vec file");
+  writeText(p, "1000000000000 300\na 1\n");
+  requireError([&] { loadVectors(p); }, "line 2: expected 300 values after 'a', found 1");
+  const std::string b = dir.file("x.bin");
+  writeText(b, "3 2\nab " + leBytes({1, 2}) + "\ncd " + leBytes({3}));
+  requireError([&] { loadVectors(b); }, "word 2 (byte offset");
+  requireError([&] { loadVectors(b); }, "middle of the vector of 'cd'");
+  writeText(b, "2 2\nab " + leBytes({1, 2}) + "\n\xC3 " + leBytes({3, 4}) + "\n");
+  requireError([&] { loadVectors(b); }, "not valid UTF-8");
+  writeText(b, "2 1\nab " + leBytes({1}) + "\ncd " + leBytes({std::nanf("")}) + "\n");
+  requireError([&] { loadVectors(b); }, "word 2 (byte offset 11): value 1 of 'cd' is NaN");
+  writeText(b, "4000000000 300\nab " + leBytes({1, 2}) + "\n");
+  requireError([&] { loadVectors(b); }, "word 1 (byte offset 15): file ends in the middle");
+  writeText(b, "40000000000000000000 300\n");
+  requireError([&] { loadVectors(b); }, "not a word2vec file");
+  // .npy: missing vocabulary, wrong dtype.
+  saveVectors(sample(), dir.file("n.npy"));
+  std::filesystem::remove(dir.file("n.vocab"));
+  requireError([&] { loadVectors(dir.file("n.npy")); }, "vocabulary file");
+}
+
+TEST_CASE("formats: refuses to save what cannot be read back", "[formats]") {
+  TempDir dir;
+  MatrixF m(1, 2);
+  m << 1.0f, std::nanf("");
+  CHECK_THROWS_AS(saveVectors(Embeddings({"a"}, m), dir.file("n.bin")), InputError);
+  CHECK_FALSE(std::filesystem::exists(dir.file("n.bin")));
+  m << 1.0f, 2.0f;
+  CHECK_THROWS_AS(saveVectors(Embeddings({"\xFF"}, m), dir.file("u.txt")), InputError);
+}
+
+TEST_CASE("formats: gensim reads posvec files and posvec reads gensim files", "[formats][gensim]") {
+  if (!havePython("gensim")) POSVEC_SKIP("gensim is not installed for /usr/bin/python3");
+  TempDir dir;
+  const Embeddings e = sample();
+  saveVectors(e, dir.file("p.bin"));
+  saveVectors(e, dir.file("p.txt"));
+  // The expected values as raw little-endian bytes, written without the format code.
+  writeText(dir.file("expected.f32"), std::string(reinterpret_cast<const char*>(e.vectors().data()),
+                                                  e.vectors().size() * sizeof(float)));
+  std::string words;
+  for (const auto& w : e.words()) words += w + "\n";
+  writeText(dir.file("words.txt"), words);
+  const std::string out = runPython(dir, R"(
+import numpy as np, sys
+from gensim.models import KeyedVectors
+d = )" + quote(dir.path().string()) + R"(
+words = open(d + '/words.txt', encoding='utf-8').read().split('\n')[:-1]
+expected = np.fromfile(d + '/expected.f32', dtype='<f4').reshape(len(words), -1)
+for name, binary in (('p.bin', True), ('p.txt', False)):
+    kv = KeyedVectors.load_word2vec_format(d + '/' + name, binary=binary)
+    assert kv.index_to_key == words, (name, kv.index_to_key)
+    assert np.array_equal(kv.vectors.view(np.uint32), expected.view(np.uint32)), name
+# Now gensim writes (deterministic values), and posvec must read the same bits.
+rng = np.random.default_rng(3)
+vecs = rng.standard_normal((6, 9)).astype(np.float32)
+kv = KeyedVectors(9)
+kv.add_vectors(['w%d\u00e9' % i for i in range(6)], vecs)
+kv.save_word2vec_format(d + '/g.bin', binary=True)
+kv.save_word2vec_format(d + '/g.txt', binary=False)
+vecs.astype('<f4').tofile(d + '/g.f32')
+print('ok')
+)");
+  CHECK(out.find("ok") != std::string::npos);
+  const std::string raw = readText(dir.file("g.f32"));
+  for (const char* name : {"g.bin", "g.txt"}) {
+    const Embeddings g = loadVectors(dir.file(name));
+    INFO(name);
+    REQUIRE(g.size() == 6);
+    REQUIRE(g.dim() == 9);
+    CHECK(g.words()[5] == "w5\xC3\xA9");
+    CHECK(std::memcmp(g.vectors().data(), raw.data(), raw.size()) == 0);
+  }
+}
+
+TEST_CASE("formats: numpy.load reads the .npy file and its vocabulary", "[formats][gensim]") {
+  if (!havePython("numpy")) POSVEC_SKIP("numpy is not installed for /usr/bin/python3");
+  TempDir dir;
+  const Embeddings e = sample();
+  saveVectors(e, dir.file("p.npy"));
+  writeText(dir.file("expected.f32"), std::string(reinterpret_cast<const char*>(e.vectors().data()),
+                                                  e.vectors().size() * sizeof(float)));
+  const std::string out = runPython(dir, R"(
+import numpy as np
+d = )" + quote(dir.path().string()) + R"(
+a = np.load(d + '/p.npy')
+assert a.dtype == np.dtype('<f4') and a.shape == (7, 5) and a.flags['C_CONTIGUOUS'], (a.dtype, a.shape)
+assert np.array_equal(a.view(np.uint32), np.fromfile(d + '/expected.f32', dtype='<f4').reshape(7, 5).view(np.uint32))
+vocab = [l.split(' ') for l in open(d + '/p.vocab', encoding='utf-8').read().split('\n')[:-1]]
+assert [int(c) for w, c in vocab] == [70, 60, 50, 40, 30, 20, 10], vocab
+assert vocab[1][0] == 'caf\u00e9'
+# numpy's own files (float64, Fortran order) load too.
+np.save(d + '/f.npy', np.asfortranarray(np.arange(6, dtype=np.float64).reshape(2, 3)))
+open(d + '/f.vocab', 'w').write('a 1\nb 2\n')
+print('ok')
+)");
+  CHECK(out.find("ok") != std::string::npos);
+  const Embeddings f = loadVectors(dir.file("f.npy"));
+  REQUIRE(f.size() == 2);
+  REQUIRE(f.dim() == 3);
+  CHECK(f.vectors()(1, 0) == 3.0f);
+  CHECK(f.vectors()(0, 2) == 2.0f);
+  CHECK(f.counts() == std::vector<std::int64_t>{1, 2});
+}

@@ -1,0 +1,239 @@
+#include "posvec/tokenizer.hpp"
+
+#include <catch2/catch.hpp>
+#include <set>
+#include <sstream>
+
+#include "posvec/error.hpp"
+#include "test_util.hpp"
+
+using namespace posvec;
+using posvec::test::TempDir;
+using Sentences = std::vector<Sentence>;
+
+namespace {
+
+Sentences tok(const std::string& text, TokenizerOptions o = {}) { return Tokenizer(o).tokenize(text); }
+
+TokenizerOptions withLocale(const std::string& locale) {
+  TokenizerOptions o;
+  o.locale = locale;
+  return o;
+}
+
+// Streams `text` through an istream with the given chunk size.
+Sentences streamed(const std::string& text, TokenizerOptions o) {
+  Sentences out;
+  std::istringstream in(text);
+  Tokenizer(o).tokenize(in, [&](Sentence&& s) { out.push_back(std::move(s)); });
+  return out;
+}
+
+// Text mixing everything the chunked reader must carry over: multi-byte
+// characters (2, 3 and 4 bytes), abbreviations, line breaks inside paragraphs,
+// paragraph breaks, CRLF, quotes, "rug.The" joins.
+const std::string kMixed =
+    "The black cat sat on the rug.The dog did not.\r\nMr. Smith went to the U.S. in 1999. "
+    "\"Don't,\" she said.\n\n"
+    "¿Dónde está el niño? ¡Aquí! Die Straße ist groß... 😀 👍🏽 ok.\n"
+    "我喜欢自然语言处理。今天天气很好！ Prices rose 3.14% to 1,000 dollars\n"
+    "\n\n  Last paragraph without an end";
+
+}  // namespace
+
+TEST_CASE("tokenizer: English prose as NLTK's sent_tokenize + word_tokenize + lower()",
+          "[tokenizer]") {
+  // Expected lists written by hand from NLTK's conventions.
+  CHECK(tok("The black cat sat on the rug.The cat did not cross. It was wet.") ==
+        Sentences{{"the", "black", "cat", "sat", "on", "the", "rug.the", "cat", "did", "not", "cross", "."},
+                  {"it", "was", "wet", "."}});
+  CHECK(tok("Mr. Smith went to the U.S. yesterday.") ==
+        Sentences{{"mr.", "smith", "went", "to", "the", "u.s.", "yesterday", "."}});
+  CHECK(tok("I don't know; they're sure the cat's toy can't fit.") ==
+        Sentences{{"i", "do", "n't", "know", ";", "they", "'re", "sure", "the", "cat", "'s", "toy",
+                   "ca", "n't", "fit", "."}});
+  CHECK(tok("\"Hello,\" he said (quietly).") ==
+        Sentences{{"``", "hello", ",", "''", "he", "said", "(", "quietly", ")", "."}});
+  CHECK(tok("A well-known fact... and/or not -- maybe!") ==
+        Sentences{{"a", "well-known", "fact", "...", "and/or", "not", "--", "maybe", "!"}});
+  CHECK(tok("Pi is 3.14 and 1,000 people paid $5.") ==
+        Sentences{{"pi", "is", "3.14", "and", "1,000", "people", "paid", "$", "5", "."}});
+}
+
+TEST_CASE("tokenizer: newlines inside a paragraph are spaces, blank lines end sentences",
+          "[tokenizer]") {
+  CHECK(tok("The cat\nsat on\r\nthe mat.\n") == Sentences{{"the", "cat", "sat", "on", "the", "mat", "."}});
+  CHECK(tok("Title line\n\n   \nBody text here") ==
+        Sentences{{"title", "line"}, {"body", "text", "here"}});
+  CHECK(tok("one\rtwo") == Sentences{{"one", "two"}});
+}
+
+TEST_CASE("tokenizer: the study text gives NLTK's 149 sentences and 23 distinct tokens",
+          "[tokenizer]") {
+  const std::string path = posvec::test::sharedData("study-text.txt");
+  if (path.empty()) POSVEC_SKIP("shared data study-text.txt is absent");
+  std::size_t sentences = 0;
+  std::set<std::string> vocab;
+  Tokenizer().tokenizeFile(path, [&](Sentence&& s) {
+    ++sentences;
+    vocab.insert(s.begin(), s.end());
+  });
+  CHECK(sentences == 149);
+  CHECK(vocab.size() == 23);
+  CHECK(vocab.count("rug.the") == 1);
+  CHECK(vocab.count("wet.the") == 1);
+  CHECK(vocab.count(".") == 1);
+}
+
+TEST_CASE("tokenizer: keep case, no punctuation, whitespace mode", "[tokenizer]") {
+  TokenizerOptions keep;
+  keep.lowercase = false;
+  CHECK(tok("The Cat's HAT.", keep) == Sentences{{"The", "Cat", "'s", "HAT", "."}});
+
+  TokenizerOptions noPunct;
+  noPunct.keepPunctuation = false;
+  CHECK(tok("\"Hi,\" she said... Really?! $5 (ok).", noPunct) ==
+        Sentences{{"hi", "she", "said"}, {"really"}, {"$", "5", "ok"}});
+
+  TokenizerOptions ws;
+  ws.mode = TokenizerOptions::Mode::Whitespace;
+  CHECK(tok("The cat's  rug.The\tDog\r\n\n  Über , x\n", ws) ==
+        Sentences{{"the", "cat's", "rug.the", "dog"}, {"über", ",", "x"}});
+  ws.keepPunctuation = false;
+  ws.lowercase = false;
+  CHECK(tok("A , B .\n", ws) == Sentences{{"A", "B"}});
+}
+
+TEST_CASE("tokenizer: Spanish, German, French accents and case mapping", "[tokenizer]") {
+  CHECK(tok("¿Dónde está el niño? ¡Qué bien!", withLocale("es")) ==
+        Sentences{{"¿", "dónde", "está", "el", "niño", "?"}, {"¡", "qué", "bien", "!"}});
+  // ẞ (capital sharp s) lowercases to ß; STRASSE to strasse (full case mapping).
+  CHECK(tok("Die STRASSE und ẞ sind groß.", withLocale("de")) ==
+        Sentences{{"die", "strasse", "und", "ß", "sind", "groß", "."}});
+  CHECK(tok("C'est « ÉTÉ » à Paris.", withLocale("fr")) ==
+        Sentences{{"c'est", "«", "été", "»", "à", "paris", "."}});
+  // Locale-specific lowercasing: dotted/dotless i in Turkish, combining dot elsewhere.
+  CHECK(tok("İSTANBUL DIŞ", withLocale("tr")) == Sentences{{"istanbul", "dış"}});
+  CHECK(tok("İ", withLocale("en")) == Sentences{{"i\xCC\x87"}});
+}
+
+TEST_CASE("tokenizer: Chinese and Japanese use ICU's dictionary segmentation", "[tokenizer]") {
+  CHECK(tok("我喜欢自然语言处理。今天天气很好！", withLocale("zh")) ==
+        Sentences{{"我", "喜欢", "自然", "语言", "处理", "。"}, {"今天", "天气", "很好", "！"}});
+  const auto ja = tok("東京に住んでいます。日本語を勉強します。", withLocale("ja"));
+  REQUIRE(ja.size() == 2);
+  CHECK(ja[0].front() == "東京");
+  CHECK(ja[0].back() == "。");
+  CHECK(ja[1].front() == "日本語");
+}
+
+TEST_CASE("tokenizer: emoji and numbers stay whole", "[tokenizer]") {
+  CHECK(tok("Great 😀 👍🏽 👨‍👩‍👧 🇫🇷 day") ==
+        Sentences{{"great", "😀", "👍🏽", "👨‍👩‍👧", "🇫🇷", "day"}});
+  CHECK(tok("It costs 1,000.50 or 3.14 or 10%") ==
+        Sentences{{"it", "costs", "1,000.50", "or", "3.14", "or", "10", "%"}});
+}
+
+TEST_CASE("tokenizer: the same sentences whatever the chunk size", "[tokenizer]") {
+  const Sentences whole = tok(kMixed);
+  REQUIRE(whole.size() == 10);
+  CHECK(whole[0] == Sentence{"the", "black", "cat", "sat", "on", "the", "rug.the", "dog", "did", "not", "."});
+  CHECK(whole[1] == Sentence{"mr.", "smith", "went", "to", "the", "u.s.", "in", "1999", "."});
+  CHECK(whole.back() == Sentence{"last", "paragraph", "without", "an", "end"});
+  for (std::size_t chunk = 1; chunk <= 64; ++chunk) {
+    TokenizerOptions o;
+    o.chunkBytes = chunk;
+    INFO("chunk " << chunk);
+    CHECK(streamed(kMixed, o) == whole);
+    o.mode = TokenizerOptions::Mode::Whitespace;
+    TokenizerOptions wsWhole;
+    wsWhole.mode = TokenizerOptions::Mode::Whitespace;
+    CHECK(streamed(kMixed, o) == tok(kMixed, wsWhole));
+  }
+}
+
+TEST_CASE("tokenizer: threads give the same output as one thread", "[tokenizer]") {
+  // Many small batches with many sentences each, so the parallel path runs.
+  std::string text;
+  for (int i = 0; i < 300; ++i) text += kMixed + (i % 3 ? " " : "\n\n");
+  TokenizerOptions one;
+  one.chunkBytes = 7777;
+  const Sentences expected = streamed(text, one);
+  REQUIRE(expected.size() > 2000);
+  for (int threads : {2, 3}) {
+    TokenizerOptions o = one;
+    o.threads = threads;
+    CHECK(streamed(text, o) == expected);
+    o.mode = TokenizerOptions::Mode::Whitespace;
+    one.mode = TokenizerOptions::Mode::Whitespace;
+    CHECK(streamed(text, o) == streamed(text, one));
+    one.mode = TokenizerOptions::Mode::Icu;
+  }
+}
+
+TEST_CASE("tokenizer: a text without sentence ends is cut, memory stays bounded", "[tokenizer]") {
+  std::string text;
+  while (text.size() < 2500000) text += "word ";
+  TokenizerOptions o;
+  o.chunkBytes = 65536;
+  const Sentences s = streamed(text, o);
+  REQUIRE(s.size() == 3);  // 1 MiB, 1 MiB, the rest
+  std::size_t words = 0;
+  for (const auto& x : s) words += x.size();
+  CHECK(words == 500000);
+  o.chunkBytes = 1 << 20;
+  CHECK(streamed(text, o) == s);
+}
+
+TEST_CASE("tokenizer: invalid UTF-8, BOM, empty input", "[tokenizer]") {
+  try {
+    tok("abc d\xC3(e");
+    FAIL("no exception");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("byte offset 5") != std::string::npos);
+  }
+  // Truncated sequence at the end, overlong form, surrogate.
+  CHECK_THROWS_AS(tok("abc\xE2\x82"), InputError);
+  CHECK_THROWS_AS(tok("a\xC0\xAF"), InputError);
+  CHECK_THROWS_AS(tok("a\xED\xA0\x80"), InputError);
+  TokenizerOptions rep;
+  rep.replaceInvalid = true;
+  rep.keepPunctuation = false;
+  // One U+FFFD per maximal invalid subpart (E2 82 is one, FF is another).
+  CHECK(tok("ab\xE2\x82 c\xFF", rep) == Sentences{{"ab", "\xEF\xBF\xBD", "c", "\xEF\xBF\xBD"}});
+  CHECK(tok("\xEF\xBB\xBFHello world") == Sentences{{"hello", "world"}});
+  CHECK(tok("").empty());
+  CHECK(tok("\xEF\xBB\xBF \n\n \r\n").empty());
+  // Offsets count from the start of the stream, across chunks.
+  TokenizerOptions small;
+  small.chunkBytes = 3;
+  try {
+    streamed("Hello world. \xF0\x9F\x98\x80 ok \x80", small);
+    FAIL("no exception");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("byte offset 21") != std::string::npos);
+  }
+}
+
+TEST_CASE("tokenizer: files, stdin name, missing files and directories", "[tokenizer]") {
+  TempDir dir;
+  posvec::test::writeText(dir.file("a.txt"), "One two. Three!");
+  Sentences got;
+  Tokenizer().tokenizeFile(dir.file("a.txt"), [&](Sentence&& s) { got.push_back(s); });
+  CHECK(got == Sentences{{"one", "two", "."}, {"three", "!"}});
+  const auto sink = [](Sentence&&) {};
+  CHECK_THROWS_AS(Tokenizer().tokenizeFile(dir.file("missing.txt"), sink), IoError);
+  CHECK_THROWS_AS(Tokenizer().tokenizeFile(dir.path().string(), sink), IoError);
+}
+
+TEST_CASE("tokenizer: options are validated", "[tokenizer]") {
+  TokenizerOptions o;
+  o.chunkBytes = 0;
+  CHECK_THROWS_AS(Tokenizer(o), ConfigError);
+  o = {};
+  o.threads = -1;
+  CHECK_THROWS_AS(Tokenizer(o), ConfigError);
+  o = {};
+  o.locale = "";
+  CHECK_THROWS_AS(Tokenizer(o), ConfigError);
+}

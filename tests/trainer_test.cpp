@@ -1,0 +1,276 @@
+#include "posvec/trainer.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <random>
+
+#include "kernels.hpp"
+#include "posvec/error.hpp"
+#include "test_util.hpp"
+
+using namespace posvec;
+
+namespace {
+
+constexpr int kClasses = 6, kPerClass = 12;
+
+std::string wordOf(int cls, int i) { return "c" + std::to_string(cls) + "w" + std::to_string(i); }
+
+// Planted structure: each sentence talks about one class (its words share
+// contexts), sprinkled with function words every class uses.
+std::vector<Sentence> plantedCorpus(unsigned seed, int sentences = 2500) {
+  std::mt19937 gen(seed);
+  const std::vector<std::string> function{"the", "a", "of", "and"};
+  std::vector<Sentence> out;
+  for (int s = 0; s < sentences; ++s) {
+    const int cls = static_cast<int>(gen() % kClasses);
+    const int len = 6 + static_cast<int>(gen() % 8);
+    Sentence sent;
+    for (int t = 0; t < len; ++t) {
+      if (gen() % 5 == 0)
+        sent.push_back(function[gen() % function.size()]);
+      else
+        sent.push_back(wordOf(cls, static_cast<int>(gen() % kPerClass)));
+    }
+    out.push_back(std::move(sent));
+  }
+  return out;
+}
+
+// Fraction of class words whose nearest neighbour (cosine, all words) is in the same class.
+double plantedAccuracy(const ModelState& model) {
+  const Embeddings e = embeddingsOf(model);
+  int good = 0, total = 0;
+  for (int c = 0; c < kClasses; ++c) {
+    for (int i = 0; i < kPerClass; ++i) {
+      const auto nn = e.nearest(wordOf(c, i), 1);
+      REQUIRE(nn.size() == 1);
+      ++total;
+      good += nn[0].word.rfind("c" + std::to_string(c) + "w", 0) == 0;
+    }
+  }
+  return static_cast<double>(good) / total;
+}
+
+TrainConfig smallConfig() {
+  TrainConfig c;
+  c.dim = 24;
+  c.epochs = 5;
+  c.minCount = 1;
+  c.sample = 0;
+  c.threads = 1;
+  c.seed = 7;
+  return c;
+}
+
+bool sameMatrix(const MatrixF& a, const MatrixF& b) {
+  return a.rows() == b.rows() && a.cols() == b.cols() &&
+         std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<std::size_t>(a.size())) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("trainer skip-gram puts planted classes together and the loss falls", "[trainer]") {
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(1, 500));
+  std::vector<EpochReport> reports;
+  TrainObserver obs;
+  obs.epochEnd = [&](const EpochReport& r) { reports.push_back(r); };
+  const ModelState m = train(corpus, smallConfig(), obs);
+  CHECK(m.words.size() == kClasses * kPerClass + 4);
+  CHECK(m.epochsDone == 5);
+  REQUIRE(m.epochLosses.size() == 5);
+  REQUIRE(reports.size() == 5);
+  for (std::size_t i = 0; i < 5; ++i) {
+    CHECK(reports[i].loss == m.epochLosses[i]);
+    CHECK(reports[i].words ==
+          static_cast<std::int64_t>(
+              m.counts.size() ? std::accumulate(m.counts.begin(), m.counts.end(), std::int64_t{0})
+                              : 0));
+  }
+  // The untrained loss is (1 + negative) * log 2 (all dot products start at 0); it must fall.
+  CHECK(m.epochLosses[0] < 6 * std::log(2.0));
+  for (std::size_t i = 1; i < 5; ++i) CHECK(m.epochLosses[i] < m.epochLosses[i - 1]);
+  CHECK(plantedAccuracy(m) >= 0.9);
+}
+
+TEST_CASE("trainer CBOW and hierarchical softmax also find the planted classes", "[trainer]") {
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(2));
+  struct Case {
+    Architecture arch;
+    Loss loss;
+    double alpha;
+  };
+  for (const Case k : {Case{Architecture::SkipGram, Loss::HierarchicalSoftmax, 0.025},
+                       Case{Architecture::Cbow, Loss::NegativeSampling, 0.05},
+                       Case{Architecture::Cbow, Loss::HierarchicalSoftmax, 0.05}}) {
+    TrainConfig c = smallConfig();
+    c.architecture = k.arch;
+    c.loss = k.loss;
+    c.alpha = k.alpha;
+    const ModelState m = train(corpus, c);
+    INFO("architecture " << static_cast<int>(k.arch) << " loss " << static_cast<int>(k.loss));
+    if (k.loss == Loss::HierarchicalSoftmax)
+      CHECK(m.output.rows() == static_cast<Eigen::Index>(m.words.size()) - 1);
+    CHECK(m.epochLosses.back() < m.epochLosses.front());
+    CHECK(plantedAccuracy(m) >= 0.9);
+  }
+}
+
+TEST_CASE("trainer with one thread is bitwise deterministic; two threads still learn",
+          "[trainer]") {
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(3, 1500));
+  TrainConfig c = smallConfig();
+  c.sample = 1e-2;
+  c.epochs = 2;
+  const ModelState a = train(corpus, c), b = train(corpus, c);
+  CHECK(sameMatrix(a.input, b.input));
+  CHECK(sameMatrix(a.output, b.output));
+  CHECK(a.epochLosses == b.epochLosses);
+  c.seed = 8;
+  const ModelState other = train(corpus, c);
+  CHECK_FALSE(sameMatrix(a.input, other.input));
+  c.threads = 2;
+  c.epochs = 5;
+  c.sample = 0;
+  const ModelState two = train(CorpusSource::fromSentences(plantedCorpus(1)), c);
+  CHECK(plantedAccuracy(two) >= 0.9);
+}
+
+TEST_CASE("trainer initialisation depends on the seed, not on the thread count", "[trainer]") {
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(4, 300));
+  TrainConfig c = smallConfig();
+  TrainObserver stopAtOnce;
+  stopAtOnce.stopRequested = [] { return true; };
+  c.threads = 1;
+  const ModelState one = train(corpus, c, stopAtOnce);
+  c.threads = 2;
+  const ModelState two = train(corpus, c, stopAtOnce);
+  c.threads = 5;
+  const ModelState five = train(corpus, c, stopAtOnce);
+  CHECK(one.epochsDone == 0);
+  CHECK(sameMatrix(one.input, two.input));
+  CHECK(sameMatrix(one.input, five.input));
+  CHECK(one.output.isZero());
+  // Uniform in [-0.5/dim, 0.5/dim), no row left at zero, mean near 0.
+  const float bound = 0.5f / static_cast<float>(c.dim);
+  CHECK(one.input.maxCoeff() < bound);
+  CHECK(one.input.minCoeff() >= -bound);
+  for (Eigen::Index r = 0; r < one.input.rows(); ++r) CHECK(one.input.row(r).squaredNorm() > 0);
+  CHECK(std::abs(one.input.mean()) < bound / 10);
+}
+
+TEST_CASE("trainer resume continues the schedule bitwise", "[trainer]") {
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(5, 800));
+  TrainConfig c = smallConfig();
+  c.epochs = 3;
+  c.sample = 1e-2;
+  const ModelState full = train(corpus, c);
+
+  int asked = 0;
+  TrainObserver stopAfterTwo;
+  stopAfterTwo.stopRequested = [&] { return asked++ == 2; };
+  ModelState part = train(corpus, c, stopAfterTwo);
+  REQUIRE(part.epochsDone == 2);
+  CHECK_FALSE(sameMatrix(part.input, full.input));
+  resumeTraining(part, corpus, 1);
+  CHECK(part.epochsDone == 3);
+  CHECK(sameMatrix(part.input, full.input));
+  CHECK(sameMatrix(part.output, full.output));
+  CHECK(part.epochLosses == full.epochLosses);
+  CHECK(part.config == full.config);
+
+  // Resuming a finished 3-epoch model for 2 more: the stored schedule becomes 5 epochs.
+  ModelState more = full;
+  std::vector<double> alphas;
+  TrainObserver watch;
+  resumeTraining(more, corpus, 2, watch);
+  CHECK(more.epochsDone == 5);
+  CHECK(TrainConfig::deserialize(more.config).epochs == 5);
+  CHECK(more.epochLosses.size() == 5);
+  CHECK_THROWS_AS(resumeTraining(more, corpus, 0), ConfigError);
+}
+
+TEST_CASE("trainer reads pre-tokenized files exactly like the same sentences in memory",
+          "[trainer]") {
+  test::TempDir dir;
+  const auto sentences = plantedCorpus(6, 600);
+  std::string text;
+  for (std::size_t i = 0; i < sentences.size(); ++i) {
+    // Varied whitespace, CRLF and blank lines must not matter.
+    for (std::size_t j = 0; j < sentences[i].size(); ++j)
+      text += (j ? (j % 3 ? " " : " \t ") : "") + sentences[i][j];
+    text += i % 4 == 0 ? "\r\n\n" : "\n";
+  }
+  // Split over two files at a sentence boundary.
+  const auto half = text.find('\n', text.size() / 2) + 1;
+  test::writeText(dir.file("a.txt"), text.substr(0, half));
+  test::writeText(dir.file("b.txt"), text.substr(half));
+  TrainConfig c = smallConfig();
+  c.epochs = 2;
+  c.minCount = 2;
+  const ModelState fromFiles =
+      train(CorpusSource::fromFiles({dir.file("a.txt"), dir.file("b.txt")}, true), c);
+  const ModelState fromMemory = train(CorpusSource::fromSentences(sentences), c);
+  CHECK(fromFiles.words == fromMemory.words);
+  CHECK(fromFiles.counts == fromMemory.counts);
+  CHECK(sameMatrix(fromFiles.input, fromMemory.input));
+}
+
+TEST_CASE("trainer reports unusable input with clear errors", "[trainer]") {
+  test::TempDir dir;
+  TrainConfig c = smallConfig();
+  CHECK_THROWS_AS(train(CorpusSource::fromFiles({dir.file("missing.txt")}, true), c), IoError);
+  test::writeText(dir.file("empty.txt"), "\n  \n\t\n");
+  try {
+    train(CorpusSource::fromFiles({dir.file("empty.txt")}, true), c);
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("empty.txt") != std::string::npos);
+  }
+  c.minCount = 50;
+  CHECK_THROWS_AS(train(CorpusSource::fromSentences({{"a", "b"}, {"a"}}), c), InputError);
+  c = smallConfig();
+  c.dim = 0;
+  CHECK_THROWS_AS(train(CorpusSource::fromSentences({{"a", "b"}}), c), ConfigError);
+  c = smallConfig();
+  c.loss = Loss::HierarchicalSoftmax;
+  CHECK_THROWS_AS(train(CorpusSource::fromSentences({{"a", "a"}}), c), InputError);
+
+  // A model whose matrices don't match its vocabulary is refused, not trained.
+  ModelState m = train(CorpusSource::fromSentences(plantedCorpus(7, 100)), smallConfig());
+  ModelState broken = m;
+  broken.input.conservativeResize(broken.input.rows() - 1, Eigen::NoChange);
+  CHECK_THROWS_AS(resumeTraining(broken, CorpusSource::fromSentences(plantedCorpus(7, 100)), 1),
+                  FormatError);
+  broken = m;
+  broken.config = "dim=12\n";
+  CHECK_THROWS_AS(resumeTraining(broken, CorpusSource::fromSentences(plantedCorpus(7, 100)), 1),
+                  FormatError);
+  broken = m;
+  broken.config = "garbage";
+  CHECK_THROWS_AS(resumeTraining(broken, CorpusSource::fromSentences(plantedCorpus(7, 100)), 1),
+                  FormatError);
+  // Exceptions thrown by the observer inside the OpenMP region reach the caller.
+  TrainObserver throwing;
+  throwing.epochEnd = [](const EpochReport&) { throw InputError("stop"); };
+  CHECK_THROWS_AS(
+      train(CorpusSource::fromSentences(plantedCorpus(7, 100)), smallConfig(), throwing),
+      InputError);
+  TrainObserver throwingProgress;
+  throwingProgress.progress = [](const TrainProgress&) { throw IoError("progress failed"); };
+  TrainConfig twoThreads = smallConfig();
+  twoThreads.threads = 2;
+  CHECK_THROWS_AS(
+      train(CorpusSource::fromSentences(plantedCorpus(7, 3000)), twoThreads, throwingProgress),
+      IoError);
+}
+
+TEST_CASE("trainer sigmoid and softplus tables match the exact functions", "[trainer]") {
+  detail::Sigmoid s;
+  for (double x = -12; x <= 12; x += 0.0137) {
+    const double sig = 1 / (1 + std::exp(-x));
+    const double sp = std::log1p(std::exp(x));
+    if (std::abs(x) < 8) CHECK(std::abs(s.sigmoid(static_cast<float>(x)) - sig) < 2e-5);
+    CHECK(std::abs(s.softplus(static_cast<float>(x)) - sp) < 2e-5 * std::max(1.0, std::abs(sp)));
+  }
+}

@@ -1,0 +1,107 @@
+// posvec tokenize: raw UTF-8 text to one sentence a line, tokens separated by
+// one space (the input format of word2vec.c, fastText and `posvec train`).
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli.hpp"
+#include "posvec/error.hpp"
+#include "posvec/io.hpp"
+#include "posvec/tokenizer.hpp"
+
+namespace {
+
+struct Options {
+  std::string input;
+  std::string output = "-";
+  bool keepCase = false;
+  bool noPunct = false;
+  bool pretokenized = false;
+  bool replaceInvalid = false;
+  int threads = 0;
+  std::string locale = "en";
+  std::size_t chunkBytes = std::size_t{1} << 20;
+};
+
+// Writes sentences to `out` through a buffer and reports progress.
+void run(const Options& o, std::ostream& out) {
+  posvec::TokenizerOptions to;
+  to.mode = o.pretokenized ? posvec::TokenizerOptions::Mode::Whitespace
+                           : posvec::TokenizerOptions::Mode::Icu;
+  to.lowercase = !o.keepCase;
+  to.keepPunctuation = !o.noPunct;
+  to.replaceInvalid = o.replaceInvalid;
+  to.threads = o.threads;
+  to.locale = o.locale;
+  to.chunkBytes = o.chunkBytes;
+  const posvec::Tokenizer tokenizer(to);
+
+  const auto start = std::chrono::steady_clock::now();
+  posvec::cli::ProgressLine progress;
+  std::string buf;
+  std::size_t sentences = 0, tokens = 0;
+  auto flush = [&] {
+    out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+    if (!out) throw posvec::IoError("cannot write the tokenized output (disk full or closed pipe?)");
+    buf.clear();
+  };
+  tokenizer.tokenizeFile(o.input, [&](posvec::Sentence&& s) {
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (i) buf.push_back(' ');
+      buf += s[i];
+    }
+    buf.push_back('\n');
+    ++sentences;
+    tokens += s.size();
+    if (buf.size() >= (std::size_t{1} << 20)) {
+      flush();
+      progress.update("tokenize: " + std::to_string(sentences) + " sentences, " +
+                      std::to_string(tokens) + " tokens");
+    }
+  });
+  flush();
+  out.flush();
+  if (!out) throw posvec::IoError("cannot write the tokenized output (disk full or closed pipe?)");
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  char tail[64];
+  std::snprintf(tail, sizeof tail, " in %.2f s", secs);
+  progress.finish("tokenize: " + std::to_string(sentences) + " sentences, " +
+                  std::to_string(tokens) + " tokens" + tail);
+}
+
+posvec::cli::Registrar reg(10, [](CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  auto* sub = app.add_subcommand(
+      "tokenize",
+      "Split raw UTF-8 text into sentences and tokens (ICU), lowercased, one sentence a line");
+  sub->add_option("input", o->input, "Text file to tokenize ('-' reads standard input)")->required();
+  sub->add_option("-o,--output", o->output, "Output file, written atomically ('-' is standard output)")
+      ->capture_default_str();
+  sub->add_flag("--keep-case", o->keepCase, "Keep the original case (default: ICU full lowercasing)");
+  sub->add_flag("--no-punct", o->noPunct, "Drop tokens made only of punctuation");
+  sub->add_flag("--pretokenized", o->pretokenized,
+                "Input is already one sentence a line, tokens separated by spaces (no ICU "
+                "segmentation; as word2vec.c and fastText read it)");
+  sub->add_flag("--replace-invalid", o->replaceInvalid,
+                "Replace invalid UTF-8 with U+FFFD instead of stopping with an error");
+  sub->add_option("-t,--threads", o->threads, "Threads (0 = all cores); the output does not depend on it")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
+  sub->add_option("--locale", o->locale, "ICU locale for segmentation and case mapping (en, de, tr, zh, ja...)")
+      ->capture_default_str();
+  sub->add_option("--chunk-size", o->chunkBytes, "Bytes read at a time; the output does not depend on it")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
+  sub->callback([o] {
+    if (o->output.empty() || o->output == "-") {
+      run(*o, std::cout);
+    } else {
+      posvec::writeFileAtomically(o->output, [&](std::ostream& out) { run(*o, out); });
+    }
+  });
+});
+
+}  // namespace
