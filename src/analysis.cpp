@@ -38,9 +38,9 @@ std::string scaleLabel(double factor, std::size_t dim) {
 }  // namespace
 
 const std::vector<std::string>& studySentenceWords() {
-  static const std::vector<std::string> words = {"the", "black", "cat",  "sat",   "on",  "the",
-                                                 "couch", "and", "the",  "brown", "dog", "slept",
-                                                 "on",  "the",   "rug",  "."};
+  static const std::vector<std::string> words = {"the",   "black", "cat", "sat",   "on",  "the",
+                                                 "couch", "and",   "the", "brown", "dog", "slept",
+                                                 "on",    "the",   "rug", "."};
   return words;
 }
 
@@ -51,10 +51,10 @@ WordAt parseWordAt(const std::string& text) {
   WordAt w;
   w.word = text.substr(0, colon);
   const std::string pos = text.substr(colon + 1);
-  if (w.word.empty()) throw ConfigError("--pair '" + text + "' has an empty word: write WORD:POSITION");
-  if (pos.empty() || pos.size() > 12 || !std::all_of(pos.begin(), pos.end(), [](char c) {
-        return c >= '0' && c <= '9';
-      }))
+  if (w.word.empty())
+    throw ConfigError("--pair '" + text + "' has an empty word: write WORD:POSITION");
+  if (pos.empty() || pos.size() > 12 ||
+      !std::all_of(pos.begin(), pos.end(), [](char c) { return c >= '0' && c <= '9'; }))
     throw ConfigError("--pair '" + text + "': position '" + pos +
                       "' is not a non-negative integer (write WORD:POSITION, e.g. black:2)");
   w.position = std::stoll(pos);
@@ -106,8 +106,8 @@ std::vector<PairSimilarity> studySimilarities(const Embeddings& embeddings,
         r.scale = factor;
         r.word = word;
         r.positional = encoders[k].similarity(words[i].position, words[j].position);
-        r.combined = combinedSimilarity(vectors[i], words[i].position, vectors[j], words[j].position,
-                                        encoders[k], factor);
+        r.combined = combinedSimilarity(vectors[i], words[i].position, vectors[j],
+                                        words[j].position, encoders[k], factor);
         out.push_back(r);
       }
     }
@@ -131,7 +131,8 @@ std::vector<double> distanceProfile(const PositionalEncoder& encoder, std::int64
                                     std::size_t len) {
   std::vector<double> out(len);
   const Eigen::RowVectorXd ref = encoder.row(p);
-  for (std::size_t q = 0; q < len; ++q) out[q] = cosineD(ref, encoder.row(static_cast<std::int64_t>(q)));
+  for (std::size_t q = 0; q < len; ++q)
+    out[q] = cosineD(ref, encoder.row(static_cast<std::int64_t>(q)));
   return out;
 }
 
@@ -154,15 +155,18 @@ BinaryCounting binaryCounting(std::size_t positions, std::size_t bits, int sampl
   BinaryCounting c;
   c.samplesPerPosition = samplesPerPosition;
   c.bits = MatrixD::Zero(static_cast<Eigen::Index>(positions), static_cast<Eigen::Index>(bits));
-  const auto rows = static_cast<Eigen::Index>(positions * static_cast<std::size_t>(samplesPerPosition) + 1);
+  const auto rows =
+      static_cast<Eigen::Index>(positions * static_cast<std::size_t>(samplesPerPosition) + 1);
   c.waves = MatrixD::Zero(rows, static_cast<Eigen::Index>(bits));
   for (std::size_t k = 0; k < bits; ++k) {
     for (std::size_t p = 0; p < positions; ++p)
-      c.bits(static_cast<Eigen::Index>(p), static_cast<Eigen::Index>(k)) = static_cast<double>((p >> k) & 1u);
+      c.bits(static_cast<Eigen::Index>(p), static_cast<Eigen::Index>(k)) =
+          static_cast<double>((p >> k) & 1u);
     const double half = std::ldexp(1.0, static_cast<int>(k));  // 2^k: half the period
     for (Eigen::Index r = 0; r < rows; ++r) {
       const double x = static_cast<double>(r) / samplesPerPosition;
-      c.waves(r, static_cast<Eigen::Index>(k)) = 0.5 - 0.5 * std::cos(std::numbers::pi * (x - half / 2) / half);
+      c.waves(r, static_cast<Eigen::Index>(k)) =
+          0.5 - 0.5 * std::cos(std::numbers::pi * (x - half / 2) / half);
     }
   }
   return c;
@@ -210,9 +214,11 @@ std::vector<TrainingPoint> trainingSweep(const std::vector<Sentence>& sentences,
       throw ConfigError("training sweep: corpus fraction " + std::to_string(fraction) +
                         " is not in (0, 1]");
     const auto n = std::max<std::size_t>(
-        1, static_cast<std::size_t>(std::llround(fraction * static_cast<double>(sentences.size()))));
-    std::vector<Sentence> part(sentences.begin(),
-                               sentences.begin() + static_cast<std::ptrdiff_t>(std::min(n, sentences.size())));
+        1,
+        static_cast<std::size_t>(std::llround(fraction * static_cast<double>(sentences.size()))));
+    std::vector<Sentence> part(
+        sentences.begin(),
+        sentences.begin() + static_cast<std::ptrdiff_t>(std::min(n, sentences.size())));
     std::int64_t tokens = 0;
     for (const auto& s : part) tokens += static_cast<std::int64_t>(s.size());
     const CorpusSource source = CorpusSource::fromSentences(part);
@@ -233,7 +239,8 @@ std::vector<TrainingPoint> trainingSweep(const std::vector<Sentence>& sentences,
         PositionalOptions o;
         o.dim = emb.dim();
         o.encoding = Encoding::Book;
-        t.combinedBook = combinedSimilarity(ea, a.position, eb, b.position, PositionalEncoder(o), s);
+        t.combinedBook =
+            combinedSimilarity(ea, a.position, eb, b.position, PositionalEncoder(o), s);
         o.encoding = Encoding::Interleaved;
         t.combinedInterleaved =
             combinedSimilarity(ea, a.position, eb, b.position, PositionalEncoder(o), s);
@@ -254,7 +261,8 @@ StudyResults runExperiments(const Embeddings& embeddings, const ExperimentOption
   r.settings.scaleName = scaleLabel(r.settings.scale, d);
   r.settings.vocabulary = embeddings.size();
   r.words = options.words;
-  r.pairs = studySimilarities(embeddings, options.words, options.encodings, options.scale, options.base);
+  r.pairs =
+      studySimilarities(embeddings, options.words, options.encodings, options.scale, options.base);
 
   auto encoderFor = [&](Encoding e, std::size_t dim) {
     PositionalOptions o;
@@ -265,14 +273,14 @@ StudyResults runExperiments(const Embeddings& embeddings, const ExperimentOption
   };
   const PositionalEncoder book = encoderFor(Encoding::Book, d);
   const PositionalEncoder inter = encoderFor(Encoding::Interleaved, d);
-  const std::vector<std::pair<std::string, const PositionalEncoder*>> both = {{"book", &book},
-                                                                              {"interleaved", &inter}};
+  const std::vector<std::pair<std::string, const PositionalEncoder*>> both = {
+      {"book", &book}, {"interleaved", &inter}};
   const WordAt& first = options.words[0];
   const WordAt& second = options.words[1];
   const Eigen::RowVectorXf ea = embeddings.vector(first.word), eb = embeddings.vector(second.word);
   const double root = std::sqrt(static_cast<double>(d));
-  const std::vector<std::pair<std::string, double>> scales = {{"1", 1.0}, {"sqrt(d)", root},
-                                                              {"2 sqrt(d)", 2 * root}};
+  const std::vector<std::pair<std::string, double>> scales = {
+      {"1", 1.0}, {"sqrt(d)", root}, {"2 sqrt(d)", 2 * root}};
 
   r.sameTokenWord = first.word;
   for (const auto& [name, enc] : both)
@@ -282,12 +290,14 @@ StudyResults runExperiments(const Embeddings& embeddings, const ExperimentOption
 
   r.profilePosition = options.profilePosition;
   for (const auto& [name, enc] : both)
-    r.profiles.push_back({name, distanceProfile(*enc, options.profilePosition, options.profileLength)});
+    r.profiles.push_back(
+        {name, distanceProfile(*enc, options.profilePosition, options.profileLength)});
 
   for (const auto& [name, enc] : both)
     for (const auto& [sname, s] : scales)
-      r.combinedByDistance.push_back({name + ", scale " + sname,
-                                      combinedVsDistance(ea, eb, first.position, options.maxDistance, *enc, s)});
+      r.combinedByDistance.push_back(
+          {name + ", scale " + sname,
+           combinedVsDistance(ea, eb, first.position, options.maxDistance, *enc, s)});
 
   r.peInterleaved = inter.matrix(0, options.heatmapPositions);
   r.peBook = book.matrix(0, options.heatmapPositions);

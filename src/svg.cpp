@@ -53,8 +53,8 @@ double textWidth(const std::string& s, double size = 12) {
   for (unsigned char c : s) {
     if ((c & 0xC0) == 0x80) continue;  // UTF-8 continuation byte
     w += (c == 'i' || c == 'l' || c == '.' || c == ',' || c == ':' || c == '(' || c == ')') ? 0.3
-         : (c >= 'A' && c <= 'Z')                                                          ? 0.68
-                                                                                           : 0.56;
+         : (c >= 'A' && c <= 'Z')                                                           ? 0.68
+                                                                                            : 0.56;
   }
   return w * size;
 }
@@ -85,20 +85,21 @@ std::string axes(const Frame& f, const std::vector<Tick>& xt, const std::vector<
   std::ostringstream o;
   if (yGrid)
     for (const auto& t : yt)
-      o << "<line x1=\"" << num(f.left) << "\" x2=\"" << num(f.right) << "\" y1=\"" << num(f.py(t.value))
-        << "\" y2=\"" << num(f.py(t.value)) << "\" stroke=\"#e4e4e4\"/>\n";
-  o << "<rect x=\"" << num(f.left) << "\" y=\"" << num(f.top) << "\" width=\"" << num(f.right - f.left)
-    << "\" height=\"" << num(f.bottom - f.top) << "\" fill=\"none\" stroke=\"#444\"/>\n";
+      o << "<line x1=\"" << num(f.left) << "\" x2=\"" << num(f.right) << "\" y1=\""
+        << num(f.py(t.value)) << "\" y2=\"" << num(f.py(t.value)) << "\" stroke=\"#e4e4e4\"/>\n";
+  o << "<rect x=\"" << num(f.left) << "\" y=\"" << num(f.top) << "\" width=\""
+    << num(f.right - f.left) << "\" height=\"" << num(f.bottom - f.top)
+    << "\" fill=\"none\" stroke=\"#444\"/>\n";
   for (const auto& t : xt) {
     const double x = f.px(t.value);
-    o << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << num(f.bottom) << "\" y2=\""
-      << num(f.bottom + 5) << "\" stroke=\"#444\"/>\n";
+    o << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << num(f.bottom)
+      << "\" y2=\"" << num(f.bottom + 5) << "\" stroke=\"#444\"/>\n";
     o << text(x, f.bottom + 18, t.label, "middle", "fill=\"#333\"");
   }
   for (const auto& t : yt) {
     const double y = f.py(t.value);
-    o << "<line x1=\"" << num(f.left - 5) << "\" x2=\"" << num(f.left) << "\" y1=\"" << num(y) << "\" y2=\""
-      << num(y) << "\" stroke=\"#444\"/>\n";
+    o << "<line x1=\"" << num(f.left - 5) << "\" x2=\"" << num(f.left) << "\" y1=\"" << num(y)
+      << "\" y2=\"" << num(y) << "\" stroke=\"#444\"/>\n";
     o << text(f.left - 8, y + 4, t.label, "end", "fill=\"#333\"");
   }
   if (!xLabel.empty())
@@ -121,8 +122,9 @@ std::vector<Tick> ticksFor(const std::vector<Tick>& given, Range r, int target) 
 }
 
 std::string titleText(double width, const std::string& title) {
-  return title.empty() ? std::string()
-                       : text(width / 2, 22, title, "middle", "font-size=\"15\" font-weight=\"600\"");
+  return title.empty()
+             ? std::string()
+             : text(width / 2, 22, title, "middle", "font-size=\"15\" font-weight=\"600\"");
 }
 
 std::string seriesColour(const Series& s, std::size_t i) {
@@ -142,16 +144,17 @@ std::string legendBox(const std::vector<LegendEntry>& entries, double x, double 
   const double h = 8 + 18.0 * static_cast<double>(entries.size());
   std::ostringstream o;
   o << "<g class=\"legend\"><rect x=\"" << num(x) << "\" y=\"" << num(y) << "\" width=\"" << num(w)
-    << "\" height=\"" << num(h) << "\" fill=\"#ffffff\" fill-opacity=\"0.92\" stroke=\"#bbb\" rx=\"3\"/>\n";
+    << "\" height=\"" << num(h)
+    << "\" fill=\"#ffffff\" fill-opacity=\"0.92\" stroke=\"#bbb\" rx=\"3\"/>\n";
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const double cy = y + 13 + 18.0 * static_cast<double>(i);
     const auto& e = entries[i];
     if (e.box)
-      o << "<rect x=\"" << num(x + 8) << "\" y=\"" << num(cy - 6) << "\" width=\"24\" height=\"12\" fill=\""
-        << e.colour << "\"/>\n";
+      o << "<rect x=\"" << num(x + 8) << "\" y=\"" << num(cy - 6)
+        << "\" width=\"24\" height=\"12\" fill=\"" << e.colour << "\"/>\n";
     else
-      o << "<line x1=\"" << num(x + 8) << "\" x2=\"" << num(x + 32) << "\" y1=\"" << num(cy) << "\" y2=\""
-        << num(cy) << "\" stroke=\"" << e.colour << "\" stroke-width=\"2.5\""
+      o << "<line x1=\"" << num(x + 8) << "\" x2=\"" << num(x + 32) << "\" y1=\"" << num(cy)
+        << "\" y2=\"" << num(cy) << "\" stroke=\"" << e.colour << "\" stroke-width=\"2.5\""
         << (e.dash.empty() ? "" : " stroke-dasharray=\"" + e.dash + "\"") << "/>\n";
     o << text(x + 38, cy + 4, e.label);
   }
@@ -178,12 +181,23 @@ std::string escape(const std::string& s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -248,10 +262,11 @@ std::string render(const LineChart& c) {
   for (std::size_t i = 0; i < c.markers.size(); ++i) {
     const auto& m = c.markers[i];
     const double x = f.px(m.x);
-    o << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << num(f.top - (i % 2 ? 4 : 18))
-      << "\" y2=\"" << num(f.bottom) << "\" stroke=\"" << m.colour
+    o << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\""
+      << num(f.top - (i % 2 ? 4 : 18)) << "\" y2=\"" << num(f.bottom) << "\" stroke=\"" << m.colour
       << "\" stroke-dasharray=\"2 3\" stroke-opacity=\"0.7\"/>\n";
-    o << text(x, f.top - (i % 2 ? 7 : 21), m.label, "middle", "fill=\"" + m.colour + "\" font-size=\"11\"");
+    o << text(x, f.top - (i % 2 ? 7 : 21), m.label, "middle",
+              "fill=\"" + m.colour + "\" font-size=\"11\"");
   }
   o << "<g clip-path=\"url(#" << clip << ")\" fill=\"none\" stroke-linejoin=\"round\">\n";
   for (std::size_t i = 0; i < c.series.size(); ++i) {
@@ -271,32 +286,43 @@ std::string render(const LineChart& c) {
       if (s.step && k + 1 == n) d << " H" << num(f.px(s.x[k] + (k > 0 ? s.x[k] - s.x[k - 1] : 1)));
       pen = true;
     }
-    o << "<path d=\"" << d.str() << "\" stroke=\"" << colour << "\" stroke-width=\"" << num(s.width) << "\""
-      << (s.dash.empty() ? "" : " stroke-dasharray=\"" + s.dash + "\"") << "/>\n";
+    o << "<path d=\"" << d.str() << "\" stroke=\"" << colour << "\" stroke-width=\"" << num(s.width)
+      << "\"" << (s.dash.empty() ? "" : " stroke-dasharray=\"" + s.dash + "\"") << "/>\n";
     if (s.markers)
       for (std::size_t k = 0; k < n; ++k)
         if (std::isfinite(s.y[k]))
-          o << "<circle cx=\"" << num(f.px(s.x[k])) << "\" cy=\"" << num(f.py(s.y[k])) << "\" r=\"3.2\" fill=\""
-            << colour << "\" stroke=\"#fff\" stroke-width=\"0.8\"/>\n";
+          o << "<circle cx=\"" << num(f.px(s.x[k])) << "\" cy=\"" << num(f.py(s.y[k]))
+            << "\" r=\"3.2\" fill=\"" << colour << "\" stroke=\"#fff\" stroke-width=\"0.8\"/>\n";
   }
   o << "</g>\n";
   for (const auto& n : c.notes) {
     const double x = f.px(n.x), y = f.py(n.y);
-    o << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"5\" fill=\"none\" stroke=\"#222\" "
+    o << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y)
+      << "\" r=\"5\" fill=\"none\" stroke=\"#222\" "
       << "stroke-width=\"1.5\"/>\n";
     const bool leftSide = x > (f.left + f.right) / 2;
-    o << text(x + (leftSide ? -9 : 9), y - 8, n.label, leftSide ? "end" : "start",
-              "font-size=\"12\" fill=\"#222\" stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\"");
+    o << text(
+        x + (leftSide ? -9 : 9), y - 8, n.label, leftSide ? "end" : "start",
+        "font-size=\"12\" fill=\"#222\" stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\"");
   }
   if (!legend.empty() && c.legend != LineChart::LegendPlace::None) {
     const double w = legendWidth(legend), h = 8 + 18.0 * static_cast<double>(legend.size());
     double x = f.right - w - 8, y = f.top + 8;
     switch (c.legend) {
-      case LineChart::LegendPlace::BottomRight: y = f.bottom - h - 8; break;
-      case LineChart::LegendPlace::BottomLeft: x = f.left + 8, y = f.bottom - h - 8; break;
-      case LineChart::LegendPlace::TopLeft: x = f.left + 8; break;
-      case LineChart::LegendPlace::Right: x = f.right + 14; break;
-      default: break;
+      case LineChart::LegendPlace::BottomRight:
+        y = f.bottom - h - 8;
+        break;
+      case LineChart::LegendPlace::BottomLeft:
+        x = f.left + 8, y = f.bottom - h - 8;
+        break;
+      case LineChart::LegendPlace::TopLeft:
+        x = f.left + 8;
+        break;
+      case LineChart::LegendPlace::Right:
+        x = f.right + 14;
+        break;
+      default:
+        break;
     }
     o << legendBox(legend, x, y);
   }
@@ -329,8 +355,9 @@ std::string render(const BarChart& c) {
       if (!std::isfinite(v)) continue;
       const double x = gx + groupW * 0.1 + barW * static_cast<double>(s);
       const double y0 = f.py(std::max(c.yMin, 0.0)), y1 = f.py(std::clamp(v, c.yMin, c.yMax));
-      o << "<rect x=\"" << num(x + 1) << "\" y=\"" << num(std::min(y0, y1)) << "\" width=\"" << num(barW - 2)
-        << "\" height=\"" << num(std::abs(y0 - y1)) << "\" fill=\"" << paletteColour(s) << "\"/>\n";
+      o << "<rect x=\"" << num(x + 1) << "\" y=\"" << num(std::min(y0, y1)) << "\" width=\""
+        << num(barW - 2) << "\" height=\"" << num(std::abs(y0 - y1)) << "\" fill=\""
+        << paletteColour(s) << "\"/>\n";
       char buf[32];
       std::snprintf(buf, sizeof buf, "%.*f", c.valueDecimals, v);
       o << text(x + barW / 2, std::min(y0, y1) - 5, buf, "middle", "font-size=\"11\"");
@@ -361,24 +388,29 @@ std::string render(const Heatmap& m) {
   f.top = m.title.empty() ? 16 : 40;
   f.right = m.width - 110;
   f.bottom = m.height - 52;
-  const auto rows = static_cast<std::size_t>(m.values.rows()), cols = static_cast<std::size_t>(m.values.cols());
+  const auto rows = static_cast<std::size_t>(m.values.rows()),
+             cols = static_cast<std::size_t>(m.values.cols());
   f.x = {0, static_cast<double>(std::max<std::size_t>(1, cols))};
   f.y = {static_cast<double>(std::max<std::size_t>(1, rows)), 0};  // row 0 at the top
   std::vector<std::uint32_t> palette(256);
-  for (std::size_t i = 0; i < 256; ++i) palette[i] = divergingColour(static_cast<double>(i) / 255.0);
+  for (std::size_t i = 0; i < 256; ++i)
+    palette[i] = divergingColour(static_cast<double>(i) / 255.0);
   std::vector<std::uint8_t> pixels(rows * cols);
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c) {
-      const double t = (m.values(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) - m.vMin) /
-                       (m.vMax - m.vMin);
-      pixels[r * cols + c] =
-          static_cast<std::uint8_t>(std::lround(std::clamp(std::isfinite(t) ? t : 0.5, 0.0, 1.0) * 255));
+      const double t =
+          (m.values(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) - m.vMin) /
+          (m.vMax - m.vMin);
+      pixels[r * cols + c] = static_cast<std::uint8_t>(
+          std::lround(std::clamp(std::isfinite(t) ? t : 0.5, 0.0, 1.0) * 255));
     }
   std::ostringstream o;
   o << header(m.width, m.height) << titleText(m.width, m.title);
-  o << "<image x=\"" << num(f.left) << "\" y=\"" << num(f.top) << "\" width=\"" << num(f.right - f.left)
-    << "\" height=\"" << num(f.bottom - f.top) << "\" preserveAspectRatio=\"none\" "
-    << "style=\"image-rendering:pixelated;image-rendering:crisp-edges\" href=\"data:image/png;base64,"
+  o << "<image x=\"" << num(f.left) << "\" y=\"" << num(f.top) << "\" width=\""
+    << num(f.right - f.left) << "\" height=\"" << num(f.bottom - f.top)
+    << "\" preserveAspectRatio=\"none\" "
+    << "style=\"image-rendering:pixelated;image-rendering:crisp-edges\" "
+       "href=\"data:image/png;base64,"
     << base64(pngIndexed(pixels, cols, rows, palette)) << "\"/>\n";
   // Shift ticks to cell centres.
   auto centred = [](std::vector<Tick> t) {
@@ -392,15 +424,16 @@ std::string render(const Heatmap& m) {
   const std::string gradient = "cbar" + std::to_string(++gradientCounter);
   o << "<linearGradient id=\"" << gradient << "\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">";
   for (int i = 0; i <= 16; ++i)
-    o << "<stop offset=\"" << num(i / 16.0 * 100) << "%\" stop-color=\"" << rgbHex(divergingColour(i / 16.0))
-      << "\"/>";
-  o << "</linearGradient>\n<rect x=\"" << num(bx) << "\" y=\"" << num(f.top) << "\" width=\"" << num(bw)
-    << "\" height=\"" << num(f.bottom - f.top) << "\" fill=\"url(#" << gradient << ")\" stroke=\"#444\"/>\n";
+    o << "<stop offset=\"" << num(i / 16.0 * 100) << "%\" stop-color=\""
+      << rgbHex(divergingColour(i / 16.0)) << "\"/>";
+  o << "</linearGradient>\n<rect x=\"" << num(bx) << "\" y=\"" << num(f.top) << "\" width=\""
+    << num(bw) << "\" height=\"" << num(f.bottom - f.top) << "\" fill=\"url(#" << gradient
+    << ")\" stroke=\"#444\"/>\n";
   const Range cr{m.vMin, m.vMax};
   for (double v : niceTicks(cr.lo, cr.hi, 4)) {
     const double y = f.bottom - (v - cr.lo) / (cr.hi - cr.lo) * (f.bottom - f.top);
-    o << "<line x1=\"" << num(bx + bw) << "\" x2=\"" << num(bx + bw + 4) << "\" y1=\"" << num(y) << "\" y2=\""
-      << num(y) << "\" stroke=\"#444\"/>\n"
+    o << "<line x1=\"" << num(bx + bw) << "\" x2=\"" << num(bx + bw + 4) << "\" y1=\"" << num(y)
+      << "\" y2=\"" << num(y) << "\" stroke=\"#444\"/>\n"
       << text(bx + bw + 7, y + 4, formatTick(v));
   }
   if (!m.colourLabel.empty()) {
@@ -444,13 +477,14 @@ void chunk(std::string& png, const char* type, const std::string& data) {
 
 }  // namespace
 
-std::string pngIndexed(const std::vector<std::uint8_t>& pixels, std::size_t width, std::size_t height,
-                       const std::vector<std::uint32_t>& palette) {
+std::string pngIndexed(const std::vector<std::uint8_t>& pixels, std::size_t width,
+                       std::size_t height, const std::vector<std::uint32_t>& palette) {
   std::string png = "\x89PNG\r\n\x1a\n";
   std::string ihdr;
   putBE32(ihdr, static_cast<std::uint32_t>(width));
   putBE32(ihdr, static_cast<std::uint32_t>(height));
-  ihdr += std::string("\x08\x03\x00\x00\x00", 5);  // 8-bit palette, deflate, no filter, no interlace
+  ihdr +=
+      std::string("\x08\x03\x00\x00\x00", 5);  // 8-bit palette, deflate, no filter, no interlace
   chunk(png, "IHDR", ihdr);
   std::string plte;
   for (std::uint32_t c : palette) {

@@ -30,8 +30,8 @@ struct Tick {
 struct Series {
   std::string label;  // empty: not in the legend
   std::vector<double> x, y;
-  std::string colour;   // empty: palette by index
-  std::string dash;     // SVG stroke-dasharray, empty: solid
+  std::string colour;  // empty: palette by index
+  std::string dash;    // SVG stroke-dasharray, empty: solid
   double width = 2.0;
   bool step = false;     // draw as a step function (value held until the next x)
   bool markers = false;  // a dot at every point
@@ -97,8 +97,8 @@ std::uint32_t divergingColour(double t);
 
 // A palette PNG (8-bit indices, uncompressed deflate), for heatmaps: one pixel per
 // cell keeps the SVG small whatever the matrix size.
-std::string pngIndexed(const std::vector<std::uint8_t>& pixels, std::size_t width, std::size_t height,
-                       const std::vector<std::uint32_t>& paletteRgb);
+std::string pngIndexed(const std::vector<std::uint8_t>& pixels, std::size_t width,
+                       std::size_t height, const std::vector<std::uint32_t>& paletteRgb);
 std::string base64(const std::string& bytes);
 
 }  // namespace posvec::detail::svg

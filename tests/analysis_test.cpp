@@ -27,7 +27,8 @@ std::vector<long double> refRow(std::int64_t p, std::size_t d, bool book) {
 
 long double refCos(const std::vector<long double>& x, const std::vector<long double>& y) {
   long double dot = 0, nx = 0, ny = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) dot += x[i] * y[i], nx += x[i] * x[i], ny += y[i] * y[i];
+  for (std::size_t i = 0; i < x.size(); ++i)
+    dot += x[i] * y[i], nx += x[i] * x[i], ny += y[i] * y[i];
   return dot / std::sqrt(nx * ny);
 }
 
@@ -53,9 +54,12 @@ TEST_CASE("analysis: positional similarity of PE[2] and PE[10] matches the study
   const auto book = encoder(Encoding::Book, 512), inter = encoder(Encoding::Interleaved, 512);
   CHECK(book.similarity(2, 10) == Approx(0.8600013).margin(5e-7));
   CHECK(inter.similarity(2, 10) == Approx(0.7225201).margin(5e-7));
-  CHECK(book.similarity(2, 10) == Approx(static_cast<double>(refCos(refRow(2, 512, true), refRow(10, 512, true)))).margin(1e-12));
+  CHECK(book.similarity(2, 10) ==
+        Approx(static_cast<double>(refCos(refRow(2, 512, true), refRow(10, 512, true))))
+            .margin(1e-12));
   const auto words = randomEmbeddings(512, {"black", "brown"}, 7);
-  const auto pairs = studySimilarities(words, {{"black", 2}, {"brown", 10}}, {Encoding::Book, Encoding::Interleaved}, Scale{});
+  const auto pairs = studySimilarities(words, {{"black", 2}, {"brown", 10}},
+                                       {Encoding::Book, Encoding::Interleaved}, Scale{});
   REQUIRE(pairs.size() == 2);
   CHECK(pairs[0].encoding == Encoding::Book);
   CHECK(pairs[0].positional == Approx(0.8600013).margin(5e-7));
@@ -72,24 +76,30 @@ TEST_CASE("analysis: combined similarity equals a hand-computed cosine", "[analy
   b << 0, 1;
   const double y0 = std::sin(1.0), y1 = 3 + std::cos(1.0);
   const double expected = (3 * y0 + 1 * y1) / (std::sqrt(10.0) * std::sqrt(y0 * y0 + y1 * y1));
-  CHECK(combinedSimilarity(a, 0, b, 1, encoder(Encoding::Interleaved, 2), 3.0) == Approx(expected).epsilon(1e-12));
+  CHECK(combinedSimilarity(a, 0, b, 1, encoder(Encoding::Interleaved, 2), 3.0) ==
+        Approx(expected).epsilon(1e-12));
   // Scale 0 leaves the positions alone: cos(PE[0], PE[1]) = cos(1) for d = 2.
-  CHECK(combinedSimilarity(a, 0, b, 1, encoder(Encoding::Interleaved, 2), 0.0) == Approx(std::cos(1.0)).epsilon(1e-12));
+  CHECK(combinedSimilarity(a, 0, b, 1, encoder(Encoding::Interleaved, 2), 0.0) ==
+        Approx(std::cos(1.0)).epsilon(1e-12));
   Eigen::RowVectorXf wrong(4);
   wrong.setOnes();
-  CHECK_THROWS_AS(combinedSimilarity(wrong, 0, b, 1, encoder(Encoding::Interleaved, 2), 1.0), InputError);
+  CHECK_THROWS_AS(combinedSimilarity(wrong, 0, b, 1, encoder(Encoding::Interleaved, 2), 1.0),
+                  InputError);
 }
 
 TEST_CASE("analysis: three or more words give every pair", "[analysis]") {
   const auto e = randomEmbeddings(8, {"a", "b", "c"}, 3);
-  const auto pairs = studySimilarities(e, {{"a", 1}, {"b", 2}, {"c", 3}}, {Encoding::Interleaved}, Scale{});
+  const auto pairs =
+      studySimilarities(e, {{"a", 1}, {"b", 2}, {"c", 3}}, {Encoding::Interleaved}, Scale{});
   REQUIRE(pairs.size() == 3);
   CHECK(pairs[2].a.word == "b");
   CHECK(pairs[2].b.word == "c");
-  CHECK_THROWS_AS(studySimilarities(e, {{"a", 1}, {"zebra", 2}}, {Encoding::Book}, Scale{}), InputError);
+  CHECK_THROWS_AS(studySimilarities(e, {{"a", 1}, {"zebra", 2}}, {Encoding::Book}, Scale{}),
+                  InputError);
 }
 
-TEST_CASE("analysis: same token across positions starts at 1 and follows the definition", "[analysis]") {
+TEST_CASE("analysis: same token across positions starts at 1 and follows the definition",
+          "[analysis]") {
   const auto e = randomEmbeddings(16, {"w"}, 11);
   const Eigen::RowVectorXf v = e.vector("w");
   const auto pe = encoder(Encoding::Interleaved, 16);
@@ -115,10 +125,13 @@ TEST_CASE("analysis: the interleaved distance profile is symmetric around p", "[
   for (std::int64_t k = 1; k <= 100; ++k) CHECK(prof[p - k] == Approx(prof[p + k]).margin(1e-9));
   for (double c : prof) CHECK(c <= 1.0 + 1e-12);
   // The value at q is cos(PE[p], PE[q]) from the reference formula.
-  CHECK(prof[37] == Approx(static_cast<double>(refCos(refRow(100, 64, false), refRow(37, 64, false)))).margin(1e-9));
+  CHECK(prof[37] ==
+        Approx(static_cast<double>(refCos(refRow(100, 64, false), refRow(37, 64, false))))
+            .margin(1e-9));
 }
 
-TEST_CASE("analysis: combined similarity versus distance starts at the pair at distance 0", "[analysis]") {
+TEST_CASE("analysis: combined similarity versus distance starts at the pair at distance 0",
+          "[analysis]") {
   const auto e = randomEmbeddings(32, {"a", "b"}, 5);
   const auto pe = encoder(Encoding::Book, 32);
   const auto curve = combinedVsDistance(e.vector("a"), e.vector("b"), 3, 10, pe, 2.0);
@@ -140,8 +153,10 @@ TEST_CASE("analysis: binary counting bits and waves", "[analysis]") {
   for (int k = 1; k < 5; ++k)
     for (int p = 0; p < 32; ++p) {
       const double w = c.waves(p * 4 + 2, k);
-      if (c.bits(p, k) == 1) CHECK(w >= 0.5 - 1e-12);
-      else CHECK(w <= 0.5 + 1e-12);
+      if (c.bits(p, k) == 1)
+        CHECK(w >= 0.5 - 1e-12);
+      else
+        CHECK(w <= 0.5 + 1e-12);
     }
   CHECK_THROWS_AS(binaryCounting(0, 5), ConfigError);
 }
@@ -214,7 +229,8 @@ TEST_CASE("analysis: the study on its own text reaches the regime it reports", "
   c.sample = 1e-3;
   c.threads = 1;
   const Embeddings e = embeddingsOf(train(CorpusSource::fromSentences(sentences), c));
-  const auto pairs = studySimilarities(e, {{"black", 2}, {"brown", 10}}, {Encoding::Book, Encoding::Interleaved}, Scale{});
+  const auto pairs = studySimilarities(e, {{"black", 2}, {"brown", 10}},
+                                       {Encoding::Book, Encoding::Interleaved}, Scale{});
   REQUIRE(pairs.size() == 2);
   INFO("word similarity " << pairs[0].word << ", combined " << pairs[0].combined);
   CHECK(pairs[0].word >= 0.99);

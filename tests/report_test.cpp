@@ -26,7 +26,8 @@ std::string xmlProblem(const std::string& s) {
       const auto semi = s.find(';', i);
       if (semi == std::string::npos) return "unterminated entity";
       const std::string ent = s.substr(i + 1, semi - i - 1);
-      if (ent != "amp" && ent != "lt" && ent != "gt" && ent != "quot" && ent != "apos" && (ent.empty() || ent[0] != '#'))
+      if (ent != "amp" && ent != "lt" && ent != "gt" && ent != "quot" && ent != "apos" &&
+          (ent.empty() || ent[0] != '#'))
         return "unknown entity &" + ent + ";";
       i = semi + 1;
       continue;
@@ -49,15 +50,19 @@ std::string xmlProblem(const std::string& s) {
     const bool closing = s[j] == '/';
     if (closing) ++j;
     std::size_t k = j;
-    while (k < s.size() && !std::isspace(static_cast<unsigned char>(s[k])) && s[k] != '>' && s[k] != '/') ++k;
+    while (k < s.size() && !std::isspace(static_cast<unsigned char>(s[k])) && s[k] != '>' &&
+           s[k] != '/')
+      ++k;
     const std::string name = s.substr(j, k - j);
     if (name.empty()) return "empty tag name at " + std::to_string(i);
     // Attributes: name="value" pairs until > or />.
     char quote = 0;
     for (; k < s.size(); ++k) {
       if (quote) {
-        if (s[k] == quote) quote = 0;
-        else if (s[k] == '<') return "'<' inside an attribute of <" + name + ">";
+        if (s[k] == quote)
+          quote = 0;
+        else if (s[k] == '<')
+          return "'<' inside an attribute of <" + name + ">";
       } else if (s[k] == '"' || s[k] == '\'') {
         quote = s[k];
       } else if (s[k] == '>') {
@@ -67,7 +72,8 @@ std::string xmlProblem(const std::string& s) {
     if (k >= s.size()) return "unterminated tag <" + name;
     const bool selfClosing = s[k - 1] == '/';
     if (closing) {
-      if (stack.empty() || stack.back() != name) return "</" + name + "> closes " + (stack.empty() ? "nothing" : "<" + stack.back() + ">");
+      if (stack.empty() || stack.back() != name)
+        return "</" + name + "> closes " + (stack.empty() ? "nothing" : "<" + stack.back() + ">");
       stack.pop_back();
     } else if (!selfClosing) {
       if (stack.empty()) ++roots;
@@ -120,7 +126,8 @@ TEST_CASE("report: PNG and base64 encoders produce valid data", "[report]") {
   CHECK(svg::base64("Man") == "TWFu");
   CHECK(svg::base64("Ma") == "TWE=");
   CHECK(svg::base64("M") == "TQ==");
-  const std::string png = svg::pngIndexed({0, 1, 2, 3}, 2, 2, {0xff0000, 0x00ff00, 0x0000ff, 0xffffff});
+  const std::string png =
+      svg::pngIndexed({0, 1, 2, 3}, 2, 2, {0xff0000, 0x00ff00, 0x0000ff, 0xffffff});
   CHECK(png.substr(1, 3) == "PNG");
   CHECK(png.substr(12, 4) == "IHDR");
   CHECK(png.compare(png.size() - 8, 4, "IEND") == 0);
@@ -132,7 +139,8 @@ TEST_CASE("report: PNG and base64 encoders produce valid data", "[report]") {
   CHECK(svg::niceTicks(0, 2047, 8).back() == Approx(2000));
 }
 
-TEST_CASE("report: files exist, SVGs are well-formed XML, results.json matches the analysis", "[report]") {
+TEST_CASE("report: files exist, SVGs are well-formed XML, results.json matches the analysis",
+          "[report]") {
   const StudyResults r = smallResults();
   test::TempDir tmp;
   const std::string dir = tmp.file("report");
@@ -154,7 +162,8 @@ TEST_CASE("report: files exist, SVGs are well-formed XML, results.json matches t
   CHECK(html.find("<script") == std::string::npos);
   CHECK(html.find("http://") == html.find("http://www.w3.org/2000/svg"));  // only the SVG namespace
   std::size_t inlineSvgs = 0;
-  for (auto at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) ++inlineSvgs;
+  for (auto at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
+    ++inlineSvgs;
   CHECK(inlineSvgs == figures.size());
 
   const json j = json::parse(test::readText(dir + "/results.json"));
@@ -186,7 +195,8 @@ TEST_CASE("report: the text table and the summary JSON", "[report]") {
   CHECK(table.find("interleaved") != std::string::npos);
   CHECK(table.find("0.8600013") != std::string::npos);  // the published value line
   const json j = json::parse(summaryJson(r));
-  for (const char* key : {"word_similarity", "positional_similarity", "combined_similarity", "settings", "pairs"})
+  for (const char* key :
+       {"word_similarity", "positional_similarity", "combined_similarity", "settings", "pairs"})
     CHECK(j.contains(key));
 }
 
@@ -197,11 +207,13 @@ TEST_CASE("report: writeReport refuses a path it cannot create", "[report]") {
 }
 
 TEST_CASE("report: the page passes the headless Chromium check", "[report][chromium]") {
-  if (std::system("command -v chromium >/dev/null 2>&1") != 0) POSVEC_SKIP("chromium not installed");
+  if (std::system("command -v chromium >/dev/null 2>&1") != 0)
+    POSVEC_SKIP("chromium not installed");
   test::TempDir tmp;
   writeReport(smallResults(), tmp.file("report"));
   const std::string cmd = "bash " + test::quote(test::sourcePath("tools/check-report.sh")) + " " +
-                          test::quote(tmp.file("report")) + " " + test::quote(tmp.file("shot.png")) + " >/dev/null 2>&1";
+                          test::quote(tmp.file("report")) + " " +
+                          test::quote(tmp.file("shot.png")) + " >/dev/null 2>&1";
   CHECK(std::system(cmd.c_str()) == 0);
   CHECK(std::filesystem::file_size(tmp.file("shot.png")) > 10000);
 }

@@ -41,9 +41,10 @@ constexpr std::int64_t kSweepMaxTokens = 300000;
 std::string defaultCorpus() {
   for (const char* p : {POSVEC_DEFAULT_CORPUS, POSVEC_INSTALLED_CORPUS})
     if (std::filesystem::is_regular_file(p)) return p;
-  throw IoError(std::string("no --corpus or --vectors given and the shipped corpus is missing (looked at ") +
-                POSVEC_DEFAULT_CORPUS + " and " + POSVEC_INSTALLED_CORPUS +
-                "); pass --corpus FILE or --vectors FILE");
+  throw IoError(
+      std::string("no --corpus or --vectors given and the shipped corpus is missing (looked at ") +
+      POSVEC_DEFAULT_CORPUS + " and " + POSVEC_INSTALLED_CORPUS +
+      "); pass --corpus FILE or --vectors FILE");
 }
 
 std::vector<Sentence> readCorpus(const std::string& path, cli::ProgressLine& progress) {
@@ -58,17 +59,20 @@ std::vector<Sentence> readCorpus(const std::string& path, cli::ProgressLine& pro
     if (sentences.size() % 4096 == 0)
       progress.update("reading " + path + ": " + std::to_string(tokens) + " tokens");
   });
-  if (sentences.empty()) throw InputError("corpus '" + path + "' holds no words; give a text file with sentences");
+  if (sentences.empty())
+    throw InputError("corpus '" + path + "' holds no words; give a text file with sentences");
   return sentences;
 }
 
-Embeddings trainOn(const std::vector<Sentence>& sentences, const TrainConfig& config, const std::string& what) {
+Embeddings trainOn(const std::vector<Sentence>& sentences, const TrainConfig& config,
+                   const std::string& what) {
   cli::ProgressLine progress;
   TrainObserver observer;
   observer.progress = [&](const TrainProgress& p) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "training %s: epoch %d/%d  %3.0f%%  %.0fk words/s  loss %.4f", what.c_str(),
-                  p.epoch, p.epochs, p.fraction * 100, p.wordsPerSecond / 1000, p.loss);
+    std::snprintf(buf, sizeof buf, "training %s: epoch %d/%d  %3.0f%%  %.0fk words/s  loss %.4f",
+                  what.c_str(), p.epoch, p.epochs, p.fraction * 100, p.wordsPerSecond / 1000,
+                  p.loss);
     progress.update(buf);
   };
   Embeddings e = embeddingsOf(train(CorpusSource::fromSentences(sentences), config, observer));
@@ -78,12 +82,15 @@ Embeddings trainOn(const std::vector<Sentence>& sentences, const TrainConfig& co
 
 void run(const Options& o, bool dimGiven) {
   if (!o.corpus.empty() && !o.vectors.empty())
-    throw ConfigError("--corpus and --vectors are exclusive: train from a corpus or use existing vectors");
+    throw ConfigError(
+        "--corpus and --vectors are exclusive: train from a corpus or use existing vectors");
   // Everything that can be refused is checked before any training starts.
   std::vector<WordAt> words;
   for (const auto& p : o.pairs.empty() ? std::vector<std::string>{"black:2", "brown:10"} : o.pairs)
     words.push_back(parseWordAt(p));
-  if (words.size() < 2) throw ConfigError("--pair: give at least two WORD:POSITION (e.g. --pair black:2 --pair brown:10)");
+  if (words.size() < 2)
+    throw ConfigError(
+        "--pair: give at least two WORD:POSITION (e.g. --pair black:2 --pair brown:10)");
   ExperimentOptions ex;
   ex.words = words;
   ex.encodings.clear();
@@ -104,8 +111,9 @@ void run(const Options& o, bool dimGiven) {
   if (!o.vectors.empty()) {
     embeddings = loadVectors(o.vectors);
     if (dimGiven && embeddings.dim() != o.dim)
-      throw ConfigError("--dim " + std::to_string(o.dim) + " does not match the " + std::to_string(embeddings.dim()) +
-                        "-d vectors in '" + o.vectors + "' (leave --dim out with --vectors)");
+      throw ConfigError("--dim " + std::to_string(o.dim) + " does not match the " +
+                        std::to_string(embeddings.dim()) + "-d vectors in '" + o.vectors +
+                        "' (leave --dim out with --vectors)");
     settings.source = o.vectors;
   } else {
     const std::string corpus = o.corpus.empty() ? defaultCorpus() : o.corpus;
@@ -126,17 +134,20 @@ void run(const Options& o, bool dimGiven) {
     for (const auto& s : sentences) settings.corpusTokens += static_cast<std::int64_t>(s.size());
     const auto start = std::chrono::steady_clock::now();
     embeddings = trainOn(sentences, config, std::to_string(o.dim) + "-d");
-    settings.trainSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    settings.trainSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     settings.source = corpus;
     settings.trained = true;
     settings.train = config;
   }
   for (const auto& w : words)
     if (!embeddings.find(w.word))
-      throw InputError("--pair '" + toString(w) + "': the word '" + w.word + "' is not in the vocabulary of " +
-                       settings.source + " (" + std::to_string(embeddings.size()) + " words)");
+      throw InputError("--pair '" + toString(w) + "': the word '" + w.word +
+                       "' is not in the vocabulary of " + settings.source + " (" +
+                       std::to_string(embeddings.size()) + " words)");
 
-  const bool sweep = !o.report.empty() && settings.trained && settings.corpusTokens <= kSweepMaxTokens;
+  const bool sweep =
+      !o.report.empty() && settings.trained && settings.corpusTokens <= kSweepMaxTokens;
   std::vector<const Embeddings*> extra;
   if (sweep) {
     for (std::size_t d : {64u, 128u, 256u, 512u})
@@ -159,15 +170,16 @@ void run(const Options& o, bool dimGiven) {
   if (sweep) {
     cli::ProgressLine progress;
     progress.update("report: training sweep (epochs 1-50 on 10%, 30%, 100% of the corpus)", true);
-    results.training =
-        trainingSweep(sentences, config, words[0], words[1], {1, 2, 5, 10, 20, 50}, {0.1, 0.3, 1.0});
+    results.training = trainingSweep(sentences, config, words[0], words[1], {1, 2, 5, 10, 20, 50},
+                                     {0.1, 0.3, 1.0});
     progress.finish();
   }
   cli::writeOutput("-", o.json ? summaryJson(results) : studyTable(results));
   if (!o.report.empty()) {
     writeReport(results, o.report);
     if (!cli::globals().quiet)
-      std::cerr << "report written to " << (std::filesystem::path(o.report) / "index.html").string() << "\n";
+      std::cerr << "report written to " << (std::filesystem::path(o.report) / "index.html").string()
+                << "\n";
   }
 }
 
@@ -176,31 +188,43 @@ static cli::Registrar reg(50, [](CLI::App& app) {
   auto* sub = app.add_subcommand(
       "study",
       "The black/brown study: word, positional and combined similarity of words placed in "
-      "\"The black cat sat on the couch and the brown dog slept on the rug.\" (trains on the shipped "
-      "corpus by default); --report DIR writes the positional-encoding experiments as HTML + SVG + JSON");
-  auto* corpus = sub->add_option("--corpus", opts->corpus,
-                                 "Train 512-d skip-gram vectors (window 5, min-count 1) on this text file first "
-                                 "(default: the shipped corpus)");
-  auto* vectors = sub->add_option("--vectors", opts->vectors, "Use existing vectors (word2vec bin/text, .npy, model)");
+      "\"The black cat sat on the couch and the brown dog slept on the rug.\" (trains on the "
+      "shipped "
+      "corpus by default); --report DIR writes the positional-encoding experiments as HTML + SVG + "
+      "JSON");
+  auto* corpus = sub->add_option(
+      "--corpus", opts->corpus,
+      "Train 512-d skip-gram vectors (window 5, min-count 1) on this text file first "
+      "(default: the shipped corpus)");
+  auto* vectors = sub->add_option("--vectors", opts->vectors,
+                                  "Use existing vectors (word2vec bin/text, .npy, model)");
   corpus->excludes(vectors);
   vectors->excludes(corpus);
-  sub->add_option("--pair", opts->pairs,
-                  "WORD:POSITION, repeatable (default black:2 brown:10); positions are the PE rows, 1-based "
-                  "in the sentence; with more than two, all pairs are reported");
-  sub->add_option("--encoding", opts->encodings, "Positional encodings to compare (book interleaved concatenated tutorial)")
+  sub->add_option(
+      "--pair", opts->pairs,
+      "WORD:POSITION, repeatable (default black:2 brown:10); positions are the PE rows, 1-based "
+      "in the sentence; with more than two, all pairs are reported");
+  sub->add_option("--encoding", opts->encodings,
+                  "Positional encodings to compare (book interleaved concatenated tutorial)")
       ->delimiter(',')
       ->capture_default_str();
-  auto* dim = sub->add_option("--dim", opts->dim, "d_model: the dimension trained (must be even)")->capture_default_str();
-  sub->add_option("--scale", opts->scale, "Embedding scale before adding PE: sqrt (√d), none, or a number")
+  auto* dim = sub->add_option("--dim", opts->dim, "d_model: the dimension trained (must be even)")
+                  ->capture_default_str();
+  sub->add_option("--scale", opts->scale,
+                  "Embedding scale before adding PE: sqrt (√d), none, or a number")
       ->capture_default_str();
-  sub->add_option("--base", opts->base, "Base of the encoding's frequencies")->capture_default_str();
+  sub->add_option("--base", opts->base, "Base of the encoding's frequencies")
+      ->capture_default_str();
   sub->add_option("--seed", opts->seed, "Training seed")->capture_default_str();
   sub->add_option("--epochs", opts->epochs, "Training epochs")->capture_default_str();
-  sub->add_option("--threads", opts->threads, "Training threads (0: all cores; 1 keeps the numbers reproducible)")
+  sub->add_option("--threads", opts->threads,
+                  "Training threads (0: all cores; 1 keeps the numbers reproducible)")
       ->capture_default_str();
-  sub->add_flag("--json", opts->json, "Print JSON (word_similarity, positional_similarity, combined_similarity, "
-                                      "pairs, settings) instead of the table");
-  sub->add_option("--report", opts->report, "Write index.html, one SVG per figure and results.json into this directory");
+  sub->add_flag("--json", opts->json,
+                "Print JSON (word_similarity, positional_similarity, combined_similarity, "
+                "pairs, settings) instead of the table");
+  sub->add_option("--report", opts->report,
+                  "Write index.html, one SVG per figure and results.json into this directory");
   sub->callback([opts, dim] { run(*opts, dim->count() > 0); });
 });
 

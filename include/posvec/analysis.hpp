@@ -117,13 +117,13 @@ std::vector<TrainingPoint> trainingSweep(const std::vector<Sentence>& sentences,
 
 // Everything the report shows, computed by runExperiments.
 struct StudySettings {
-  std::string source;        // corpus or vectors file
-  bool trained = false;      // true: trained here from `source`
+  std::string source;    // corpus or vectors file
+  bool trained = false;  // true: trained here from `source`
   std::size_t dim = 512;
   std::string scaleName = "sqrt";
-  double scale = 0;          // factor actually used
+  double scale = 0;  // factor actually used
   double base = 10000.0;
-  TrainConfig train;         // meaningful when trained
+  TrainConfig train;  // meaningful when trained
   std::size_t vocabulary = 0;
   std::int64_t corpusTokens = 0;
   double trainSeconds = 0;
@@ -155,9 +155,9 @@ struct StudyResults {
 };
 
 struct ExperimentOptions {
-  std::vector<WordAt> words;       // at least two; the first pair drives the experiments
+  std::vector<WordAt> words;  // at least two; the first pair drives the experiments
   std::vector<Encoding> encodings = {Encoding::Book, Encoding::Interleaved};
-  Scale scale;                     // for the study table
+  Scale scale;  // for the study table
   double base = 10000.0;
   std::size_t sameTokenPositions = 100;
   std::int64_t profilePosition = 1000;

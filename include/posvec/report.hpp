@@ -11,7 +11,7 @@
 namespace posvec {
 
 struct Figure {
-  std::string file;     // e.g. "distance-profile.svg"
+  std::string file;  // e.g. "distance-profile.svg"
   std::string title;
   std::string caption;  // one or two sentences: what to see
   std::string svg;      // a complete standalone SVG document
