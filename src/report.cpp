@@ -501,6 +501,8 @@ std::string studyTable(const StudyResults& r) {
     o << line;
   }
   o << "\n" << explanationLine() << "\n";
+  o << "why word similarity is near 1: on a small corpus every word vector is pushed along one shared "
+       "direction, so all pairs look alike until longer training separates them (--report shows it).\n";
   o << "study's published values (gensim 3 on its own 3-sentence text, book): word "
     << fixed(kPublishedWord, 8) << ", positional " << fixed(kPublishedPositional) << ", combined "
     << fixed(kPublishedCombined) << "\n";

@@ -75,8 +75,12 @@ Embeddings trainOn(const std::vector<Sentence>& sentences, const TrainConfig& co
                   p.loss);
     progress.update(buf);
   };
+  const auto start = std::chrono::steady_clock::now();
   Embeddings e = embeddingsOf(train(CorpusSource::fromSentences(sentences), config, observer));
-  progress.finish();
+  char done[160];
+  std::snprintf(done, sizeof done, "training %s: %d epochs in %.2f s", what.c_str(), config.epochs,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  progress.finish(done);
   return e;
 }
 
