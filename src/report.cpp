@@ -112,7 +112,7 @@ Figure profileFigure(const StudyResults& r) {
   c.title = "Similarity versus distance: cos(PE[" + std::to_string(r.profilePosition) + "], PE[q])";
   c.xLabel = "position q";
   c.yLabel = "cosine similarity";
-  c.legend = svg::LineChart::LegendPlace::BottomRight;
+  c.legend = svg::LineChart::LegendPlace::TopRight;
   c.hLines = {0};
   for (std::size_t i = 0; i < r.profiles.size(); ++i) {
     svg::Series s;
