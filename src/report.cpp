@@ -501,8 +501,10 @@ std::string studyTable(const StudyResults& r) {
     o << line;
   }
   o << "\n" << explanationLine() << "\n";
-  o << "why word similarity is near 1: on a small corpus every word vector is pushed along one shared "
-       "direction, so all pairs look alike until longer training separates them (--report shows it).\n";
+  o << "why word similarity is near 1: on a small corpus every word vector is pushed along one "
+       "shared "
+       "direction, so all pairs look alike until longer training separates them (--report shows "
+       "it).\n";
   o << "study's published values (gensim 3 on its own 3-sentence text, book): word "
     << fixed(kPublishedWord, 8) << ", positional " << fixed(kPublishedPositional) << ", combined "
     << fixed(kPublishedCombined) << "\n";
@@ -588,7 +590,7 @@ std::string reportHtml(const StudyResults& r, const std::vector<Figure>& figures
     << "h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px "
        "solid #ddd}\n"
     << "table{border-collapse:collapse;margin:1em 0;font-variant-numeric:tabular-nums}\n"
-    << "th,td{padding:.3em .8em;border-bottom:1px solid #e2e2e2;text-align:right}"
+    << "th,td{padding:.3em .6em;border-bottom:1px solid #e2e2e2;text-align:right}"
        "th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}th{"
        "background:#f4f4f4}\n"
     << "figure{margin:1.5em 0}figure svg{max-width:100%;height:auto;display:block}"
@@ -633,14 +635,35 @@ std::string reportHtml(const StudyResults& r, const std::vector<Figure>& figures
     o << "<figcaption>" << svg::escape(f.caption) << " <a href=\"" << f.file << "\">" << f.file
       << "</a></figcaption></figure>\n";
     if (f.file == "decomposition.svg") {
+      // One row per (d, encoding): the combined similarity at each scale, then the split of
+      // the dot product and the norm ratio at √d (every scale's split is in results.json).
       std::vector<std::vector<std::string>> d;
-      for (const auto& x : r.decompositions)
-        d.push_back({std::to_string(x.dim), encodingName(x.encoding), pretty(x.scaleName),
-                     fixed(x.combined, 4), fixed(x.wordShare, 3), fixed(x.crossShare, 3),
-                     fixed(x.positionalShare, 3), fixed(x.normRatio, 3)});
-      o << htmlTable({"d", "encoding", "scale", "combined", "word share", "cross share",
-                      "position share", "\u2016e\u00B7s\u2016/\u2016PE\u2016"},
-                     d);
+      std::vector<std::vector<std::string>> split;
+      std::vector<std::string> head = {"d", "encoding", "word"};
+      for (std::size_t i = 0; i < r.decompositions.size(); ++i) {
+        const auto& x = r.decompositions[i];
+        if (i == 0 || x.dim != r.decompositions[i - 1].dim ||
+            x.encoding != r.decompositions[i - 1].encoding) {
+          d.push_back({std::to_string(x.dim), encodingName(x.encoding), fixed(x.word, 4)});
+          split.emplace_back();
+        }
+        if (d.size() == 1) head.push_back("s = " + pretty(x.scaleName));
+        d.back().push_back(fixed(x.combined, 4));
+        if (x.scaleName == "sqrt(d)")
+          split.back() = {fixed(x.wordShare, 3), fixed(x.crossShare, 3),
+                          fixed(x.positionalShare, 3), fixed(x.normRatio, 3)};
+      }
+      for (std::size_t i = 0; i < d.size(); ++i)
+        d[i].insert(d[i].end(), split[i].begin(), split[i].end());
+      head.insert(head.end(),
+                  {"words", "cross", "positions", "\u2016e\u00B7\u221Ad\u2016/\u2016PE\u2016"});
+      o << "<p>Combined similarity at each scale s, then the shares of x\u00B7y at s = \u221Ad "
+           "(words, "
+           "cross terms, positions) and the norm ratio. With s = \u221Ad the ratio is "
+           "\u221A2\u00B7\u2016e\u2016 whatever d is, since \u2016PE[p]\u2016 = \u221A(d/2): the "
+           "trained "
+           "norm of the word vectors decides the mix.</p>\n";
+      o << htmlTable(head, d);
     }
     if (f.file == "training.svg") {
       std::vector<std::vector<std::string>> t;
