@@ -71,7 +71,7 @@ HuffmanTree buildHuffmanTree(const std::vector<std::int64_t>& counts) {
 void initInputMatrix(MatrixF& input, std::uint64_t seed, int threads) {
   const auto rows = static_cast<std::int64_t>(input.rows());
   const auto dim = static_cast<std::size_t>(input.cols());
-  const float scale = 1.0f / static_cast<float>(dim);
+  const float scale = 2.0f / static_cast<float>(dim);
 #pragma omp parallel for num_threads(std::max(1, threads)) schedule(static)
   for (std::int64_t r = 0; r < rows; ++r) {
     Rng rng(mixSeed(seed, static_cast<std::uint64_t>(r)));
