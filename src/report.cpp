@@ -370,6 +370,10 @@ Figure trainingFigure(const StudyResults& r) {
     c.series.push_back(word);
     c.series.push_back(comb);
   }
+  // Headroom above 1 so the aligned (cosine near 1) curves stay off the frame.
+  c.yMin = 0;
+  c.yMax = 1.05;
+  for (int k = 0; k <= 5; ++k) c.yTicks.push_back({k * 0.2, svg::formatTick(k * 0.2)});
   return {
       "training.svg", "Training: epochs and corpus size",
       "Word similarity cos(e_" + r.words[0].word + ", e_" + r.words[1].word +
