@@ -1,5 +1,6 @@
 #include "posvec/trainer.hpp"
 
+#include <malloc.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -232,6 +233,9 @@ ModelState train(const CorpusSource& corpus, const TrainConfig& config,
   const int threads = config.threads > 0 ? config.threads : std::max(1, omp_get_max_threads());
   if (observer.log) observer.log(describeConfig(config, threads));
   detail::PreparedCorpus prepared = detail::prepareCorpus(corpus, config.minCount, config.maxVocab);
+  // The counting table is gone: give its pages back before the matrices arrive,
+  // so peak memory is the larger of the two, not their sum.
+  ::malloc_trim(0);
   logCorpus(observer, prepared);
   const auto v = static_cast<Eigen::Index>(prepared.vocabulary.size());
   if (config.loss == Loss::HierarchicalSoftmax && v < 2)
