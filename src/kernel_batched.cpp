@@ -275,32 +275,52 @@ class BatchedSkipGram final : public TrainKernel {
 
   double sentence(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& st,
                   std::int64_t& predictions) const override {
-    std::vector<std::int32_t>& big = st.window;
     double loss = 0;
     const auto len = static_cast<std::int64_t>(n);
     const std::size_t maxCtx = static_cast<std::size_t>(2 * window_);
-    big.resize(maxCtx + negative_ + 1);
-    std::int32_t* contexts = big.data();
-    std::int32_t* targets = big.data() + maxCtx;
+    st.window.resize(maxCtx + 2 * (negative_ + 1));
+    std::int32_t* contexts = st.window.data();
+    // Targets of this window and of the next: the next window's negatives are drawn
+    // one step early so their rows can be prefetched while this window computes
+    // (random output rows are the cache misses of this kernel).
+    std::int32_t* targets = contexts + maxCtx;
+    std::int32_t* next = targets + negative_ + 1;
+    drawNegatives(targets, st.rng);
     for (std::int64_t i = 0; i < len; ++i) {
       const std::int64_t reach =
           window_ - static_cast<std::int64_t>(st.rng.below(static_cast<std::uint32_t>(window_)));
+      if (i + 1 < len) {
+        drawNegatives(next, st.rng);
+        prefetchRow(out_, ids[i + 1]);
+        for (std::size_t k = 1; k <= negative_; ++k) prefetchRow(out_, next[k]);
+        // The word entering the widest window next.
+        if (i + 1 + window_ < len) prefetchRow(in_, ids[i + 1 + window_]);
+      }
       const std::int64_t lo = std::max<std::int64_t>(0, i - reach),
                          hi = std::min(len - 1, i + reach);
       std::size_t m = 0;
       for (std::int64_t c = lo; c <= hi; ++c)
         if (c != i) contexts[m++] = ids[c];
-      if (m == 0) continue;
-      targets[0] = ids[i];
-      for (std::size_t k = 1; k <= negative_; ++k) targets[k] = noise_->draw(st.rng.next());
-      loss += batchedWindow(in_, out_, dim_, contexts, m, targets, negative_ + 1, alpha,
-                            *sigmoid_, st, path_);
-      predictions += static_cast<std::int64_t>(m);
+      if (m > 0) {
+        targets[0] = ids[i];
+        loss += batchedWindow(in_, out_, dim_, contexts, m, targets, negative_ + 1, alpha,
+                              *sigmoid_, st, path_);
+        predictions += static_cast<std::int64_t>(m);
+      }
+      std::swap(targets, next);
     }
     return loss;
   }
 
  private:
+  void drawNegatives(std::int32_t* targets, Rng& rng) const {
+    for (std::size_t k = 1; k <= negative_; ++k) targets[k] = noise_->draw(rng.next());
+  }
+  void prefetchRow(const float* matrix, std::int32_t row) const {
+    const char* p = reinterpret_cast<const char*>(matrix + static_cast<std::size_t>(row) * dim_);
+    for (std::size_t b = 0; b < dim_ * sizeof(float); b += 64) __builtin_prefetch(p + b, 1, 3);
+  }
+
   float* in_;
   float* out_;
   const NoiseSampler* noise_;
