@@ -309,18 +309,11 @@ void forEachToken(const CorpusSource& corpus, const std::function<void(std::stri
         readPretokenized(in, path, onWord, onEnd);
       }
     } else {
-      // TEMPORARY until the tokenizer lands on main (it would not link before).
-#ifdef POSVEC_TRAIN_HAVE_TOKENIZER
       Tokenizer tokenizer(corpus.tokenizer());
       tokenizer.tokenizeFile(path, [&](Sentence&& s) {
         for (const auto& w : s) onWord(w);
         onEnd();
       });
-#else
-      throw ConfigError(
-          "raw text input needs the tokenizer, which is not in this build yet; "
-          "pass --pretokenized for whitespace-split lines");
-#endif
     }
   }
 }

@@ -81,7 +81,7 @@ struct HuffmanTree {
 };
 HuffmanTree buildHuffmanTree(const std::vector<std::int64_t>& counts);
 
-// Input rows uniform in [-0.5/dim, 0.5/dim), each row from its own (seed, row)
+// Input rows uniform in [-1/dim, 1/dim) (gensim, fastText), each row from its own (seed, row)
 // stream: the result does not depend on `threads`.
 void initInputMatrix(MatrixF& input, std::uint64_t seed, int threads);
 

@@ -1,11 +1,17 @@
 #include "posvec/trainer.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <numeric>
 #include <random>
 
 #include "kernels.hpp"
 #include "posvec/error.hpp"
+#include "posvec/formats.hpp"
 #include "test_util.hpp"
 
 using namespace posvec;
@@ -14,7 +20,13 @@ namespace {
 
 constexpr int kClasses = 6, kPerClass = 12;
 
-std::string wordOf(int cls, int i) { return "c" + std::to_string(cls) + "w" + std::to_string(i); }
+std::string wordOf(int cls, int i) {
+  std::string w = "c";
+  w += std::to_string(cls);
+  w += 'w';
+  w += std::to_string(i);
+  return w;
+}
 
 // Planted structure: each sentence talks about one class (its words share
 // contexts), sprinkled with function words every class uses.
@@ -151,8 +163,8 @@ TEST_CASE("trainer initialisation depends on the seed, not on the thread count",
   CHECK(sameMatrix(one.input, two.input));
   CHECK(sameMatrix(one.input, five.input));
   CHECK(one.output.isZero());
-  // Uniform in [-0.5/dim, 0.5/dim), no row left at zero, mean near 0.
-  const float bound = 0.5f / static_cast<float>(c.dim);
+  // Uniform in [-1/dim, 1/dim) as in gensim and fastText, no row left at zero, mean near 0.
+  const float bound = 1.0f / static_cast<float>(c.dim);
   CHECK(one.input.maxCoeff() < bound);
   CHECK(one.input.minCoeff() >= -bound);
   for (Eigen::Index r = 0; r < one.input.rows(); ++r) CHECK(one.input.row(r).squaredNorm() > 0);
@@ -273,4 +285,103 @@ TEST_CASE("trainer sigmoid and softplus tables match the exact functions", "[tra
     if (std::abs(x) < 8) CHECK(std::abs(s.sigmoid(static_cast<float>(x)) - sig) < 2e-5);
     CHECK(std::abs(s.softplus(static_cast<float>(x)) - sp) < 2e-5 * std::max(1.0, std::abs(sp)));
   }
+}
+
+namespace {
+
+std::string writeCorpus(const test::TempDir& dir, int sentences = 400) {
+  std::string text;
+  for (const auto& s : plantedCorpus(11, sentences)) {
+    for (std::size_t j = 0; j < s.size(); ++j) text += (j ? " " : "") + s[j];
+    text += "\n";
+  }
+  const std::string path = dir.file("corpus.txt");
+  test::writeText(path, text);
+  return path;
+}
+
+int lineCount(const std::string& s) {
+  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
+
+}  // namespace
+
+TEST_CASE("trainer CLI trains, writes vectors and a resumable model", "[trainer][cli]") {
+  test::TempDir dir;
+  const std::string corpus = writeCorpus(dir);
+  const std::string common =
+      " --pretokenized --dim 16 --min-count 1 --threads 1 --seed 3 --sample 0";
+  auto r = test::runCli("--quiet train " + test::quote(corpus) + common + " --epochs 2 -o " +
+                        test::quote(dir.file("v.txt")) + " --save-model " +
+                        test::quote(dir.file("m.posvec")) + " --json");
+  REQUIRE(r.status == 0);
+  CHECK(r.err.empty());
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["epochs_done"] == 2);
+  CHECK(j["epoch_losses"].size() == 2);
+  const Embeddings e = loadVectors(dir.file("v.txt"));
+  CHECK(e.dim() == 16);
+  CHECK(e.size() == kClasses * kPerClass + 4);
+  ModelState m = loadModel(dir.file("m.posvec"));
+  CHECK(m.epochsDone == 2);
+
+  // Resume for one more epoch: a 3-epoch schedule, model file and vectors written.
+  r = test::runCli("train " + test::quote(corpus) +
+                   " --pretokenized --threads 1 --epochs 1 --resume " +
+                   test::quote(dir.file("m.posvec")) + " -o " + test::quote(dir.file("m3.posvec")));
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("epoch 3 done") != std::string::npos);
+  m = loadModel(dir.file("m3.posvec"));
+  CHECK(m.epochsDone == 3);
+  CHECK(m.epochLosses.size() == 3);
+}
+
+TEST_CASE("trainer CLI refuses bad input with one error line and no output", "[trainer][cli]") {
+  test::TempDir dir;
+  const std::string corpus = writeCorpus(dir, 50);
+  const std::string out = dir.file("out.bin");
+  test::writeText(dir.file("empty.txt"), "");
+  test::writeText(dir.file("bad.posvec"), "POSVECM1 this is not a model");
+  const std::vector<std::pair<std::string, int>> cases{
+      {"train " + test::quote(dir.file("missing.txt")) + " --pretokenized -o " + test::quote(out),
+       3},
+      {"train " + test::quote(dir.file("empty.txt")) + " --pretokenized -o " + test::quote(out), 5},
+      {"train " + test::quote(corpus) + " --pretokenized --min-count 100000 -o " + test::quote(out),
+       5},
+      {"train " + test::quote(corpus) + " --pretokenized --dim 0 -o " + test::quote(out), 2},
+      {"train " + test::quote(corpus) + " --pretokenized --dim -5 -o " + test::quote(out), 2},
+      {"train " + test::quote(corpus) + " --pretokenized --window 0 -o " + test::quote(out), 2},
+      {"train " + test::quote(corpus) + " --pretokenized --epochs 0 -o " + test::quote(out), 2},
+      {"train " + test::quote(corpus) + " --pretokenized --frobnicate -o " + test::quote(out), 2},
+      {"train " + test::quote(corpus) + " --pretokenized -o " + test::quote(dir.file("x.weird")),
+       2},
+      {"train " + test::quote(corpus) + " --pretokenized -o " +
+           test::quote(dir.file("no/such/dir/v.bin")),
+       3},
+      {"train " + test::quote(corpus) + " --pretokenized --resume " +
+           test::quote(dir.file("bad.posvec")) + " -o " + test::quote(out),
+       4},
+  };
+  for (const auto& [args, code] : cases) {
+    INFO(args);
+    const auto r = test::runCli("--quiet " + args);
+    CHECK(r.status == code);
+    CHECK(lineCount(r.err) == 1);
+    CHECK(r.err.rfind("posvec: error: ", 0) == 0);
+    CHECK_FALSE(std::filesystem::exists(out));
+  }
+}
+
+TEST_CASE("trainer reads raw text through the tokenizer", "[trainer]") {
+  test::TempDir dir;
+  std::string text;
+  for (int i = 0; i < 30; ++i) text += "The Cat sat on the mat. The dog, however, ran! ";
+  test::writeText(dir.file("raw.txt"), text);
+  TrainConfig c = smallConfig();
+  c.epochs = 1;
+  const ModelState m = train(CorpusSource::fromFiles({dir.file("raw.txt")}), c);
+  CHECK(m.words[0] == "the");
+  CHECK(std::find(m.words.begin(), m.words.end(), "cat") != m.words.end());
+  CHECK(std::find(m.words.begin(), m.words.end(), "Cat") == m.words.end());
+  CHECK(std::find(m.words.begin(), m.words.end(), ",") != m.words.end());
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Training benchmark: posvec train vs gensim Word2Vec and fastText skipgram on the
 # Brown corpus (and a 16x concatenation for throughput), same hyperparameters.
-#   bash tools/bench/bench-train.sh [--quick] [--threads N] [--trainers posvec,gensim,fasttext]
+#   bash tools/bench/bench-train.sh [--quick] [--data DIR] [--threads N] [--trainers posvec,gensim,fasttext]
 # --quick: Brown only, dim 100, one seed (a few minutes). Needs build/posvec
 # (cmake --build build), /usr/bin/python3 with gensim, fasttext, /usr/bin/time.
 set -euo pipefail

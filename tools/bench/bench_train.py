@@ -94,7 +94,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="Brown only, dim 100, one seed")
     ap.add_argument("--posvec", default=os.path.join(ROOT, "build", "posvec"))
-    ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data"))
+    ap.add_argument("--data", default=os.environ.get("POSVEC_SHARED_DATA",
+                                                     os.path.join(ROOT, "..", "shared", "data")),
+                    help="directory with questions-words.txt, wordsim353.tsv, simlex999.txt")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--trainers", default="posvec,gensim,fasttext")
@@ -106,6 +108,9 @@ def main():
     dims = [100] if args.quick else [100, 512]
     seeds = [1] if args.quick else [1, 2, 3]
     has_data = os.path.exists(os.path.join(args.data, "questions-words.txt"))
+    if not has_data:
+        print("bench-train: no evaluation data in %s (pass --data DIR): quality not measured"
+              % args.data)
     work = tempfile.mkdtemp(prefix="posvec-bench-train-")
     brown_words = count_words(brown)
     print("bench-train: Brown %d words, %d threads, %d epochs; %s" %
