@@ -71,9 +71,9 @@ def throughput(args, work, x16, words, trainers):
     for dim in args.dims:
         walls = {}
         for t in trainers:
-            wall, rss, vec, info = train_any(t, x16, None if t in ("batched", "classic") else
-                                             os.path.join(work, "%s-x16-%d.vec" % (t, dim)), dim,
-                                             1, args.threads, 1, args)
+            # Every trainer writes its text vectors inside the timed run.
+            wall, rss, vec, info = train_any(t, x16, os.path.join(work, "%s-x16-%d.vec" % (t, dim)),
+                                             dim, 1, args.threads, 1, args)
             if vec and os.path.exists(vec):
                 os.remove(vec)
             walls[t] = wall
