@@ -1,11 +1,14 @@
 #include "kernel_batched.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
 
+#include "posvec/formats.hpp"
 #include "posvec/trainer.hpp"
 #include "test_util.hpp"
 
@@ -247,4 +250,32 @@ TEST_CASE("kernel_batched leaves CBOW and hierarchical softmax to the classic lo
     CHECK(identical(train(corpus, c, obs).input, train(corpus, classic).input));
     CHECK(logged.find("kernel classic") != std::string::npos);
   }
+}
+
+TEST_CASE("kernel_batched is selected with posvec train --kernel and is the default",
+          "[kernel_batched][cli]") {
+  test::TempDir dir;
+  std::string text;
+  for (const auto& s : classSentences(5, 400)) {
+    for (std::size_t i = 0; i < s.size(); ++i) text += (i ? " " : "") + s[i];
+    text += "\n";
+  }
+  const std::string corpus = dir.file("c.txt");
+  test::writeText(corpus, text);
+  const std::string common = "--quiet train " + test::quote(corpus) +
+                             " --pretokenized --min-count 1 --dim 16 --epochs 1 --threads 1";
+  auto kernelOf = [&](const std::string& extra, const std::string& name) {
+    const auto r = test::runCli(common + extra + " -o " + test::quote(dir.file(name)));
+    REQUIRE(r.status == 0);
+    return TrainConfig::deserialize(loadModel(dir.file(name)).config).kernel;
+  };
+  CHECK(kernelOf("", "default.posvec") == Kernel::Batched);
+  CHECK(kernelOf(" --kernel batched", "b.posvec") == Kernel::Batched);
+  CHECK(kernelOf(" --kernel classic", "c.posvec") == Kernel::Classic);
+
+  const auto bad = test::runCli(common + " --kernel fast -o " + test::quote(dir.file("x.txt")));
+  CHECK(bad.status == 2);
+  CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+  CHECK(bad.err.find("--kernel") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.file("x.txt")));
 }

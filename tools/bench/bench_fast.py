@@ -132,7 +132,11 @@ def quality(args, work, brown, trainers):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--train-kernel", default=os.path.join(ROOT, "build", "train_kernel"))
-    ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data"))
+    # Shared evaluation data: --data, $POSVEC_SHARED_DATA, ../shared/data or /work/shared/data.
+    default_data = os.environ.get("POSVEC_SHARED_DATA", os.path.join(ROOT, "..", "shared", "data"))
+    if not os.path.isdir(default_data) and os.path.isdir("/work/shared/data"):
+        default_data = "/work/shared/data"
+    ap.add_argument("--data", default=default_data)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--dims", default="100,512")
