@@ -114,9 +114,11 @@ void updatePortable(const Block& b) {
 // Sums of four vectors in the four lanes of the result (fewer shuffles than four
 // separate reductions: the scores of a short dimension are reduction-bound).
 inline __m128 reduce4(__m512 a, __m512 b, __m512 c, __m512 d) {
+  // Zero-masked extracts: GCC 12's unmasked ones read an "undefined" value and warn.
   auto fold = [](__m512 x) {
-    return _mm256_add_ps(_mm512_castps512_ps256(x),
-                         _mm512_castps512_ps256(_mm512_shuffle_f32x4(x, x, 0xEE)));
+    const __m512d d = _mm512_castps_pd(x);
+    return _mm256_add_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, d, 0)),
+                         _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, d, 1)));
   };
   const __m256 ab = _mm256_hadd_ps(fold(a), fold(b));  // a01 a23 b01 b23 | a45 a67 b45 b67
   const __m256 cd = _mm256_hadd_ps(fold(c), fold(d));
