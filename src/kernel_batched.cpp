@@ -8,6 +8,25 @@
 #include <immintrin.h>
 #endif
 
+// Where this differs from the classic kernel (word2vec.c's skip-gram), and why
+// quality holds:
+// - Negatives: one set of K noise words per centre word, shared by all its
+//   context words, instead of K fresh words per (context, centre) pair. Each
+//   context still sees K negatives from the same unigram^0.75 distribution, so
+//   every pair's gradient has the same expectation; only the correlation between
+//   pairs of one window changes (Ji et al. report equal accuracy).
+// - Update timing: the whole window's scores and gradients come from the rows as
+//   they were before the window; classic updates an output row after each pair,
+//   so the next pair of the window sees it changed. With alpha <= 0.025 the rows
+//   move by O(alpha) per window, the same staleness Hogwild threads have anyway.
+// - Unchanged: window shrinking (one uniform draw per centre word), subsampling
+//   and the learning-rate schedule (in the trainer), the noise sampler, the
+//   sigmoid/softplus tables (the measured cost is memory, not the sigmoid), the
+//   loss reported per (context, centre) prediction.
+// A word repeated inside a window (a context twice, a negative twice) is one row
+// with its gradient multiplied by the repeat count: the sum the pairwise updates
+// would apply, without two writes to one row racing inside the window.
+
 namespace posvec::detail {
 
 bool batchedAvx512Compiled() {
