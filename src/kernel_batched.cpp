@@ -42,6 +42,8 @@ namespace {
 // Floats per chunk of the portable update: the accumulators of one chunk stay in
 // registers (two zmm, four ymm) while the products sweep the window's rows.
 constexpr std::size_t kChunk = 32;
+// Distinct contexts the AVX-512 update keeps in registers (2 x 12 + 2 of 32 zmm).
+constexpr std::size_t kMaxRegisterRows = 12;
 
 // Distinct ids of `ids` into rows[], their multiplicities into weights[]; ids equal
 // to `skip` are dropped. Quadratic, but the window work is O(m·n·dim) anyway.
@@ -77,7 +79,8 @@ struct Block {
   float* const* ctx;  // M row pointers into input
   float* const* tgt;  // N row pointers into output
   const float* g;     // M x N
-  float* told;        // N x kChunk scratch
+  float* told;        // N x kChunk scratch (portable path)
+  float* old;         // N x dim scratch (AVX-512 path, windows of many distinct contexts)
 };
 
 // Columns [j0, j0 + W) of the update: T_v += sum_u G_uv C_u and C_u += sum_v G_uv T_v,
@@ -176,25 +179,34 @@ void scoresAvx512(const Block& b, float* s) {
   }
 }
 
-// The update with the M context chunks and their gradients in registers: per
-// 16-float chunk every row is loaded once and stored once (2M + 2 zmm live).
+// The update for contexts [u0, u0 + M), with their chunks and gradients in
+// registers: per 16-float column every row is loaded once and stored once
+// (2M + 2 zmm live). Windows with more distinct contexts than fit run in groups:
+// T in memory then already holds the earlier groups' updates, so the first group
+// saves T's old values (`b.old`, N x dim) and later groups read them from there.
+enum class Group { Only, First, Later };
+
 template <int M>
-void updateAvx512(const Block& b) {
+void updateAvx512(const Block& b, std::size_t u0, Group group) {
+  float* const* ctx = b.ctx + u0;
   for (std::size_t j = 0; j < b.dim; j += 16) {
     const std::size_t left = b.dim - j;
     const __mmask16 mask = left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
     __m512 c[M], dc[M];
     for (int u = 0; u < M; ++u) {
-      c[u] = _mm512_maskz_loadu_ps(mask, b.ctx[u] + j);
+      c[u] = _mm512_maskz_loadu_ps(mask, ctx[u] + j);
       dc[u] = _mm512_setzero_ps();
     }
     for (std::size_t v = 0; v < b.n; ++v) {
       float* tp = b.tgt[v] + j;
-      const __m512 t = _mm512_maskz_loadu_ps(mask, tp);
+      float* old = b.old + v * b.dim + j;
+      const __m512 now = _mm512_maskz_loadu_ps(mask, tp);
+      const __m512 t = group == Group::Later ? _mm512_maskz_loadu_ps(mask, old) : now;
+      if (group == Group::First) _mm512_mask_storeu_ps(old, mask, now);
       // Two partial sums halve the dependency chain through the target's chunk.
-      __m512 acc0 = t, acc1 = _mm512_setzero_ps();
+      __m512 acc0 = now, acc1 = _mm512_setzero_ps();
       for (int u = 0; u < M; ++u) {
-        const __m512 g = _mm512_set1_ps(b.g[static_cast<std::size_t>(u) * b.n + v]);
+        const __m512 g = _mm512_set1_ps(b.g[(u0 + static_cast<std::size_t>(u)) * b.n + v]);
         if (u & 1)
           acc1 = _mm512_fmadd_ps(g, c[u], acc1);
         else
@@ -204,17 +216,17 @@ void updateAvx512(const Block& b) {
       _mm512_mask_storeu_ps(tp, mask, _mm512_add_ps(acc0, acc1));
     }
     for (int u = 0; u < M; ++u)
-      _mm512_mask_storeu_ps(b.ctx[u] + j, mask, _mm512_add_ps(c[u], dc[u]));
+      _mm512_mask_storeu_ps(ctx[u] + j, mask, _mm512_add_ps(c[u], dc[u]));
   }
 }
 
-constexpr std::size_t kMaxRegisterRows = 12;
-
 template <std::size_t... I>
-void dispatchUpdate(const Block& b, std::index_sequence<I...>) {
-  using Fn = void (*)(const Block&);
+void updateAvx512Groups(const Block& b, std::index_sequence<I...>) {
+  using Fn = void (*)(const Block&, std::size_t, Group);
   static constexpr Fn table[] = {&updateAvx512<static_cast<int>(I) + 1>...};
-  table[b.m - 1](b);
+  if (b.m <= kMaxRegisterRows) return table[b.m - 1](b, 0, Group::Only);
+  for (std::size_t u0 = 0; u0 < b.m; u0 += kMaxRegisterRows)
+    table[std::min(kMaxRegisterRows, b.m - u0) - 1](b, u0, u0 == 0 ? Group::First : Group::Later);
 }
 #endif
 
@@ -245,9 +257,11 @@ double batchedWindow(float* input, float* output, std::size_t dim, const std::in
   for (std::size_t v = 0; v < nu; ++v) tp[v] = output + static_cast<std::size_t>(trow[v]) * dim;
 
   state.hidden.resize(mu * nu);
-  state.grad.resize(nu * kChunk);
+  // T's old chunk (portable) or, for windows too wide for the registers, T's old
+  // rows (AVX-512).
+  state.grad.resize(std::max(nu * kChunk, mu > kMaxRegisterRows ? nu * dim : 0));
   float* g = state.hidden.data();
-  const Block b{dim, mu, nu, cp, tp, g, state.grad.data()};
+  const Block b{dim, mu, nu, cp, tp, g, state.grad.data(), state.grad.data()};
 #if defined(__AVX512F__)
   const bool avx = path != BatchedPath::Portable;
 #else
@@ -271,8 +285,8 @@ double batchedWindow(float* input, float* output, std::size_t dim, const std::in
     }
   }
 #if defined(__AVX512F__)
-  if (avx && mu <= kMaxRegisterRows) {
-    dispatchUpdate(b, std::make_index_sequence<kMaxRegisterRows>{});
+  if (avx) {
+    updateAvx512Groups(b, std::make_index_sequence<kMaxRegisterRows>{});
     return loss;
   }
 #endif
