@@ -2,7 +2,9 @@
 // batched) and prints one JSON line: seconds, words/s, and the floating-point
 // work of the skip-gram updates (6·d flops per context-target pair: the score,
 // the output-row gradient and the input-row gradient), so bench-fast.sh can put
-// achieved GFLOP/s next to the machine's peak. Not a test: a benchmark helper.
+// achieved GFLOP/s next to the machine's peak. "seconds": train() alone;
+// "saved_seconds": train() and writing the vectors; "count_seconds": the pair
+// count after that (not part of training). Not a test: a benchmark helper.
 //   train_kernel CORPUS OUT.vec|- DIM EPOCHS THREADS SEED classic|batched [SAMPLE]
 #include <chrono>
 #include <cstdio>
@@ -86,15 +88,23 @@ int main(int argc, char** argv) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (out != "-")
       posvec::saveVectors(posvec::embeddingsOf(m), out, posvec::VectorFormat::Word2VecText);
+    const double savedSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // Counting pairs is not training: its time is reported so the bench can subtract it.
     const posvec::Vocabulary vocab(m.words, m.counts);
     const double pairs = pairsPerEpoch(corpus, vocab, c.sample, c.window) * c.epochs;
+    const double countSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() -
+        savedSeconds;
     const double flops = pairs * (c.negative + 1) * 6.0 * static_cast<double>(c.dim);
     std::printf(
         "{\"trainer\": \"posvec-%s\", \"seconds\": %.3f, \"train_seconds\": %.3f, "
         "\"words\": %lld, \"words_per_second\": %.1f, \"epoch_words_per_second\": %.1f, "
-        "\"pairs\": %.0f, \"gflops\": %.3f, \"final_loss\": %.5f}\n",
+        "\"pairs\": %.0f, \"gflops\": %.3f, \"final_loss\": %.5f, \"saved_seconds\": %.3f, "
+        "\"count_seconds\": %.3f}\n",
         kernel.c_str(), seconds, trainSeconds, static_cast<long long>(words), words / seconds,
-        words / trainSeconds, pairs, flops / trainSeconds * 1e-9, m.epochLosses.back());
+        words / trainSeconds, pairs, flops / trainSeconds * 1e-9, m.epochLosses.back(),
+        savedSeconds, countSeconds);
   } catch (const posvec::Error& e) {
     std::cerr << "train_kernel: " << e.what() << "\n";
     return 1;
