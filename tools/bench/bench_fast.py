@@ -67,7 +67,8 @@ def train_any(trainer, corpus, out, dim, seed, threads, epochs, args):
 
 def throughput(args, work, x16, words, trainers):
     peak, how = peak_gflops(args.threads)
-    print("\n== throughput: Brown x16 (%d words), 1 epoch, %d threads ==" % (words, args.threads))
+    print("\n== throughput: %s (%d words), 1 epoch, %d threads ==" % (os.path.basename(x16), words,
+                                                                     args.threads))
     print("peak: %.0f GFLOP/s = %s" % (peak, how))
     for dim in args.dims:
         walls = {}
@@ -93,7 +94,7 @@ def throughput(args, work, x16, words, trainers):
 
 
 def scaling(args, x16, words):
-    print("\n== scaling: batched kernel, Brown x16, 1 epoch ==")
+    print("\n== scaling: batched kernel, %s, 1 epoch ==" % os.path.basename(x16))
     print("%-5s %-8s %12s %12s %9s" % ("dim", "threads", "words/s", "epoch s", "GFLOP/s"))
     for dim in args.dims:
         base = None
@@ -145,6 +146,8 @@ def main():
     ap.add_argument("--trainers", default="batched,classic,gensim,fasttext")
     ap.add_argument("--quality-trainers", default="batched,classic,gensim")
     ap.add_argument("--parts", default="throughput,scaling,quality")
+    ap.add_argument("--throughput-corpus", default=None,
+                    help="another corpus for the throughput and scaling parts (a dry run)")
     args = ap.parse_args()
     args.dims = [int(d) for d in args.dims.split(",")]
     args.seeds = [int(s) for s in args.seeds.split(",")]
@@ -153,9 +156,13 @@ def main():
     brown = os.path.join(HERE, "data", "brown.txt")
     if not os.path.exists(brown):
         subprocess.run(["bash", os.path.join(ROOT, "tools", "fetch-brown.sh")], check=True)
-    x16 = os.path.join(HERE, "data", "brown-x16.txt")
-    bench_train.make_x16(brown, x16)
-    words = bench_train.count_words(brown) * 16
+    if args.throughput_corpus:
+        x16 = args.throughput_corpus
+        words = bench_train.count_words(x16)
+    else:
+        x16 = os.path.join(HERE, "data", "brown-x16.txt")
+        bench_train.make_x16(brown, x16)
+        words = bench_train.count_words(brown) * 16
     print("bench-fast: load average %s (the machine may be shared; timings are rough)" %
           " ".join(open("/proc/loadavg").read().split()[:3]))
     work = tempfile.mkdtemp(prefix="posvec-bench-fast-")
