@@ -20,6 +20,16 @@ void writeFileAtomically(const std::string& path, const std::function<void(std::
   const fs::path target(path);
   std::error_code ec;
   if (fs::is_directory(target, ec)) throw IoError("cannot write '" + path + "': it is a directory");
+  // A device or pipe (/dev/null, /dev/stdout, a FIFO) is written in place: renaming
+  // a temporary file over it would replace the device node itself.
+  if (fs::exists(target, ec) && !fs::is_regular_file(target, ec)) {
+    std::ofstream out(path, std::ios::binary);
+    if (!out) throw IoError("cannot write '" + path + "': " + std::strerror(errno));
+    write(out);
+    out.flush();
+    if (!out) throw IoError("error while writing '" + path + "'");
+    return;
+  }
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec))
     throw IoError("cannot write '" + path + "': directory '" + dir.string() + "' does not exist");

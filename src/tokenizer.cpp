@@ -10,6 +10,8 @@
 #include <unicode/utf8.h>
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -17,6 +19,7 @@
 
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
+#include "tokenizer_detail.hpp"
 #include "utf8.hpp"
 
 namespace posvec {
@@ -93,10 +96,20 @@ void TokenizerOptions::validate() const {
     throw ConfigError("tokenizer threads must be between 0 (all cores) and 1024, got " +
                       std::to_string(threads));
   if (locale.empty()) throw ConfigError("tokenizer locale is empty (use e.g. --locale en)");
+  // ICU accepts any string and falls back to the root locale; catch typos here.
   icu::Locale loc(locale.c_str());
-  if (loc.isBogus() || std::string(loc.getLanguage()).empty())
-    throw ConfigError("tokenizer locale '" + locale +
-                      "' is not a valid ICU locale (use e.g. en, de, es_ES, zh, ja)");
+  const std::string lang = loc.getLanguage();
+  bool known = false;
+  if (!loc.isBogus() && lang.size() == 3) {
+    known = std::all_of(lang.begin(), lang.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+  } else if (!loc.isBogus() && lang.size() == 2) {
+    for (const char* const* l = icu::Locale::getISOLanguages(); *l && !known; ++l)
+      known = lang == *l;
+  }
+  if (!known)
+    throw ConfigError(
+        "tokenizer locale '" + locale +
+        "' does not start with a known language code (use e.g. en, de, es_ES, zh, ja)");
 }
 
 namespace {
@@ -105,9 +118,9 @@ namespace {
 struct TokenizerCore {
   TokenizerOptions opt;
   std::unique_ptr<icu::BreakIterator> sentenceProto, wordProto;
-  bool english = false;     // split English clitics as NLTK does
-  bool asciiLower = true;   // ASCII lowercases byte-wise (not in tr/az: I -> ı)
-  std::mutex protoMutex;    // clone() is called from concurrent tokenize() calls
+  bool english = false;    // split English clitics as NLTK does
+  bool asciiLower = true;  // ASCII lowercases byte-wise (not in tr/az: I -> ı)
+  std::mutex protoMutex;   // clone() is called from concurrent tokenize() calls
 
   explicit TokenizerCore(TokenizerOptions o) : opt(std::move(o)) {
     opt.validate();
@@ -137,13 +150,128 @@ struct TokenizerCore {
   }
 };
 
+}  // namespace
+
+namespace detail {
+
+void icuPieces(icu::BreakIterator& word, UText*& ut, const char* s, std::size_t n,
+               std::vector<Piece>& pieces) {
+  UErrorCode status = U_ZERO_ERROR;
+  ut = utext_openUTF8(ut, s, static_cast<std::int64_t>(n), &status);
+  word.setText(ut, status);
+  if (U_FAILURE(status))
+    throw InputError(std::string("ICU word segmentation failed: ") + u_errorName(status));
+  pieces.clear();
+  bool gap = true;
+  std::int32_t start = word.first();
+  for (std::int32_t end = word.next(); end != icu::BreakIterator::DONE;
+       start = end, end = word.next()) {
+    const auto b = static_cast<std::uint32_t>(start), e = static_cast<std::uint32_t>(end);
+    Piece p{b, e, PieceKind::Word, gap, false};
+    if (word.getRuleStatus() < UBRK_WORD_NONE_LIMIT) {
+      if (allSpace(s + b, e - b)) {
+        gap = true;
+        continue;
+      }
+      p.kind = PieceKind::Other;
+      p.punct = allPunctuation(s + b, e - b);
+    }
+    gap = false;
+    pieces.push_back(p);
+  }
+}
+
+namespace {
+
+// ICU's word-break classes of the ASCII characters (measured on ICU 72 with
+// the differential test in tests/tokenizer_test.cpp): '@' joins like a letter,
+// '_' like ExtendNumLet, '.' and '\'' join letters or digits, ',' and ';'
+// join digits only, spaces join each other, anything else stands alone.
+enum AsciiClass : std::uint8_t {
+  kOther,
+  kLetter,
+  kDigit,
+  kUnderscore,
+  kMidNumLet,
+  kMidNum,
+  kSpace,
+  kNewline
+};
+
+constexpr std::array<std::uint8_t, 128> makeAsciiClasses() {
+  std::array<std::uint8_t, 128> t{};
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = kLetter;
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = kLetter;
+  for (int c = '0'; c <= '9'; ++c) t[c] = kDigit;
+  t['@'] = kLetter;
+  t['_'] = kUnderscore;
+  t['.'] = kMidNumLet;
+  t['\''] = kMidNumLet;
+  t[','] = kMidNum;
+  t[';'] = kMidNum;
+  t[' '] = kSpace;
+  t['\n'] = kNewline;  // paragraph break: a segment of its own
+  return t;
+}
+constexpr std::array<std::uint8_t, 128> kAsciiClass = makeAsciiClasses();
+
+constexpr bool wordChar(std::uint8_t c) { return c == kLetter || c == kDigit || c == kUnderscore; }
+
+}  // namespace
+
+void asciiPieces(const char* s, std::size_t n, std::vector<Piece>& pieces) {
+  pieces.clear();
+  auto cls = [&](std::size_t i) -> std::uint8_t {
+    return i < n ? kAsciiClass[static_cast<unsigned char>(s[i])] : std::uint8_t{kOther};
+  };
+  // UAX #29 rules WB3d, WB5-WB13b restricted to these classes.
+  auto joined = [&](std::size_t i) {  // no boundary between s[i-1] and s[i]
+    const std::uint8_t a = cls(i - 1), b = cls(i);
+    if (a == kSpace) return b == kSpace;
+    if (wordChar(a) && wordChar(b)) return true;
+    if (a == kLetter && b == kMidNumLet) return cls(i + 1) == kLetter;
+    if (a == kMidNumLet && b == kLetter) return i >= 2 && cls(i - 2) == kLetter;
+    if (a == kDigit && (b == kMidNum || b == kMidNumLet)) return cls(i + 1) == kDigit;
+    if ((a == kMidNum || a == kMidNumLet) && b == kDigit) return i >= 2 && cls(i - 2) == kDigit;
+    return false;
+  };
+  bool gap = true;
+  std::size_t start = 0;
+  while (start < n) {
+    std::size_t end = start + 1;
+    while (end < n && joined(end)) ++end;
+    const std::uint8_t first = cls(start);
+    if (first == kSpace || first == kNewline) {
+      gap = true;
+    } else {
+      bool alnum = false;
+      for (std::size_t i = start; i < end && !alnum; ++i)
+        alnum = cls(i) == kLetter || cls(i) == kDigit;
+      // A lone '_' is not a word for ICU, "__" is.
+      const bool word = alnum || (first == kUnderscore && end - start > 1);
+      Piece p{static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(end),
+              word ? PieceKind::Word : PieceKind::Other, gap, false};
+      if (!word) p.punct = u_ispunct(static_cast<unsigned char>(s[start]));
+      pieces.push_back(p);
+      gap = false;
+    }
+    start = end;
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
 // Per-thread state of the word stage: one sentence (or line) in, tokens out.
 class WordWorker {
  public:
   WordWorker(TokenizerCore& impl) : impl_(impl), opt_(impl.opt) {
     UErrorCode status = U_ZERO_ERROR;
     caseMap_ = ucasemap_open(opt_.locale.c_str(), 0, &status);
-    if (U_FAILURE(status)) throw ConfigError("cannot create ICU case mapping for locale '" + opt_.locale + "': " + icuError(status));
+    if (U_FAILURE(status))
+      throw ConfigError("cannot create ICU case mapping for locale '" + opt_.locale +
+                        "': " + icuError(status));
     if (impl.wordProto) word_ = impl.clone(*impl.wordProto);
   }
   ~WordWorker() {
@@ -162,14 +290,8 @@ class WordWorker {
   }
 
  private:
-  enum class Kind : std::uint8_t { Word, Other };
-  struct Piece {
-    std::uint32_t begin, end;
-    Kind kind;
-    bool gap;    // whitespace (or the sentence start) right before
-    bool punct;  // only punctuation characters
-    std::uint8_t quote = 0;  // 1: opening ``, 2: closing ''
-  };
+  using Kind = detail::PieceKind;
+  using Piece = detail::Piece;
 
   void whitespace(const char* s, std::size_t n, Sentence& out) {
     std::size_t i = 0;
@@ -183,28 +305,10 @@ class WordWorker {
   }
 
   void icuWords(const char* s, std::size_t n, Sentence& out) {
-    UErrorCode status = U_ZERO_ERROR;
-    ut_ = utext_openUTF8(ut_, s, static_cast<std::int64_t>(n), &status);
-    word_->setText(ut_, status);
-    if (U_FAILURE(status)) throw InputError("ICU word segmentation failed: " + icuError(status));
-    pieces_.clear();
-    bool gap = true;
-    std::int32_t start = word_->first();
-    for (std::int32_t end = word_->next(); end != icu::BreakIterator::DONE;
-         start = end, end = word_->next()) {
-      const auto b = static_cast<std::uint32_t>(start), e = static_cast<std::uint32_t>(end);
-      Piece p{b, e, Kind::Word, gap, false};
-      if (word_->getRuleStatus() < UBRK_WORD_NONE_LIMIT) {
-        if (allSpace(s + b, e - b)) {
-          gap = true;
-          continue;
-        }
-        p.kind = Kind::Other;
-        p.punct = allPunctuation(s + b, e - b);
-      }
-      gap = false;
-      pieces_.push_back(p);
-    }
+    if (isAscii(s, n))
+      detail::asciiPieces(s, n, pieces_);
+    else
+      detail::icuPieces(*word_, ut_, s, n, pieces_);
     assemble(s);
     for (std::size_t k = 0; k < toks_.size(); ++k) {
       const Piece& t = toks_[k];
@@ -229,13 +333,14 @@ class WordWorker {
     U8_NEXT(t.data(), i, len, c);
     if (c < 0 || i != len) return false;
     const auto type = u_charType(c);
-    return type == U_END_PUNCTUATION || type == U_FINAL_PUNCTUATION || type == U_INITIAL_PUNCTUATION;
+    return type == U_END_PUNCTUATION || type == U_FINAL_PUNCTUATION ||
+           type == U_INITIAL_PUNCTUATION;
   }
 
-  // NLTK (Treebank) conventions on top of ICU's word segments: "..." and "--"
-  // are one token, hyphen/slash compounds stay whole, a period right after a
-  // word stays on it (Mr., U.S.) unless it ends the sentence, and straight
-  // double quotes become `` or '' by position.
+  // NLTK (Treebank) conventions on top of ICU's word segments: "...", "--",
+  // "``" and "''" are one token, hyphen/slash compounds and times (10:30) stay whole, a period
+  // right after a word stays on it (Mr., U.S.) unless it ends the sentence, and straight double
+  // quotes become `` or '' by position.
   void assemble(const char* s) {
     toks_.clear();
     const std::size_t np = pieces_.size();
@@ -246,9 +351,9 @@ class WordWorker {
       if (!toks_.empty() && !p.gap) {
         Piece& t = toks_.back();
         const std::string_view pt = text(p), tt = text(t);
-        if (t.kind == Kind::Other && (pt == "." || pt == "-") &&
+        if (t.kind == Kind::Other && (pt == "." || pt == "-" || pt == "`" || pt == "'") &&
             tt.find_first_not_of(pt[0]) == std::string_view::npos) {
-          t.end = p.end;  // ellipsis, dash
+          t.end = p.end;  // ellipsis, dash, `` and '' quotes
           continue;
         }
         if (t.kind == Kind::Word && (pt == "-" || pt == "/") && attached(i + 1) &&
@@ -257,7 +362,15 @@ class WordWorker {
           ++i;
           continue;
         }
-        if (t.kind == Kind::Word && pt == "." && !(attached(i + 1) && text(pieces_[i + 1]) == ".")) {
+        auto isDigit = [](char c) { return c >= '0' && c <= '9'; };
+        if (t.kind == Kind::Word && pt == ":" && isDigit(tt.back()) && attached(i + 1) &&
+            isDigit(s[pieces_[i + 1].begin])) {
+          t.end = pieces_[i + 1].end;  // 10:30
+          ++i;
+          continue;
+        }
+        if (t.kind == Kind::Word && pt == "." &&
+            !(attached(i + 1) && text(pieces_[i + 1]) == ".")) {
           bool final = true;
           for (std::size_t j = i + 1; j < np && final; ++j) final = isCloser(text(pieces_[j]));
           if (!final) {
@@ -283,31 +396,52 @@ class WordWorker {
   // Position where an English clitic starts in `w` (n't 's 'm 'd 're 've 'll,
   // straight or curly apostrophe), or 0 when there is none.
   static std::size_t cliticStart(const char* w, std::size_t n) {
-    auto lower = [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c); };
-    auto apostropheBefore = [&](std::size_t pos) -> std::size_t {  // returns apostrophe start + 1
-      if (pos >= 1 && w[pos - 1] == '\'') return pos;
-      if (pos >= 3 && std::string_view(w + pos - 3, 3) == "\u2019") return pos - 2;
+    // Every clitic has an apostrophe (' or the last byte of ’) in the last 5 bytes.
+    const std::size_t tail = std::min<std::size_t>(n, 5);
+    if (!std::memchr(w + n - tail, '\'', tail) && !std::memchr(w + n - tail, '\x99', tail))
       return 0;
+    auto lower = [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c); };
+    // Start of the apostrophe that ends right before `pos`, or npos.
+    auto apostropheBefore = [&](std::size_t pos) -> std::size_t {
+      if (pos >= 1 && w[pos - 1] == '\'') return pos - 1;
+      if (pos >= 3 && std::string_view(w + pos - 3, 3) == "\u2019") return pos - 3;
+      return std::string_view::npos;
     };
-    if (n >= 2 && lower(w[n - 1]) == 't') {
+    if (lower(w[n - 1]) == 't') {
       const std::size_t a = apostropheBefore(n - 1);
-      if (a >= 2 && lower(w[a - 2]) == 'n' && a - 2 > 0) return a - 2;
+      if (a != std::string_view::npos && a >= 2 && lower(w[a - 1]) == 'n') return a - 1;
     }
-    for (std::size_t len : {1, 2}) {
-      if (n < len + 1) continue;
-      const std::size_t a = apostropheBefore(n - len);
-      if (a < 2) continue;  // nothing before the apostrophe
-      std::string suf;
-      for (std::size_t k = n - len; k < n; ++k) suf += lower(w[k]);
-      if ((len == 1 && (suf == "s" || suf == "m" || suf == "d")) ||
-          (len == 2 && (suf == "re" || suf == "ve" || suf == "ll")))
-        return a - 1;
+    const char last = lower(w[n - 1]);
+    if (last == 's' || last == 'm' || last == 'd') {
+      const std::size_t a = apostropheBefore(n - 1);
+      if (a != std::string_view::npos && a >= 1) return a;
+    }
+    if (n >= 3) {
+      const char a2 = lower(w[n - 2]);
+      if ((a2 == 'r' && last == 'e') || (a2 == 'v' && last == 'e') || (a2 == 'l' && last == 'l')) {
+        const std::size_t a = apostropheBefore(n - 2);
+        if (a != std::string_view::npos && a >= 1) return a;
+      }
     }
     return 0;
   }
 
+  // Words that NLTK's Treebank tokenizer splits although they have no apostrophe.
+  static std::size_t fusedWordCut(const char* w, std::size_t n) {
+    if (n != 5 && n != 6) return 0;
+    char l[6];
+    for (std::size_t i = 0; i < n; ++i)
+      l[i] = static_cast<char>(w[i] >= 'A' && w[i] <= 'Z' ? w[i] + 32 : w[i]);
+    const std::string_view v(l, n);
+    if (v == "cannot") return 3;
+    if (v == "gonna" || v == "wanna" || v == "gimme" || v == "lemme") return 3;
+    if (v == "gotta") return 3;
+    return 0;
+  }
+
   void emitWithClitics(const char* w, std::size_t n, Sentence& out) {
-    const std::size_t cut = cliticStart(w, n);
+    std::size_t cut = cliticStart(w, n);
+    if (cut == 0) cut = fusedWordCut(w, n);
     if (cut == 0) {
       emit(w, n, out);
       return;
@@ -364,10 +498,10 @@ class Stream {
         sink_(sink),
         norm_(impl.opt.mode == TokenizerOptions::Mode::Whitespace, impl.opt.replaceInvalid, source),
         threads_(opt_.threads == 0 ? omp_get_max_threads() : opt_.threads),
-        threshold_(opt_.chunkBytes) {
-    if (impl.sentenceProto) sentence_ = impl.clone(*impl.sentenceProto);
+        threshold_(opt_.chunkBytes) {}
+  ~Stream() {
+    for (UText* ut : uts_) utext_close(ut);
   }
-  ~Stream() { utext_close(ut_); }
 
   void feed(const char* data, std::size_t n) {
     norm_.feed(data, n, text_);
@@ -422,13 +556,7 @@ class Stream {
     bool restart = true;
     while (restart && pos < n) {
       restart = false;
-      UErrorCode status = U_ZERO_ERROR;
-      ut_ = utext_openUTF8(ut_, text_.data() + pos, static_cast<std::int64_t>(n - pos), &status);
-      sentence_->setText(ut_, status);
-      if (U_FAILURE(status)) throw InputError("ICU sentence segmentation failed: " + icuError(status));
-      bounds_.clear();
-      for (std::int32_t b = sentence_->next(); b != icu::BreakIterator::DONE; b = sentence_->next())
-        bounds_.push_back(pos + static_cast<std::size_t>(b));
+      findBounds(pos, n);
       std::size_t a = pos;
       for (std::size_t k = 0; k < bounds_.size(); ++k) {
         const std::size_t e = bounds_[k];
@@ -439,13 +567,114 @@ class Stream {
           restart = true;  // ICU starts afresh after the cut, whatever the chunking
           break;
         }
-        const bool done = final || e <= paraEnd || k + 2 < bounds_.size() || n - e >= kLookaheadBytes;
+        const bool done =
+            final || e <= paraEnd || k + 2 < bounds_.size() || n - e >= kLookaheadBytes;
         if (!done) break;
         ranges_.push_back({a, e});
         a = pos = e;
       }
     }
     return pos;
+  }
+
+  // ICU sentence boundaries after `pos` (a boundary) up to the end of the text,
+  // into bounds_. On several threads, block k > 0 starts segmenting at a guess
+  // s_k; its boundaries are trusted from the first one that block k-1 (whose
+  // start is trusted) also finds past s_k, since ICU's forward pass from a
+  // boundary depends only on the text after it. So the result is exactly that
+  // of one pass; if no such common boundary shows up, one pass finishes the job.
+  void findBounds(std::size_t pos, std::size_t n) {
+    constexpr std::size_t kMinBlock = 32 << 10;
+    constexpr std::size_t kOverlap = 4 << 10;  // how far block k-1 runs past s_k
+    const std::size_t len = n - pos;
+    // A few blocks per thread, so that a thread the OS preempts holds up little.
+    const std::size_t blocks =
+        threads_ <= 1 ? 1 : std::max<std::size_t>(1, std::min(threads_ * 4, len / kMinBlock));
+    while (sentences_.size() < blocks) sentences_.push_back(impl_.clone(*impl_.sentenceProto));
+    uts_.resize(blocks, nullptr);
+    parts_.resize(blocks);
+    starts_.assign(blocks + 1, n);
+    starts_[0] = pos;
+    for (std::size_t k = 1; k < blocks; ++k) {
+      std::size_t g = pos + k * len / blocks;
+      const std::size_t space = text_.find(' ', g);
+      g = space < pos + (k + 1) * len / blocks ? space + 1 : g;
+      while (g < n && (static_cast<unsigned char>(text_[g]) & 0xC0) == 0x80) ++g;
+      starts_[k] = std::max(g, starts_[k - 1] + 1);
+    }
+    // Boundaries from starts_[k] until kOverlap past starts_[k + 1] (or the end).
+    // Boundaries of [from, until]; ICU sees kLookaheadBytes past `until` (the
+    // text's end when until == n), so that it never scans a long stretch
+    // without sentence ends twice.
+    auto block = [&](std::size_t k, std::size_t from, std::size_t until) {
+      const std::size_t end = until >= n ? n : std::min(n, until + kLookaheadBytes);
+      UErrorCode status = U_ZERO_ERROR;
+      uts_[k] = utext_openUTF8(uts_[k], text_.data() + from, static_cast<std::int64_t>(end - from),
+                               &status);
+      icu::BreakIterator& it = *sentences_[k];
+      it.setText(uts_[k], status);
+      if (U_FAILURE(status))
+        throw InputError("ICU sentence segmentation failed: " + icuError(status));
+      std::vector<std::size_t>& out = parts_[k];
+      out.clear();
+      for (std::int32_t b = it.next(); b != icu::BreakIterator::DONE; b = it.next()) {
+        const std::size_t at = from + static_cast<std::size_t>(b);
+        if (at > until) break;  // includes the artificial end of a truncated text
+        out.push_back(at);
+      }
+    };
+    auto until = [&](std::size_t k) { return k + 1 < blocks ? starts_[k + 1] + kOverlap : n; };
+    if (blocks == 1) {
+      block(0, pos, n);
+      bounds_.swap(parts_[0]);
+      return;
+    }
+    std::exception_ptr error;
+    std::mutex errorMutex;
+#pragma omp parallel for num_threads(static_cast <int>(std::min(blocks, threads_))) \
+    schedule(dynamic, 1)
+    for (std::size_t k = 0; k < blocks; ++k) {
+      try {
+        block(k, starts_[k], until(k));
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(errorMutex);
+        if (!error) error = std::current_exception();
+      }
+    }
+    if (error) std::rethrow_exception(error);
+    bounds_.clear();
+    std::size_t k = 0, i = 0;  // following parts_[k] from index i
+    while (true) {
+      const std::vector<std::size_t>& cur = parts_[k];
+      if (k + 1 == blocks) {
+        bounds_.insert(bounds_.end(), cur.begin() + static_cast<std::ptrdiff_t>(i), cur.end());
+        return;
+      }
+      const std::size_t next = starts_[k + 1];
+      const std::vector<std::size_t>& nxt = parts_[k + 1];
+      bool synced = false;
+      for (; i < cur.size(); ++i) {
+        bounds_.push_back(cur[i]);
+        if (cur[i] > next) {
+          const auto it = std::lower_bound(nxt.begin(), nxt.end(), cur[i]);
+          if (it != nxt.end() && *it == cur[i]) {
+            i = static_cast<std::size_t>(it - nxt.begin()) + 1;
+            synced = true;
+            break;
+          }
+        }
+      }
+      if (!synced) {
+        // No common boundary within the overlap: one pass from the last trusted one.
+        const std::size_t from = bounds_.empty() ? pos : bounds_.back();
+        if (from < n) {
+          block(0, from, n);
+          bounds_.insert(bounds_.end(), parts_[0].begin(), parts_[0].end());
+        }
+        return;
+      }
+      ++k;
+    }
   }
 
   void tokenizeRanges() {
@@ -486,8 +715,10 @@ class Stream {
   std::size_t threads_;
   std::size_t threshold_;
   std::string text_;
-  std::unique_ptr<icu::BreakIterator> sentence_;
-  UText* ut_ = nullptr;
+  std::vector<std::unique_ptr<icu::BreakIterator>> sentences_;  // one per block
+  std::vector<UText*> uts_;
+  std::vector<std::vector<std::size_t>> parts_;
+  std::vector<std::size_t> starts_;
   std::vector<std::size_t> bounds_;
   std::vector<Range> ranges_;
   std::vector<std::unique_ptr<WordWorker>> workers_;
@@ -501,7 +732,8 @@ struct Tokenizer::Impl : TokenizerCore {
   using TokenizerCore::TokenizerCore;
 };
 
-Tokenizer::Tokenizer(TokenizerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Tokenizer::Tokenizer(TokenizerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
 Tokenizer::~Tokenizer() = default;
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
@@ -519,7 +751,8 @@ std::vector<Sentence> Tokenizer::tokenize(std::string_view utf8) const {
   return out;
 }
 
-void Tokenizer::tokenize(std::istream& in, const SentenceSink& sink, const std::string& sourceName) const {
+void Tokenizer::tokenize(std::istream& in, const SentenceSink& sink,
+                         const std::string& sourceName) const {
   Stream stream(*impl_, sink, sourceName);
   std::vector<char> buf(impl_->opt.chunkBytes);
   while (in) {

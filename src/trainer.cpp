@@ -1,5 +1,6 @@
 #include "posvec/trainer.hpp"
 
+#include <malloc.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -235,13 +236,17 @@ ModelState train(const CorpusSource& corpus, const TrainConfig& config,
                  const TrainObserver& observer) {
   config.validate();
   const int threads = config.threads > 0 ? config.threads : std::max(1, omp_get_max_threads());
-  if (observer.log) observer.log(describeConfig(config, threads));
   detail::PreparedCorpus prepared = detail::prepareCorpus(corpus, config.minCount, config.maxVocab);
-  logCorpus(observer, prepared);
   const auto v = static_cast<Eigen::Index>(prepared.vocabulary.size());
   if (config.loss == Loss::HierarchicalSoftmax && v < 2)
     throw InputError("hierarchical softmax needs at least 2 words in the vocabulary (got " +
                      std::to_string(v) + "); lower --min-count");
+  // Logged once the corpus is known to be usable: a bad corpus gives one error line, nothing else.
+  if (observer.log) observer.log(describeConfig(config, threads));
+  // The counting table is gone: give its pages back before the matrices arrive,
+  // so peak memory is the larger of the two, not their sum.
+  ::malloc_trim(0);
+  logCorpus(observer, prepared);
   const auto d = static_cast<Eigen::Index>(config.dim);
 
   ModelState model;
@@ -274,12 +279,15 @@ void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpoch
   TrainConfig resumed = config;
   resumed.epochs = total;
   const int threads = resumed.threads > 0 ? resumed.threads : std::max(1, omp_get_max_threads());
-  if (observer.log)
-    observer.log("resuming after epoch " + std::to_string(model.epochsDone) + ": " +
-                 describeConfig(resumed, threads));
   Vocabulary vocab(model.words, model.counts);
   detail::PreparedCorpus prepared = detail::prepareCorpus(corpus, vocab);
-  logCorpus(observer, prepared);
+  if (observer.log) {
+    observer.log("resuming after epoch " + std::to_string(model.epochsDone) + ": " +
+                 describeConfig(resumed, threads));
+    observer.log("vocabulary: the model's " + std::to_string(vocab.size()) + " words, " +
+                 std::to_string(prepared.stream.words()) + " of " +
+                 std::to_string(prepared.tokens) + " corpus tokens");
+  }
   // Trained in place (a copy would double peak memory); the stored schedule is the new total.
   model.config = resumed.serialize();
   runEpochs(model, prepared, resumed, total, observer);

@@ -1,12 +1,17 @@
 #include "posvec/positional.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <vector>
 
 #include "posvec/error.hpp"
+#include "test_util.hpp"
 
 using namespace posvec;
 
@@ -272,4 +277,235 @@ TEST_CASE("positional: invalid sizes and options are refused with a reason", "[p
   CHECK_THROWS_AS(grow.cached(std::size_t{1} << 40), ConfigError);
   MatrixF wrong(3, 10);
   CHECK_THROWS_AS(enc.fill(0, wrong), InputError);
+}
+
+namespace {
+std::vector<std::vector<double>> parseTsv(const std::string& text) {
+  std::vector<std::vector<double>> rows;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::vector<double> row;
+    std::string cell;
+    while (std::getline(ls, cell, '\t')) row.push_back(std::stod(cell));
+    rows.push_back(row);
+  }
+  return rows;
+}
+}  // namespace
+
+TEST_CASE("positional: posvec pe writes tsv, json and npy", "[positional][cli]") {
+  using namespace posvec::test;
+  SECTION("tsv: one row per line, values to float precision") {
+    const auto r = runCli("pe --dim 6 --len 4 --start 1000000 --encoding book");
+    REQUIRE(r.status == 0);
+    CHECK(r.err.empty());
+    const auto rows = parseTsv(r.out);
+    REQUIRE(rows.size() == 4);
+    for (std::size_t t = 0; t < 4; ++t) {
+      REQUIRE(rows[t].size() == 6);
+      for (std::size_t c = 0; c < 6; ++c)
+        CHECK(std::fabs(rows[t][c] - static_cast<double>(refValue(Encoding::Book, 1000000 + t, c, 6,
+                                                                  10000))) < 1e-7);
+    }
+  }
+  SECTION("tsv in double carries 17 significant digits") {
+    const auto r = runCli("pe --dim 4 --len 2 --precision double --base 100");
+    REQUIRE(r.status == 0);
+    const auto rows = parseTsv(r.out);
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[1][0] == std::sin(1.0));  // a correctly rounded double survives the text round trip
+    CHECK(std::fabs(rows[1][3] - std::cos(0.1)) < 1e-16);
+  }
+  SECTION("json") {
+    const auto r = runCli("pe --dim 4 --len 3 --json --encoding concatenated");
+    REQUIRE(r.status == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["encoding"] == "concatenated");
+    CHECK(j["dim"] == 4);
+    REQUIRE(j["rows"].size() == 3);
+    CHECK(j["rows"][2][0].get<double>() == Approx(std::sin(2.0)).epsilon(1e-7));
+    CHECK(j["rows"][2][2].get<double>() == Approx(std::cos(2.0)).epsilon(1e-7));
+  }
+  SECTION("npy: v1.0 header, <f4 / <f8, C order") {
+    TempDir tmp;
+    for (const char* prec : {"float", "double"}) {
+      const std::string path = tmp.file(std::string("pe-") + prec + ".npy");
+      const auto r = runCli("pe --dim 8 --len 5 --start 3 --precision " + std::string(prec) +
+                            " -o " + quote(path));
+      REQUIRE(r.status == 0);
+      const std::string bytes = readText(path);
+      REQUIRE(bytes.size() > 10);
+      CHECK(bytes.compare(0, 8, std::string("\x93NUMPY\x01\x00", 8)) == 0);
+      const std::size_t hlen =
+          static_cast<unsigned char>(bytes[8]) + 256 * static_cast<unsigned char>(bytes[9]);
+      CHECK((10 + hlen) % 64 == 0);
+      const std::string header = bytes.substr(10, hlen);
+      const bool dbl = std::string(prec) == "double";
+      CHECK(header.find(dbl ? "'<f8'" : "'<f4'") != std::string::npos);
+      CHECK(header.find("'fortran_order': False") != std::string::npos);
+      CHECK(header.find("'shape': (5, 8)") != std::string::npos);
+      CHECK(header.back() == '\n');
+      const std::size_t width = dbl ? 8 : 4;
+      REQUIRE(bytes.size() == 10 + hlen + 5 * 8 * width);
+      // Row 1 (position 4), column 0: sin(4).
+      const char* at = bytes.data() + 10 + hlen + 8 * width;
+      double v;
+      if (dbl) {
+        std::memcpy(&v, at, 8);
+      } else {
+        float f;
+        std::memcpy(&f, at, 4);
+        v = f;
+      }
+      CHECK(std::fabs(v - std::sin(4.0)) < (dbl ? 1e-15 : 1e-7));
+    }
+  }
+}
+
+TEST_CASE("posvec pe: bad input gives one error line and no output file", "[positional][cli]") {
+  using namespace posvec::test;
+  TempDir tmp;
+  const std::string out = tmp.file("pe.tsv");
+  for (const std::string args :
+       {"--dim 7 --len 3", "--dim 8 --len 0", "--dim 8 --len -2", "--dim 0 --len 3",
+        "--dim 8 --len 3 --encoding sinusoid", "--dim 8 --len 3 --format xml",
+        "--dim 8 --len 3 --precision half", "--dim 8 --len 3 --start -1",
+        "--dim 512 --len 100000000000", "--dim 8 --len 3 --base 0.5", "--dim 8"}) {
+    const auto r = runCli("pe " + args + " -o " + quote(out));
+    INFO(args << " -> " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.rfind("posvec: error: ", 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.out.empty());
+    CHECK_FALSE(fs::exists(out));
+  }
+  const auto r = runCli("pe --dim 7 --len 3");
+  CHECK(r.err.find("even") != std::string::npos);
+  const auto io = runCli("pe --dim 4 --len 3 -o " + quote(tmp.file("missing/dir/pe.tsv")));
+  CHECK(io.status == 3);
+}
+
+namespace {
+// A word2vec text file with d = 4 vectors.
+std::string writeVectors(const posvec::test::TempDir& tmp, const std::string& body,
+                         const std::string& name = "vec.txt") {
+  const std::string path = tmp.file(name);
+  posvec::test::writeText(path, body);
+  return path;
+}
+}  // namespace
+
+TEST_CASE("posvec encode: rows are scaled vectors plus PE[start + t]", "[positional][cli]") {
+  using namespace posvec::test;
+  TempDir tmp;
+  const std::string vec = writeVectors(tmp,
+                                       "3 4\n"
+                                       "the 1 2 3 4\n"
+                                       "black 0.5 0 0 -1\n"
+                                       "cat 0 0 1 0\n");
+  // base 100, d = 4: frequencies 1 and 0.1; scale sqrt(4) = 2; start 1.
+  const auto r = runCli("encode " + quote(vec) +
+                        " --sentence 'The black cat' --start 1 --base 100 --precision double");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto rows = parseTsv(r.out);
+  REQUIRE(rows.size() == 3);
+  const double e[3][4] = {{1, 2, 3, 4}, {0.5, 0, 0, -1}, {0, 0, 1, 0}};
+  for (int t = 0; t < 3; ++t) {
+    const double p = 1 + t;
+    const double pe[4] = {std::sin(p), std::cos(p), std::sin(0.1 * p), std::cos(0.1 * p)};
+    REQUIRE(rows[t].size() == 4);
+    for (int c = 0; c < 4; ++c) CHECK(rows[t][c] == Approx(2 * e[t][c] + pe[c]).epsilon(1e-12));
+  }
+  SECTION("json carries the tokens, --scale none") {
+    const auto j = runCli("encode " + quote(vec) + " -s 'the cat' --json --scale none --base 100");
+    REQUIRE(j.status == 0);
+    const auto doc = nlohmann::json::parse(j.out);
+    CHECK(doc["scale"] == 1.0);
+    REQUIRE(doc["sequences"].size() == 1);
+    CHECK(doc["sequences"][0]["tokens"] == nlohmann::json({"the", "cat"}));
+    CHECK(doc["sequences"][0]["rows"][1][2].get<double>() ==
+          Approx(1 + std::sin(0.1)).epsilon(1e-7));
+  }
+  SECTION("a batch is padded; padding is zero unless --pad-encoding") {
+    const std::string path = tmp.file("batch.npy");
+    const auto b = runCli("encode " + quote(vec) + " -s 'the black cat' -s 'cat' --scale none " +
+                          "--base 100 --precision double -o " + quote(path));
+    REQUIRE(b.status == 0);
+    const std::string bytes = readText(path);
+    const std::size_t hlen =
+        static_cast<unsigned char>(bytes[8]) + 256 * static_cast<unsigned char>(bytes[9]);
+    CHECK(bytes.substr(10, hlen).find("'shape': (2, 3, 4)") != std::string::npos);
+    REQUIRE(bytes.size() == 10 + hlen + 2 * 3 * 4 * 8);
+    std::vector<double> v(24);
+    std::memcpy(v.data(), bytes.data() + 10 + hlen, 24 * 8);
+    CHECK(v[12 + 2] == Approx(1 + std::sin(0.0)));     // sequence 1, t = 0: "cat" + PE[0]
+    for (int i = 16; i < 24; ++i) CHECK(v[i] == 0.0);  // its padding rows
+    const auto padded = runCli("encode " + quote(vec) + " -s 'the black cat' -s 'cat' " +
+                               "--scale none --base 100 --pad-encoding --format json");
+    REQUIRE(padded.status == 0);
+    const auto doc = nlohmann::json::parse(padded.out);
+    CHECK(doc["sequences"][1]["length"] == 1);
+    CHECK(doc["sequences"][1]["rows"][2][0].get<double>() == Approx(std::sin(2.0)).epsilon(1e-7));
+  }
+  SECTION("--input: one sentence a line, blank lines skipped; punctuation can be dropped") {
+    const std::string in = tmp.file("in.txt");
+    writeText(in, "The cat.\r\n\nblack\n");
+    const auto b = runCli("encode " + quote(vec) + " --input " + quote(in) +
+                          " --no-punctuation --json --scale none --base 100");
+    INFO(b.err);
+    REQUIRE(b.status == 0);
+    const auto doc = nlohmann::json::parse(b.out);
+    REQUIRE(doc["sequences"].size() == 2);
+    CHECK(doc["sequences"][0]["tokens"] == nlohmann::json({"the", "cat"}));
+    CHECK(doc["sequences"][1]["tokens"] == nlohmann::json({"black"}));
+    CHECK(doc["padded_length"] == 2);
+    const auto p = runCli("encode " + quote(vec) + " -s 'The cat.'");
+    CHECK(p.status == 5);
+    CHECK(p.err.find("--no-punctuation") != std::string::npos);
+  }
+  SECTION("unknown words: an error naming the word, or a zero vector with --unk zero") {
+    const std::string out = tmp.file("out.tsv");
+    const auto u = runCli("encode " + quote(vec) + " -s 'the brown cat' -o " + quote(out));
+    CHECK(u.status == 5);
+    CHECK(u.err.find("'brown'") != std::string::npos);
+    CHECK(std::count(u.err.begin(), u.err.end(), '\n') == 1);
+    CHECK_FALSE(fs::exists(out));
+    const auto z =
+        runCli("encode " + quote(vec) +
+               " -s 'the brown cat' --unk zero --scale none --base 100 --precision double");
+    REQUIRE(z.status == 0);
+    const auto zr = parseTsv(z.out);
+    REQUIRE(zr.size() == 3);
+    CHECK(zr[1][0] == Approx(std::sin(1.0)).epsilon(1e-15));
+    CHECK(zr[1][1] == Approx(std::cos(1.0)).epsilon(1e-15));
+  }
+}
+
+TEST_CASE("posvec encode: bad input gives one error line and no output", "[positional][cli]") {
+  using namespace posvec::test;
+  TempDir tmp;
+  const std::string vec = writeVectors(tmp, "2 4\nthe 1 2 3 4\ncat 0 0 1 0\n");
+  const std::string odd = writeVectors(tmp, "2 3\nthe 1 2 3\ncat 0 0 1\n", "odd.txt");
+  const std::string out = tmp.file("out.tsv");
+  struct Case {
+    std::string args;
+    int status;
+  };
+  for (const Case& c : std::vector<Case>{{quote(odd) + " -s 'the cat'", 2},
+                                         {quote(vec) + " -s 'the cat' --scale big", 2},
+                                         {quote(vec) + " -s 'the cat' --unk skip", 2},
+                                         {quote(vec) + " -s 'the cat' --start -3", 2},
+                                         {quote(vec), 2},
+                                         {quote(vec) + " -s '   '", 5},
+                                         {quote(tmp.file("missing.txt")) + " -s 'the'", 3}}) {
+    const auto r = runCli("encode " + c.args + " -o " + quote(out));
+    INFO(c.args << " -> " << r.err);
+    CHECK(r.status == c.status);
+    CHECK(r.err.rfind("posvec: error: ", 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_FALSE(fs::exists(out));
+  }
 }

@@ -1,11 +1,16 @@
 #include "posvec/tokenizer.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <memory>
+#include <random>
 #include <set>
 #include <sstream>
 
 #include "posvec/error.hpp"
 #include "test_util.hpp"
+#include "tokenizer_detail.hpp"
 
 using namespace posvec;
 using posvec::test::TempDir;
@@ -13,7 +18,9 @@ using Sentences = std::vector<Sentence>;
 
 namespace {
 
-Sentences tok(const std::string& text, TokenizerOptions o = {}) { return Tokenizer(o).tokenize(text); }
+Sentences tok(const std::string& text, TokenizerOptions o = {}) {
+  return Tokenizer(o).tokenize(text);
+}
 
 TokenizerOptions withLocale(const std::string& locale) {
   TokenizerOptions o;
@@ -45,24 +52,37 @@ TEST_CASE("tokenizer: English prose as NLTK's sent_tokenize + word_tokenize + lo
           "[tokenizer]") {
   // Expected lists written by hand from NLTK's conventions.
   CHECK(tok("The black cat sat on the rug.The cat did not cross. It was wet.") ==
-        Sentences{{"the", "black", "cat", "sat", "on", "the", "rug.the", "cat", "did", "not", "cross", "."},
+        Sentences{{"the", "black", "cat", "sat", "on", "the", "rug.the", "cat", "did", "not",
+                   "cross", "."},
                   {"it", "was", "wet", "."}});
   CHECK(tok("Mr. Smith went to the U.S. yesterday.") ==
         Sentences{{"mr.", "smith", "went", "to", "the", "u.s.", "yesterday", "."}});
   CHECK(tok("I don't know; they're sure the cat's toy can't fit.") ==
         Sentences{{"i", "do", "n't", "know", ";", "they", "'re", "sure", "the", "cat", "'s", "toy",
                    "ca", "n't", "fit", "."}});
+  CHECK(
+      tok("You shouldn't've. I'm sure we'll go, I'd say; it\u2019s fine. We cannot, gonna try.") ==
+      Sentences{{"you", "should", "n't", "'ve", "."},
+                {"i", "'m", "sure", "we", "'ll", "go", ",", "i", "'d", "say", ";", "it", "\u2019s",
+                 "fine", "."},
+                {"we", "can", "not", ",", "gon", "na", "try", "."}});
+  CHECK(tok("O'Neil's rock'n'roll isn't 'quoted' ok") ==
+        Sentences{{"o'neil", "'s", "rock'n'roll", "is", "n't", "'", "quoted", "'", "ok"}});
   CHECK(tok("\"Hello,\" he said (quietly).") ==
         Sentences{{"``", "hello", ",", "''", "he", "said", "(", "quietly", ")", "."}});
+  CHECK(tok("He said `` no evidence '' today.") ==
+        Sentences{{"he", "said", "``", "no", "evidence", "''", "today", "."}});
   CHECK(tok("A well-known fact... and/or not -- maybe!") ==
         Sentences{{"a", "well-known", "fact", "...", "and/or", "not", "--", "maybe", "!"}});
+  CHECK(tok("At 10:30: tea") == Sentences{{"at", "10:30", ":", "tea"}});
   CHECK(tok("Pi is 3.14 and 1,000 people paid $5.") ==
         Sentences{{"pi", "is", "3.14", "and", "1,000", "people", "paid", "$", "5", "."}});
 }
 
 TEST_CASE("tokenizer: newlines inside a paragraph are spaces, blank lines end sentences",
           "[tokenizer]") {
-  CHECK(tok("The cat\nsat on\r\nthe mat.\n") == Sentences{{"the", "cat", "sat", "on", "the", "mat", "."}});
+  CHECK(tok("The cat\nsat on\r\nthe mat.\n") ==
+        Sentences{{"the", "cat", "sat", "on", "the", "mat", "."}});
   CHECK(tok("Title line\n\n   \nBody text here") ==
         Sentences{{"title", "line"}, {"body", "text", "here"}});
   CHECK(tok("one\rtwo") == Sentences{{"one", "two"}});
@@ -137,7 +157,8 @@ TEST_CASE("tokenizer: emoji and numbers stay whole", "[tokenizer]") {
 TEST_CASE("tokenizer: the same sentences whatever the chunk size", "[tokenizer]") {
   const Sentences whole = tok(kMixed);
   REQUIRE(whole.size() == 10);
-  CHECK(whole[0] == Sentence{"the", "black", "cat", "sat", "on", "the", "rug.the", "dog", "did", "not", "."});
+  CHECK(whole[0] ==
+        Sentence{"the", "black", "cat", "sat", "on", "the", "rug.the", "dog", "did", "not", "."});
   CHECK(whole[1] == Sentence{"mr.", "smith", "went", "to", "the", "u.s.", "in", "1999", "."});
   CHECK(whole.back() == Sentence{"last", "paragraph", "without", "an", "end"});
   for (std::size_t chunk = 1; chunk <= 64; ++chunk) {
@@ -156,19 +177,40 @@ TEST_CASE("tokenizer: threads give the same output as one thread", "[tokenizer]"
   // Many small batches with many sentences each, so the parallel path runs.
   std::string text;
   for (int i = 0; i < 300; ++i) text += kMixed + (i % 3 ? " " : "\n\n");
-  TokenizerOptions one;
-  one.chunkBytes = 7777;
-  const Sentences expected = streamed(text, one);
-  REQUIRE(expected.size() > 2000);
-  for (int threads : {2, 3}) {
-    TokenizerOptions o = one;
-    o.threads = threads;
-    CHECK(streamed(text, o) == expected);
-    o.mode = TokenizerOptions::Mode::Whitespace;
-    one.mode = TokenizerOptions::Mode::Whitespace;
-    CHECK(streamed(text, o) == streamed(text, one));
-    one.mode = TokenizerOptions::Mode::Icu;
+  // Chunks big enough for parallel sentence segmentation (blocks of >= 32 KiB)
+  // and a small one for many batches.
+  for (std::size_t chunk : {std::size_t{200000}, std::size_t{7777}}) {
+    TokenizerOptions one;
+    one.chunkBytes = chunk;
+    const Sentences expected = streamed(text, one);
+    REQUIRE(expected.size() > 2000);
+    for (int threads : {2, 3}) {
+      TokenizerOptions o = one;
+      o.threads = threads;
+      CHECK(streamed(text, o) == expected);
+      o.mode = TokenizerOptions::Mode::Whitespace;
+      one.mode = TokenizerOptions::Mode::Whitespace;
+      CHECK(streamed(text, o) == streamed(text, one));
+      one.mode = TokenizerOptions::Mode::Icu;
+    }
   }
+}
+
+TEST_CASE("tokenizer: threads agree on sentences longer than the block overlap", "[tokenizer]") {
+  // 40 KB sentences: the parallel sentence pass finds no common boundary within
+  // its overlap and falls back to one pass.
+  std::string text;
+  for (int i = 0; i < 8; ++i) {
+    for (int w = 0; w < 8000; ++w) text += (w % 7 ? "word " : "Mr. Big ");
+    text += "end. ";
+  }
+  TokenizerOptions one;
+  one.chunkBytes = 1 << 20;
+  const Sentences expected = streamed(text, one);
+  REQUIRE(expected.size() == 8);
+  TokenizerOptions two = one;
+  two.threads = 2;
+  CHECK(streamed(text, two) == expected);
 }
 
 TEST_CASE("tokenizer: a text without sentence ends is cut, memory stays bounded", "[tokenizer]") {
@@ -236,4 +278,136 @@ TEST_CASE("tokenizer: options are validated", "[tokenizer]") {
   o = {};
   o.locale = "";
   CHECK_THROWS_AS(Tokenizer(o), ConfigError);
+  for (const char* bad : {"!!", "xx", "english", "e"}) {
+    o.locale = bad;
+    CHECK_THROWS_AS(Tokenizer(o), ConfigError);
+  }
+  for (const char* good :
+       {"en", "en_US", "de-DE", "tr", "zh_Hant", "ja", "yue", "fr@ss=standard"}) {
+    o.locale = good;
+    CHECK_NOTHROW(Tokenizer(o));
+  }
+}
+
+TEST_CASE("tokenizer: the ASCII word segmenter reproduces ICU's boundaries", "[tokenizer]") {
+  UErrorCode status = U_ZERO_ERROR;
+  std::unique_ptr<icu::BreakIterator> word(
+      icu::BreakIterator::createWordInstance(icu::Locale("en"), status));
+  REQUIRE(U_SUCCESS(status));
+  UText* ut = nullptr;
+  std::vector<detail::Piece> fast, icu;
+  auto same = [&](const std::string& s) {
+    detail::asciiPieces(s.data(), s.size(), fast);
+    detail::icuPieces(*word, ut, s.data(), s.size(), icu);
+    bool eq = fast.size() == icu.size();
+    for (std::size_t i = 0; eq && i < fast.size(); ++i)
+      eq = fast[i].begin == icu[i].begin && fast[i].end == icu[i].end &&
+           fast[i].kind == icu[i].kind && fast[i].gap == icu[i].gap &&
+           fast[i].punct == icu[i].punct;
+    return eq;
+  };
+  // Every string of up to 3 characters over the classes that matter, then random
+  // longer strings; ICU is the reference.
+  const std::string alphabet = "aZ5_@.',; -\"!$(`\n";
+  std::vector<std::string> cases{""};
+  for (int len = 1; len <= 3; ++len) {
+    std::vector<std::string> next;
+    for (const auto& c : cases)
+      if (static_cast<int>(c.size()) == len - 1)
+        for (char a : alphabet) next.push_back(c + a);
+    cases.insert(cases.end(), next.begin(), next.end());
+  }
+  std::mt19937 rng(7);
+  for (int i = 0; i < 3000; ++i) {
+    std::string s(1 + rng() % 14, ' ');
+    for (auto& c : s)
+      c = static_cast<char>(rng() % 2 ? alphabet[rng() % alphabet.size()] : 32 + rng() % 95);
+    cases.push_back(s);
+  }
+  std::size_t mismatches = 0;
+  for (const auto& s : cases) {
+    if (!same(s)) {
+      if (++mismatches <= 5) FAIL_CHECK("ASCII segmenter differs from ICU on [" << s << "]");
+    }
+  }
+  CHECK(mismatches == 0);
+  utext_close(ut);
+}
+
+namespace {
+std::size_t lines(const std::string& s) {
+  return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n'));
+}
+}  // namespace
+
+TEST_CASE("tokenizer: posvec tokenize writes one sentence a line", "[tokenizer][cli]") {
+  using posvec::test::quote;
+  using posvec::test::runCli;
+  TempDir dir;
+  const std::string in = dir.file("in.txt");
+  posvec::test::writeText(in, "\xEF\xBB\xBFThe cat's hat.\r\nIt sat on the rug.The end!\r\n");
+  auto r = runCli("-q tokenize " + quote(in));
+  CHECK(r.status == 0);
+  CHECK(r.out == "the cat 's hat .\nit sat on the rug.the end !\n");
+  CHECK(r.err.empty());
+
+  r = runCli("-q tokenize --keep-case --no-punct -t 2 " + quote(in));
+  CHECK(r.out == "The cat 's hat\nIt sat on the rug.The end\n");
+
+  posvec::test::writeText(dir.file("pre.txt"), "The  Cat .\n\nsat\tdown\n");
+  r = runCli("-q tokenize --pretokenized " + quote(dir.file("pre.txt")));
+  CHECK(r.out == "the cat .\nsat down\n");
+
+  // stdin, and -o writes the file (atomically) instead of stdout.
+  r = runCli("-q tokenize - -o " + quote(dir.file("out.txt")), in);
+  CHECK(r.status == 0);
+  CHECK(r.out.empty());
+  CHECK(posvec::test::readText(dir.file("out.txt")) ==
+        "the cat 's hat .\nit sat on the rug.the end !\n");
+
+  // An empty file: no output, success.
+  posvec::test::writeText(dir.file("empty.txt"), "");
+  r = runCli("-q tokenize " + quote(dir.file("empty.txt")));
+  CHECK(r.status == 0);
+  CHECK(r.out.empty());
+
+  r = runCli("-q tokenize --locale de " + quote(in) + " -o /dev/null");
+  CHECK(r.status == 0);
+}
+
+TEST_CASE("tokenizer: posvec tokenize rejects bad input with one error line", "[tokenizer][cli]") {
+  using posvec::test::quote;
+  using posvec::test::runCli;
+  TempDir dir;
+  const std::string out = dir.file("out.txt");
+
+  auto r = runCli("-q tokenize " + quote(dir.file("missing.txt")) + " -o " + quote(out));
+  CHECK(r.status == 3);
+  CHECK(lines(r.err) == 1);
+  CHECK(r.err.rfind("posvec: error: ", 0) == 0);
+  CHECK_FALSE(std::filesystem::exists(out));
+
+  r = runCli("-q tokenize " + quote(dir.path().string()));
+  CHECK(r.status == 3);
+  CHECK(lines(r.err) == 1);
+
+  const std::string bad = dir.file("bad.txt");
+  posvec::test::writeText(bad, std::string("Fine text here.\nthen \xC3\x28 broken"));
+  r = runCli("-q tokenize " + quote(bad) + " -o " + quote(out));
+  CHECK(r.status == 5);
+  CHECK(lines(r.err) == 1);
+  CHECK(r.err.find("byte offset 21") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));  // no partial output file
+
+  r = runCli("-q tokenize --replace-invalid " + quote(bad));
+  CHECK(r.status == 0);
+  // A lowercase word after the period: no new sentence (ICU and Punkt agree).
+  CHECK(r.out == "fine text here. then \xEF\xBF\xBD ( broken\n");
+
+  r = runCli("-q tokenize --threads -3 " + quote(bad));
+  CHECK(r.status == 2);
+  CHECK(lines(r.err) == 1);
+  r = runCli("-q tokenize --locale '' " + quote(bad));
+  CHECK(r.status == 2);
+  CHECK(lines(r.err) == 1);
 }

@@ -364,7 +364,7 @@ TEST_CASE("trainer CLI refuses bad input with one error line and no output", "[t
   };
   for (const auto& [args, code] : cases) {
     INFO(args);
-    const auto r = test::runCli("--quiet " + args);
+    const auto r = test::runCli(args);  // not quiet: still one line
     CHECK(r.status == code);
     CHECK(lineCount(r.err) == 1);
     CHECK(r.err.rfind("posvec: error: ", 0) == 0);

@@ -2,6 +2,8 @@
 // one space (the input format of word2vec.c, fastText and `posvec train`).
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -44,7 +46,8 @@ void run(const Options& o, std::ostream& out) {
   std::size_t sentences = 0, tokens = 0;
   auto flush = [&] {
     out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (!out) throw posvec::IoError("cannot write the tokenized output (disk full or closed pipe?)");
+    if (!out)
+      throw posvec::IoError("cannot write the tokenized output (disk full or closed pipe?)");
     buf.clear();
   };
   tokenizer.tokenizeFile(o.input, [&](posvec::Sentence&& s) {
@@ -77,30 +80,36 @@ posvec::cli::Registrar reg(10, [](CLI::App& app) {
   auto* sub = app.add_subcommand(
       "tokenize",
       "Split raw UTF-8 text into sentences and tokens (ICU), lowercased, one sentence a line");
-  sub->add_option("input", o->input, "Text file to tokenize ('-' reads standard input)")->required();
-  sub->add_option("-o,--output", o->output, "Output file, written atomically ('-' is standard output)")
+  sub->add_option("input", o->input, "Text file to tokenize ('-' reads standard input)")
+      ->required();
+  sub->add_option("-o,--output", o->output,
+                  "Output file, written atomically ('-' is standard output)")
       ->capture_default_str();
-  sub->add_flag("--keep-case", o->keepCase, "Keep the original case (default: ICU full lowercasing)");
+  sub->add_flag("--keep-case", o->keepCase,
+                "Keep the original case (default: ICU full lowercasing)");
   sub->add_flag("--no-punct", o->noPunct, "Drop tokens made only of punctuation");
   sub->add_flag("--pretokenized", o->pretokenized,
                 "Input is already one sentence a line, tokens separated by spaces (no ICU "
                 "segmentation; as word2vec.c and fastText read it)");
   sub->add_flag("--replace-invalid", o->replaceInvalid,
                 "Replace invalid UTF-8 with U+FFFD instead of stopping with an error");
-  sub->add_option("-t,--threads", o->threads, "Threads (0 = all cores); the output does not depend on it")
+  sub->add_option("-t,--threads", o->threads,
+                  "Threads (0 = all cores); the output does not depend on it")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
-  sub->add_option("--locale", o->locale, "ICU locale for segmentation and case mapping (en, de, tr, zh, ja...)")
+  sub->add_option("--locale", o->locale,
+                  "ICU locale for segmentation and case mapping (en, de, tr, zh, ja...)")
       ->capture_default_str();
-  sub->add_option("--chunk-size", o->chunkBytes, "Bytes read at a time; the output does not depend on it")
+  sub->add_option("--chunk-size", o->chunkBytes,
+                  "Bytes read at a time; the output does not depend on it")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
   sub->callback([o] {
     if (o->output.empty() || o->output == "-") {
       run(*o, std::cout);
-    } else {
-      posvec::writeFileAtomically(o->output, [&](std::ostream& out) { run(*o, out); });
+      return;
     }
+    posvec::writeFileAtomically(o->output, [&](std::ostream& out) { run(*o, out); });
   });
 });
 

@@ -124,28 +124,34 @@ void run(const Options& o) {
     model = train(corpus, config, observer);
   }
 
-  if (format == VectorFormat::Model)
-    saveModel(model, o.output);
-  else
-    saveVectors(embeddingsOf(model), o.output, format);
+  nlohmann::json summary;
+  summary["words"] = model.words.size();
+  summary["dim"] = model.input.cols();
+  summary["epochs_done"] = model.epochsDone;
+  summary["epoch_losses"] = model.epochLosses;
   if (!o.saveModel.empty()) saveModel(model, o.saveModel);
+  if (format == VectorFormat::Model) {
+    saveModel(model, o.output);
+  } else {
+    // Hand the matrix over instead of copying it: peak memory stays at the two matrices.
+    model.output = MatrixF();
+    const Embeddings vectors(std::move(model.words), std::move(model.input),
+                             std::move(model.counts));
+    saveVectors(vectors, o.output, format);
+  }
 
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (o.json) {
-    nlohmann::json j;
+    nlohmann::json j = summary;
     j["output"] = o.output;
     j["format"] = formatName(format);
-    j["words"] = model.words.size();
-    j["dim"] = model.input.cols();
-    j["epochs_done"] = model.epochsDone;
-    j["epoch_losses"] = model.epochLosses;
     j["seconds"] = seconds;
     if (!o.saveModel.empty()) j["model"] = o.saveModel;
     std::cout << j.dump(2) << "\n";
   } else if (!quiet) {
-    std::fprintf(stderr, "wrote %zu x %ld vectors to %s (%s) in %.1f s\n", model.words.size(),
-                 static_cast<long>(model.input.cols()), o.output.c_str(),
+    std::fprintf(stderr, "wrote %zu x %ld vectors to %s (%s) in %.1f s\n",
+                 summary["words"].get<std::size_t>(), summary["dim"].get<long>(), o.output.c_str(),
                  formatName(format).c_str(), seconds);
   }
 }

@@ -1,12 +1,16 @@
 // Tokenizer: UTF-8 text to sentences of tokens, with ICU sentence and word
 // segmentation and ICU full Unicode lowercasing. Streams: bounded memory on any
 // input size, the same sentences whatever the chunk size or thread count.
+// Tokens follow NLTK's word_tokenize conventions on English (punctuation as
+// tokens, clitics split, "rug.The" kept whole); a single line break inside a
+// paragraph is a space, a blank line ends a sentence, and a sentence longer
+// than 1 MiB is cut at a space.
 #pragma once
 
 #include <cstddef>
 #include <functional>
-#include <memory>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,15 +25,17 @@ struct TokenizerOptions {
     Whitespace  // pre-tokenized: one sentence a line, tokens split on whitespace
   };
   Mode mode = Mode::Icu;
-  bool lowercase = true;            // ICU full case mapping (e.g. ẞ -> ß, İ -> i̇)
-  bool keepPunctuation = true;      // punctuation marks as tokens, as NLTK's word_tokenize does
-  bool replaceInvalid = false;      // invalid UTF-8 -> U+FFFD instead of an InputError
-  std::size_t chunkBytes = 1 << 20; // read size; output does not depend on it
-  int threads = 1;                  // >1: segment chunks in parallel, same output as 1
-  std::string locale = "en";        // ICU locale for segmentation and case mapping
-  void validate() const;            // throws ConfigError
+  bool lowercase = true;             // ICU full case mapping (e.g. ẞ -> ß, İ -> i̇)
+  bool keepPunctuation = true;       // punctuation marks as tokens, as NLTK's word_tokenize does
+  bool replaceInvalid = false;       // invalid UTF-8 -> U+FFFD instead of an InputError
+  std::size_t chunkBytes = 1 << 20;  // read size; output does not depend on it
+  int threads = 1;                   // >1: parallel, same output as 1; 0: all cores
+  std::string locale = "en";         // ICU locale for segmentation and case mapping
+  void validate() const;             // throws ConfigError
 };
 
+// Receives each sentence once, in input order, on the thread that called
+// tokenize(); sentences are never empty. Exceptions it throws propagate.
 using SentenceSink = std::function<void(Sentence&&)>;
 
 class Tokenizer {
@@ -46,7 +52,8 @@ class Tokenizer {
   // Streaming: sentences are handed to `sink` in input order. A leading BOM is
   // skipped; CRLF is handled; invalid UTF-8 throws InputError naming the byte
   // offset (unless replaceInvalid). `sourceName` is used in error messages.
-  void tokenize(std::istream& in, const SentenceSink& sink, const std::string& sourceName = "<stdin>") const;
+  void tokenize(std::istream& in, const SentenceSink& sink,
+                const std::string& sourceName = "<stdin>") const;
   // Streaming from a file ("-" is stdin); IoError when missing/unreadable/a directory.
   void tokenizeFile(const std::string& path, const SentenceSink& sink) const;
 

@@ -1,0 +1,443 @@
+// Subcommands `pe` (write the sinusoidal position-encoding matrix) and `encode`
+// (a sentence's embedding rows × scale + PE[start + t]), with the tsv / json /
+// npy writers they share.
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "cli.hpp"
+#include "posvec/embeddings.hpp"
+#include "posvec/error.hpp"
+#include "posvec/formats.hpp"
+#include "posvec/io.hpp"
+#include "posvec/positional.hpp"
+#include "posvec/tokenizer.hpp"
+
+namespace posvec::cli {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "the .npy writer assumes little endian");
+
+enum class OutFormat { Tsv, Json, Npy };
+
+// "auto" follows the output's extension (.npy, .json), anything else is tsv.
+OutFormat resolveFormat(const std::string& name, const std::string& output) {
+  if (name == "tsv") return OutFormat::Tsv;
+  if (name == "json") return OutFormat::Json;
+  if (name == "npy") return OutFormat::Npy;
+  if (name == "auto") {
+    auto endsWith = [&](const char* ext) {
+      const std::size_t n = std::strlen(ext);
+      return output.size() >= n && output.compare(output.size() - n, n, ext) == 0;
+    };
+    if (endsWith(".npy")) return OutFormat::Npy;
+    if (endsWith(".json")) return OutFormat::Json;
+    return OutFormat::Tsv;
+  }
+  throw ConfigError("unknown --format '" + name + "' (choose auto, tsv, json or npy)");
+}
+
+bool parsePrecision(const std::string& name) {  // true: double
+  if (name == "float") return false;
+  if (name == "double") return true;
+  throw ConfigError("unknown --precision '" + name + "' (choose float or double)");
+}
+
+// Writes to `path` atomically, or streams to stdout for "-".
+void emit(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  if (path.empty() || path == "-") {
+    write(std::cout);
+    std::cout.flush();
+    if (!std::cout) throw IoError("cannot write to standard output");
+    return;
+  }
+  writeFileAtomically(path, write);
+}
+
+// Text form of one value: %.9g for float, %.17g for double (both round-trip);
+// `shortest` gives the shortest round-trip form instead (JSON).
+template <typename T>
+void appendNumber(std::string& buf, T v, bool shortest) {
+  char tmp[40];
+  const auto res = shortest ? std::to_chars(tmp, tmp + sizeof tmp, v)
+                            : std::to_chars(tmp, tmp + sizeof tmp, v, std::chars_format::general,
+                                            std::is_same_v<T, float> ? 9 : 17);
+  buf.append(tmp, res.ptr);
+}
+
+// Rows of a row-major matrix, one per line, tab-separated.
+template <typename T>
+void writeTsvRows(std::ostream& out, const T* data, std::size_t rows, std::size_t cols) {
+  std::string buf;
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < cols; ++c) {
+      if (c) buf += '\t';
+      appendNumber(buf, data[r * cols + c], false);
+    }
+    buf += '\n';
+    if (buf.size() > (1u << 20)) {
+      out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+      buf.clear();
+    }
+  }
+  out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+}
+
+// A JSON array of row arrays.
+template <typename T>
+void writeJsonRows(std::ostream& out, const T* data, std::size_t rows, std::size_t cols,
+                   const std::string& indent) {
+  std::string buf = "[";
+  for (std::size_t r = 0; r < rows; ++r) {
+    buf += r ? ",\n" + indent + " [" : "\n" + indent + " [";
+    for (std::size_t c = 0; c < cols; ++c) {
+      if (c) buf += ", ";
+      appendNumber(buf, data[r * cols + c], true);
+    }
+    buf += ']';
+    if (buf.size() > (1u << 20)) {
+      out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+      buf.clear();
+    }
+  }
+  buf += rows ? "\n" + indent + "]" : "]";
+  out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+}
+
+std::string jsonString(const std::string& s) {
+  std::string q = "\"";
+  for (unsigned char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      q += '\\';
+      q += static_cast<char>(ch);
+    } else if (ch < 0x20) {
+      char tmp[8];
+      std::snprintf(tmp, sizeof tmp, "\\u%04x", ch);
+      q += tmp;
+    } else {
+      q += static_cast<char>(ch);
+    }
+  }
+  return q + "\"";
+}
+
+// NumPy format v1.0: magic, version, little-endian header length, a Python dict
+// literal padded with spaces to a 64-byte boundary, then the data in C order.
+template <typename T>
+void writeNpy(std::ostream& out, const T* data, const std::vector<std::size_t>& shape) {
+  std::string dims;
+  std::size_t count = 1;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "");
+    if (i + 1 < shape.size()) dims += ' ';
+    count *= shape[i];
+  }
+  std::string header = std::string("{'descr': '") + (std::is_same_v<T, float> ? "<f4" : "<f8") +
+                       "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  const std::size_t unpadded = 10 + header.size() + 1;  // magic+version+len, dict, '\n'
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  const auto len = static_cast<std::uint16_t>(header.size());
+  out.write("\x93NUMPY\x01\x00", 8);
+  const char lenBytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
+  out.write(lenBytes, 2);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(count * sizeof(T)));
+}
+
+// ---- pe --------------------------------------------------------------------
+
+struct PeOptions {
+  std::int64_t dim = 512;  // signed, so that a negative value gets a clear message
+  std::int64_t len = 0;
+  std::int64_t start = 0;
+  double base = 10000.0;
+  std::string encoding = "interleaved";
+  std::string format = "auto";
+  std::string precision = "float";
+  std::string output = "-";
+  bool json = false;
+};
+
+template <typename M>
+void writeMatrix(const PeOptions& o, OutFormat fmt, const M& m) {
+  const auto rows = static_cast<std::size_t>(m.rows()), cols = static_cast<std::size_t>(m.cols());
+  emit(o.output, [&](std::ostream& out) {
+    switch (fmt) {
+      case OutFormat::Tsv:
+        writeTsvRows(out, m.data(), rows, cols);
+        break;
+      case OutFormat::Npy:
+        writeNpy(out, m.data(), {rows, cols});
+        break;
+      case OutFormat::Json: {
+        std::string head = "{\"encoding\": " + jsonString(o.encoding) +
+                           ", \"dim\": " + std::to_string(o.dim) + ", \"base\": ";
+        appendNumber(head, o.base, true);
+        head += ", \"start\": " + std::to_string(o.start) + ", \"len\": " + std::to_string(o.len) +
+                ", \"precision\": " + jsonString(o.precision) + ",\n \"rows\": ";
+        out << head;
+        writeJsonRows(out, m.data(), rows, cols, " ");
+        out << "}\n";
+        break;
+      }
+    }
+  });
+}
+
+std::size_t nonNegative(std::int64_t v, const char* what) {
+  if (v < 0) throw ConfigError(std::string(what) + " (got " + std::to_string(v) + ")");
+  return static_cast<std::size_t>(v);
+}
+
+void runPe(const PeOptions& o) {
+  PositionalOptions po;
+  po.dim = nonNegative(o.dim, "d_model (--dim) must be a positive even number");
+  po.base = o.base;
+  po.encoding = parseEncoding(o.encoding);
+  const OutFormat fmt = o.json ? OutFormat::Json : resolveFormat(o.format, o.output);
+  const bool dbl = parsePrecision(o.precision);
+  const PositionalEncoder enc(po);
+  if (dbl)
+    writeMatrix(
+        o, fmt,
+        enc.matrix(o.start,
+                   nonNegative(o.len, "the number of positions (--len) must be at least 1")));
+  else
+    writeMatrix(
+        o, fmt,
+        enc.matrixFloat(o.start,
+                        nonNegative(o.len, "the number of positions (--len) must be at least 1")));
+}
+
+Registrar regPe(40, [](CLI::App& app) {
+  auto opts = std::make_shared<PeOptions>();
+  auto* sub = app.add_subcommand(
+      "pe", "Write the sinusoidal position-encoding matrix (len rows x dim columns)");
+  sub->add_option("--len,-n", opts->len, "Number of positions (rows)")->required();
+  sub->add_option("--dim,-d", opts->dim, "d_model (columns); must be even")->capture_default_str();
+  sub->add_option("--start", opts->start, "First position")->capture_default_str();
+  sub->add_option("--base", opts->base, "Frequency base")->capture_default_str();
+  sub->add_option("--encoding", opts->encoding,
+                  "interleaved (Vaswani et al.), concatenated (sines then cosines), book (the "
+                  "study's loop, exponent 2i/d at even column i), tutorial (2i/d for sin, "
+                  "2(i+1)/d for cos)")
+      ->capture_default_str();
+  sub->add_option("--format", opts->format,
+                  "auto (from the -o extension: .npy, .json, else tsv), tsv, json or npy")
+      ->capture_default_str();
+  sub->add_flag("--json", opts->json, "Same as --format json");
+  sub->add_option("--precision", opts->precision, "float (float32) or double (float64)")
+      ->capture_default_str();
+  sub->add_option("-o,--output", opts->output, "Output file ('-' is stdout)")
+      ->capture_default_str();
+  sub->callback([opts] { runPe(*opts); });
+});
+
+// ---- encode ----------------------------------------------------------------
+
+struct EncodeOptions {
+  std::string vectors;
+  std::vector<std::string> sentences;
+  std::string input;  // one sentence per line
+  std::int64_t start = 0;
+  std::string scale = "sqrt";
+  std::string unk = "error";
+  double base = 10000.0;
+  std::string encoding = "interleaved";
+  bool padEncoding = false;
+  bool keepCase = false;
+  bool noPunctuation = false;
+  std::string format = "auto";
+  std::string precision = "float";
+  std::string output = "-";
+  bool json = false;
+};
+
+struct Sequence {
+  std::vector<std::string> tokens;
+  MatrixF rows;
+};
+
+std::vector<Sequence> lookUp(const EncodeOptions& o, const Embeddings& emb) {
+  std::vector<std::string> texts = o.sentences;
+  if (!o.input.empty()) {
+    const std::string all = readFile(o.input);
+    std::size_t pos = 0;
+    while (pos < all.size()) {
+      std::size_t nl = all.find('\n', pos);
+      if (nl == std::string::npos) nl = all.size();
+      std::string line = all.substr(pos, nl - pos);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.find_first_not_of(" \t") != std::string::npos) texts.push_back(std::move(line));
+      pos = nl + 1;
+    }
+  }
+  if (texts.empty())
+    throw ConfigError(
+        "nothing to encode: give --sentence TEXT or --input FILE (one sentence a line)");
+  if (o.unk != "error" && o.unk != "zero")
+    throw ConfigError("unknown --unk '" + o.unk + "' (choose error or zero)");
+
+  TokenizerOptions to;
+  to.lowercase = !o.keepCase;
+  to.keepPunctuation = !o.noPunctuation;
+  const Tokenizer tokenizer(to);
+  const auto d = static_cast<Eigen::Index>(emb.dim());
+  std::vector<Sequence> out;
+  for (std::size_t s = 0; s < texts.size(); ++s) {
+    Sequence seq;
+    // The text may hold several sentences for ICU: one sequence of all their tokens.
+    for (Sentence& sentence : tokenizer.tokenize(texts[s]))
+      for (std::string& t : sentence) seq.tokens.push_back(std::move(t));
+    if (seq.tokens.empty())
+      throw InputError("sentence " + std::to_string(s + 1) + " has no tokens to encode");
+    seq.rows = MatrixF::Zero(static_cast<Eigen::Index>(seq.tokens.size()), d);
+    for (std::size_t t = 0; t < seq.tokens.size(); ++t) {
+      const auto id = emb.find(seq.tokens[t]);
+      if (id) {
+        seq.rows.row(static_cast<Eigen::Index>(t)) = emb.vectors().row(*id);
+      } else if (o.unk == "error") {
+        const std::string& w = seq.tokens[t];
+        const bool punct = std::none_of(w.begin(), w.end(), [](char ch) {
+          return std::isalnum(static_cast<unsigned char>(ch)) || (ch & 0x80);
+        });
+        throw InputError("unknown word '" + w + "' (sentence " + std::to_string(s + 1) +
+                         ", token " + std::to_string(t + 1) + ") is not in '" + o.vectors +
+                         "'; use --unk zero to encode it as a zero vector" +
+                         (punct ? " or --no-punctuation to drop punctuation" : ""));
+      }
+    }
+    out.push_back(std::move(seq));
+  }
+  return out;
+}
+
+template <typename T>
+void writeEncoded(const EncodeOptions& o, OutFormat fmt, const std::vector<Sequence>& seqs,
+                  const std::vector<MatrixD>& encoded, std::size_t dim, double factor) {
+  using M = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  std::vector<M> mats;
+  for (const MatrixD& m : encoded) mats.push_back(m.cast<T>());
+  const std::size_t rows = mats.empty() ? 0 : static_cast<std::size_t>(mats[0].rows());
+  emit(o.output, [&](std::ostream& out) {
+    switch (fmt) {
+      case OutFormat::Tsv:
+        // Sequences separated by an empty line (each padded to the longest).
+        for (std::size_t i = 0; i < mats.size(); ++i) {
+          if (i) out << '\n';
+          writeTsvRows(out, mats[i].data(), rows, dim);
+        }
+        break;
+      case OutFormat::Npy:
+        if (mats.size() == 1) {
+          writeNpy(out, mats[0].data(), {rows, dim});
+        } else {
+          std::vector<T> all;
+          all.reserve(mats.size() * rows * dim);
+          for (const M& m : mats) all.insert(all.end(), m.data(), m.data() + m.size());
+          writeNpy(out, all.data(), {mats.size(), rows, dim});
+        }
+        break;
+      case OutFormat::Json: {
+        std::string head = "{\"encoding\": " + jsonString(o.encoding) +
+                           ", \"dim\": " + std::to_string(dim) + ", \"base\": ";
+        appendNumber(head, o.base, true);
+        head += ", \"start\": " + std::to_string(o.start) + ", \"scale\": ";
+        appendNumber(head, factor, true);
+        head += ", \"precision\": " + jsonString(o.precision) +
+                ", \"padded_length\": " + std::to_string(rows) +
+                ", \"padding_encoded\": " + (o.padEncoding ? "true" : "false") +
+                ",\n \"sequences\": [";
+        out << head;
+        for (std::size_t i = 0; i < mats.size(); ++i) {
+          std::string tokens = "[";
+          for (std::size_t t = 0; t < seqs[i].tokens.size(); ++t)
+            tokens += (t ? ", " : "") + jsonString(seqs[i].tokens[t]);
+          out << (i ? ",\n  " : "\n  ") << "{\"tokens\": " << tokens
+              << "], \"length\": " << seqs[i].tokens.size() << ",\n   \"rows\": ";
+          writeJsonRows(out, mats[i].data(), rows, dim, "   ");
+          out << "}";
+        }
+        out << "\n ]}\n";
+        break;
+      }
+    }
+  });
+}
+
+void runEncode(const EncodeOptions& o) {
+  // Validate the cheap options before loading a large vectors file.
+  const Scale scale = Scale::parse(o.scale);
+  const OutFormat fmt = o.json ? OutFormat::Json : resolveFormat(o.format, o.output);
+  const bool dbl = parsePrecision(o.precision);
+  PositionalOptions po;
+  po.base = o.base;
+  po.encoding = parseEncoding(o.encoding);
+
+  const Embeddings emb = loadVectors(o.vectors);
+  po.dim = emb.dim();
+  if (po.dim % 2 != 0)
+    throw ConfigError("the vectors in '" + o.vectors + "' have " + std::to_string(po.dim) +
+                      " dimensions; the position encoding needs an even d_model (each sine "
+                      "column is paired with a cosine column)");
+  const PositionalEncoder enc(po);
+  const std::vector<Sequence> seqs = lookUp(o, emb);
+  std::vector<MatrixF> batch;
+  for (const Sequence& s : seqs) batch.push_back(s.rows);
+  const std::vector<MatrixD> encoded = enc.encodeBatch(batch, o.start, scale, o.padEncoding);
+  const double factor = scale.factor(po.dim);
+  if (dbl)
+    writeEncoded<double>(o, fmt, seqs, encoded, po.dim, factor);
+  else
+    writeEncoded<float>(o, fmt, seqs, encoded, po.dim, factor);
+}
+
+Registrar regEncode(41, [](CLI::App& app) {
+  auto opts = std::make_shared<EncodeOptions>();
+  auto* sub = app.add_subcommand(
+      "encode", "Transformer input for a sentence: each token's vector x scale + PE[start + t]");
+  sub->add_option("vectors", opts->vectors, "Word vectors (word2vec bin/text, npy, .posvec model)")
+      ->required();
+  sub->add_option("-s,--sentence", opts->sentences,
+                  "Text to encode (tokenized like the corpus); repeat for a batch")
+      ->allow_extra_args(false);
+  sub->add_option("-i,--input", opts->input, "File with one sentence a line (a batch)");
+  sub->add_option("--start", opts->start, "Position of the first token")->capture_default_str();
+  sub->add_option("--scale", opts->scale,
+                  "Embedding scale: sqrt (sqrt(d_model)), none, or a number")
+      ->capture_default_str();
+  sub->add_option("--unk", opts->unk,
+                  "Unknown words: error, or zero (a zero vector, so the row is just its encoding)")
+      ->capture_default_str();
+  sub->add_option("--base", opts->base, "Frequency base")->capture_default_str();
+  sub->add_option("--encoding", opts->encoding,
+                  "interleaved, concatenated, book or tutorial (see posvec pe --help)")
+      ->capture_default_str();
+  sub->add_flag("--pad-encoding", opts->padEncoding,
+                "In a batch, add PE[start + t] to padding rows too (default: padding stays zero)");
+  sub->add_flag("--keep-case", opts->keepCase, "Do not lowercase the text before lookup");
+  sub->add_flag("--no-punctuation", opts->noPunctuation,
+                "Drop punctuation tokens (for vectors trained without them)");
+  sub->add_option("--format", opts->format,
+                  "auto (from the -o extension: .npy, .json, else tsv), tsv, json or npy; a batch "
+                  "is padded to its longest sentence (npy: batch x len x dim)")
+      ->capture_default_str();
+  sub->add_flag("--json", opts->json, "Same as --format json");
+  sub->add_option("--precision", opts->precision, "float (float32) or double (float64)")
+      ->capture_default_str();
+  sub->add_option("-o,--output", opts->output, "Output file ('-' is stdout)")
+      ->capture_default_str();
+  sub->callback([opts] { runEncode(*opts); });
+});
+
+}  // namespace
+}  // namespace posvec::cli
