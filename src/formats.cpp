@@ -40,6 +40,8 @@ std::string shown(std::string_view word) {
 }
 
 bool validUtf8(std::string_view s) {
+  if (std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }))
+    return true;
   std::size_t i = 0;
   const std::size_t n = s.size();
   while (i < n) {
@@ -73,7 +75,9 @@ bool validUtf8(std::string_view s) {
   return true;
 }
 
-bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
+bool isSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
 
 std::uint64_t mulChecked(std::uint64_t a, std::uint64_t b, bool& overflow) {
   std::uint64_t r;
@@ -271,13 +275,22 @@ bool looksLikeTextRecord(std::string_view line, std::uint64_t dim) {
 template <typename Where>
 void checkWord(std::string_view word, Where&& where) {
   if (word.empty()) throw FormatError(where() + ": empty word");
-  if (!validUtf8(word)) throw FormatError(where() + ": word '" + shown(word) + "' is not valid UTF-8");
+  if (!validUtf8(word))
+    throw FormatError(where() + ": word '" + shown(word) + "' is not valid UTF-8");
   for (char c : word)
     if (isSpace(c)) throw FormatError(where() + ": word '" + shown(word) + "' contains whitespace");
 }
 
 template <typename Where>
 void checkFinite(const float* v, std::size_t n, std::string_view word, Where&& where) {
+  // Branch-free scan of the exponent bits (vectorises); the slow loop only names the culprit.
+  std::uint32_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t u;
+    std::memcpy(&u, v + i, sizeof u);
+    bad |= static_cast<std::uint32_t>((u & 0x7f800000u) == 0x7f800000u);
+  }
+  if (!bad) return;
   for (std::size_t i = 0; i < n; ++i)
     if (!std::isfinite(v[i]))
       throw FormatError(where() + ": value " + std::to_string(i + 1) + " of '" + shown(word) +
@@ -294,11 +307,15 @@ class Collector {
   }
   float* nextRow() {
     const auto n = static_cast<Eigen::Index>(words_.size());
-    if (n == vectors_.rows()) vectors_.conservativeResize(std::max<Eigen::Index>(2 * n, 16), vectors_.cols());
+    if (n == vectors_.rows())
+      vectors_.conservativeResize(std::max<Eigen::Index>(2 * n, 16), vectors_.cols());
     return vectors_.row(n).data();
   }
   void commit(std::string_view word) {
-    if (seen_.emplace(word).second) words_.emplace_back(word);
+    if (seen_.count(word)) return;
+    // words_ never grows past its reservation, so views of its strings stay valid.
+    if (words_.size() == words_.capacity()) rebuildSeen(words_.size() * 2 + 16);
+    seen_.insert(words_.emplace_back(word));
   }
   Embeddings finish(const std::string& path) {
     vectors_.conservativeResize(static_cast<Eigen::Index>(words_.size()), vectors_.cols());
@@ -310,14 +327,20 @@ class Collector {
   }
 
  private:
+  void rebuildSeen(std::size_t capacity) {
+    words_.reserve(capacity);
+    seen_.clear();
+    for (const auto& w : words_) seen_.insert(w);
+  }
+
   MatrixF vectors_;
   std::vector<std::string> words_;
-  std::unordered_set<std::string> seen_;
+  std::unordered_set<std::string_view> seen_;
 };
 
 Header readWord2VecHeader(ChunkReader& r, const std::string& path) {
   std::string_view line;
-  bool tooLong;
+  bool tooLong = false;
   Header h;
   if (!r.until('\n', line, 4096, tooLong) || !parseHeader(line, h))
     throw FormatError(inQuotes(path) +
@@ -337,10 +360,14 @@ Embeddings loadWord2VecText(const std::string& path) {
   // allocate more than that (the parse below then says where the file ends).
   bool overflow = false;
   const std::uint64_t minRecord = addChecked(mulChecked(h.dim, 2, overflow), 2, overflow);
-  const std::uint64_t fit = overflow ? 0 : (r.remaining() + 1) / minRecord + 1;
+  if (h.words > 0 && (overflow || minRecord - 1 > r.remaining()))
+    throw FormatError(inQuotes(path) + ": header says dimension " + std::to_string(h.dim) +
+                      " but the file has only " + std::to_string(r.remaining()) +
+                      " bytes after it, too few for one vector (wrong header?)");
+  const std::uint64_t fit = (r.remaining() + 1) / minRecord + 1;
   Collector c(std::min(h.words, fit), h.dim);
   std::string_view line;
-  bool tooLong;
+  bool tooLong = false;
   for (std::uint64_t i = 0; i < h.words; ++i) {
     const auto where = [&] { return inQuotes(path) + " line " + std::to_string(i + 2); };
     if (!r.until('\n', line, std::numeric_limits<std::size_t>::max(), tooLong))
@@ -355,15 +382,15 @@ Embeddings loadWord2VecText(const std::string& path) {
         word = t;
       } else if (n <= h.dim) {
         if (!parseFloat(t, row[n - 1]))
-          throw FormatError(where() + ": value " + std::to_string(n) + " of '" + shown(word) + "' ('" +
-                            shown(t) + "') is not a number");
+          throw FormatError(where() + ": value " + std::to_string(n) + " of '" + shown(word) +
+                            "' ('" + shown(t) + "') is not a number");
       }
       ++n;
     });
     if (n == 0) throw FormatError(where() + ": empty line where a word and its vector should be");
     if (n - 1 != h.dim)
-      throw FormatError(where() + ": expected " + std::to_string(h.dim) + " values after '" + shown(word) +
-                        "', found " + std::to_string(n - 1));
+      throw FormatError(where() + ": expected " + std::to_string(h.dim) + " values after '" +
+                        shown(word) + "', found " + std::to_string(n - 1));
     checkWord(word, where);
     checkFinite(row, h.dim, word, where);
     c.commit(word);
@@ -377,28 +404,39 @@ Embeddings loadWord2VecBinary(const std::string& path) {
   bool overflow = false;
   const std::uint64_t rowBytes = mulChecked(h.dim, sizeof(float), overflow);
   // Bounds the rows to allocate by what the file size can hold (see the text reader).
-  const std::uint64_t fit = overflow ? 0 : r.remaining() / addChecked(rowBytes, 2, overflow) + 1;
+  const std::uint64_t minRecord = addChecked(rowBytes, 2, overflow);
+  if (h.words > 0 && (overflow || minRecord > r.remaining()))
+    throw FormatError(inQuotes(path) + ": header says dimension " + std::to_string(h.dim) + " (" +
+                      (overflow ? std::string("too many") : std::to_string(rowBytes)) +
+                      " bytes a vector) but the file has only " + std::to_string(r.remaining()) +
+                      " bytes after it (truncated file or wrong header)");
+  const std::uint64_t fit = r.remaining() / minRecord + 1;
   Collector c(std::min(h.words, fit), h.dim);
   std::string_view word;
-  bool tooLong;
+  bool tooLong = false;
   for (std::uint64_t i = 0; i < h.words; ++i) {
+    // word2vec.c writes "\n" after each vector, gensim does not: accept both.
+    while (r.ensure(1) > 0 && r.data()[0] == '\n') r.skip(1);
     const std::uint64_t at = r.offset();
     const auto where = [&] {
-      return inQuotes(path) + " word " + std::to_string(i + 1) + " (byte offset " + std::to_string(at) + ")";
+      return inQuotes(path) + " word " + std::to_string(i + 1) + " (byte offset " +
+             std::to_string(at) + ")";
     };
-    if (!r.until(' ', word, kMaxWordBytes, tooLong)) {
-      if (tooLong) throw FormatError(where() + ": no space after " + std::to_string(kMaxWordBytes) + " bytes (corrupt file?)");
+    if (r.ensure(1) == 0 || !r.until(' ', word, kMaxWordBytes, tooLong)) {
+      if (tooLong)
+        throw FormatError(where() + ": no space after " + std::to_string(kMaxWordBytes) +
+                          " bytes (corrupt file?)");
       throw FormatError(inQuotes(path) + ": header says " + std::to_string(h.words) +
-                        " words but the file ends after " + std::to_string(i) + " (truncated file?)");
+                        " words but the file ends after " + std::to_string(i) +
+                        " (truncated file?)");
     }
-    // word2vec.c writes "\n" after each vector, gensim does not: accept both.
-    while (!word.empty() && word.front() == '\n') word.remove_prefix(1);
     const std::string w(word);  // the view dies at the next read
     float* row = c.nextRow();
     const std::size_t got = r.read(reinterpret_cast<char*>(row), rowBytes);
     if (got != rowBytes)
-      throw FormatError(where() + ": file ends in the middle of the vector of '" + shown(w) + "' (" +
-                        std::to_string(got) + " of " + std::to_string(rowBytes) + " bytes; truncated file?)");
+      throw FormatError(where() + ": file ends in the middle of the vector of '" + shown(w) +
+                        "' (" + std::to_string(got) + " of " + std::to_string(rowBytes) +
+                        " bytes; truncated file?)");
     swapFloatsIfBigEndian(row, h.dim);
     checkWord(w, where);
     checkFinite(row, h.dim, w, where);
@@ -445,26 +483,31 @@ NpyHeader readNpyHeader(ChunkReader& r, const std::string& path) {
   std::uint64_t len;
   std::uint64_t prefix;
   if (major == 1) {
-    if (r.read(reinterpret_cast<char*>(pre + 8), 2) != 2) throw FormatError(inQuotes(path) + ": truncated .npy header");
+    if (r.read(reinterpret_cast<char*>(pre + 8), 2) != 2)
+      throw FormatError(inQuotes(path) + ": truncated .npy header");
     len = pre[8] | (std::uint64_t(pre[9]) << 8);
     prefix = 10;
   } else if (major == 2 || major == 3) {
     unsigned char l[4];
-    if (r.read(reinterpret_cast<char*>(l), 4) != 4) throw FormatError(inQuotes(path) + ": truncated .npy header");
-    len = l[0] | (std::uint64_t(l[1]) << 8) | (std::uint64_t(l[2]) << 16) | (std::uint64_t(l[3]) << 24);
+    if (r.read(reinterpret_cast<char*>(l), 4) != 4)
+      throw FormatError(inQuotes(path) + ": truncated .npy header");
+    len = l[0] | (std::uint64_t(l[1]) << 8) | (std::uint64_t(l[2]) << 16) |
+          (std::uint64_t(l[3]) << 24);
     prefix = 12;
   } else {
     throw FormatError(inQuotes(path) + ": .npy format version " + std::to_string(major) +
                       " is not supported (1, 2 or 3)");
   }
   if (len > r.remaining() || len > (1u << 20))
-    throw FormatError(inQuotes(path) + ": .npy header length " + std::to_string(len) + " is beyond the file");
+    throw FormatError(inQuotes(path) + ": .npy header length " + std::to_string(len) +
+                      " is beyond the file");
   std::string dict(len, '\0');
   r.read(dict.data(), len);
   NpyHeader h;
   h.dataOffset = prefix + len;
   std::string_view descr = npyField(dict, "descr");
-  if (descr.size() >= 2 && (descr.front() == '\'' || descr.front() == '"')) descr = descr.substr(1, descr.size() - 2);
+  if (descr.size() >= 2 && (descr.front() == '\'' || descr.front() == '"'))
+    descr = descr.substr(1, descr.size() - 2);
   h.descr = descr;
   const std::string_view fortran = npyField(dict, "fortran_order");
   if (fortran != "False" && fortran != "True")
@@ -507,9 +550,10 @@ Embeddings loadNpy(const std::string& path) {
   bool overflow = false;
   const std::uint64_t bytes = mulChecked(mulChecked(rows, cols, overflow), item, overflow);
   if (overflow || bytes != r.remaining())
-    throw FormatError(inQuotes(path) + ": .npy shape (" + std::to_string(rows) + ", " + std::to_string(cols) +
-                      ") needs " + (overflow ? "more than 2^64" : std::to_string(bytes)) +
-                      " bytes of data but the file has " + std::to_string(r.remaining()) + " (truncated?)");
+    throw FormatError(
+        inQuotes(path) + ": .npy shape (" + std::to_string(rows) + ", " + std::to_string(cols) +
+        ") needs " + (overflow ? "more than 2^64" : std::to_string(bytes)) +
+        " bytes of data but the file has " + std::to_string(r.remaining()) + " (truncated?)");
   MatrixF m(rows, cols);
   if (item == 4) {
     r.read(reinterpret_cast<char*>(m.data()), bytes);
@@ -523,7 +567,8 @@ Embeddings loadNpy(const std::string& path) {
   }
   if (h.fortran) {
     // Column-major data: what we read row-major is the transpose, shaped (cols, rows).
-    Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>> col(m.data(), rows, cols);
+    Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>> col(
+        m.data(), rows, cols);
     MatrixF t = col;
     m.swap(t);
   }
@@ -539,7 +584,7 @@ Embeddings loadNpy(const std::string& path) {
   words.reserve(rows);
   counts.reserve(rows);
   std::string_view line;
-  bool tooLong;
+  bool tooLong = false;
   std::uint64_t lineNo = 0;
   bool anyCount = false;
   while (v.until('\n', line, std::numeric_limits<std::size_t>::max(), tooLong)) {
@@ -554,16 +599,18 @@ Embeddings loadNpy(const std::string& path) {
       throw FormatError(where() + ": expected 'word count'");
     checkWord(parts[0], where);
     if (words.size() == rows)
-      throw FormatError(inQuotes(vocabPath) + " has more words than the " + std::to_string(rows) + " rows of " + inQuotes(path));
+      throw FormatError(inQuotes(vocabPath) + " has more words than the " + std::to_string(rows) +
+                        " rows of " + inQuotes(path));
     words.emplace_back(parts[0]);
     counts.push_back(static_cast<std::int64_t>(count));
     anyCount = anyCount || count > 0;
   }
   if (words.size() != rows)
-    throw FormatError(inQuotes(vocabPath) + " has " + std::to_string(words.size()) + " words but " + inQuotes(path) +
-                      " has " + std::to_string(rows) + " rows");
+    throw FormatError(inQuotes(vocabPath) + " has " + std::to_string(words.size()) + " words but " +
+                      inQuotes(path) + " has " + std::to_string(rows) + " rows");
   for (std::uint64_t i = 0; i < rows; ++i)
-    checkFinite(m.row(i).data(), cols, words[i], [&] { return inQuotes(path) + " row " + std::to_string(i + 1); });
+    checkFinite(m.row(i).data(), cols, words[i],
+                [&] { return inQuotes(path) + " row " + std::to_string(i + 1); });
   if (!anyCount) counts.clear();
   try {
     return Embeddings(std::move(words), std::move(m), std::move(counts));
@@ -587,7 +634,9 @@ void checkSavable(const Embeddings& e) {
   }
 }
 
-std::string w2vHeader(const Embeddings& e) { return std::to_string(e.size()) + " " + std::to_string(e.dim()) + "\n"; }
+std::string w2vHeader(const Embeddings& e) {
+  return std::to_string(e.size()) + " " + std::to_string(e.dim()) + "\n";
+}
 
 void writeBinary(const Embeddings& e, std::ostream& out) {
   std::string chunk = w2vHeader(e);
@@ -647,8 +696,8 @@ void writeNpy(const Embeddings& e, const std::string& path) {
     out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
   });
   writeFileAtomically(path, [&](std::ostream& out) {
-    std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(e.size()) + ", " +
-                       std::to_string(e.dim()) + "), }";
+    std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
+                       std::to_string(e.size()) + ", " + std::to_string(e.dim()) + "), }";
     // NumPy pads so that the data starts on a 64-byte boundary; the dict ends in "\n".
     const std::size_t total = 10 + dict.size() + 1;
     dict.append((64 - total % 64) % 64, ' ');
@@ -682,7 +731,8 @@ ModelState readModel(const std::string& path, bool withOutput) {
   ChunkReader r(path);
   unsigned char raw[kModelHeaderBytes];
   if (r.read(reinterpret_cast<char*>(raw), 8) != 8 || std::memcmp(raw, kModelMagic, 8) != 0)
-    throw FormatError(inQuotes(path) + ": not a posvec model file (bad magic; expected 'POSVECM1')");
+    throw FormatError(inQuotes(path) +
+                      ": not a posvec model file (bad magic; expected 'POSVECM1')");
   if (r.read(reinterpret_cast<char*>(raw) + 8, kModelHeaderBytes - 8) != kModelHeaderBytes - 8)
     throw FormatError(inQuotes(path) + ": posvec model file is truncated inside its header");
   ModelHeader h;
@@ -697,11 +747,13 @@ ModelState readModel(const std::string& path, bool withOutput) {
   h.epochsDone = get<std::int32_t>(raw + 64);
   if (h.version != kModelVersion)
     throw FormatError(inQuotes(path) + ": posvec model version " + std::to_string(h.version) +
-                      " is not supported (this posvec reads version " + std::to_string(kModelVersion) + ")");
+                      " is not supported (this posvec reads version " +
+                      std::to_string(kModelVersion) + ")");
   if (h.flags != 0 || get<std::uint32_t>(raw + 68) != 0)
     throw FormatError(inQuotes(path) + ": posvec model header has unknown flags (corrupt file?)");
   if (h.epochsDone < 0)
-    throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(h.epochsDone) + " epochs done (corrupt file?)");
+    throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(h.epochsDone) +
+                      " epochs done (corrupt file?)");
   if (h.outputRows > h.words)
     throw FormatError(inQuotes(path) + ": posvec model has " + std::to_string(h.outputRows) +
                       " output rows for " + std::to_string(h.words) + " words (corrupt file?)");
@@ -712,12 +764,17 @@ ModelState readModel(const std::string& path, bool withOutput) {
   need = addChecked(need, mulChecked(h.words, 4 + 8, overflow), overflow);
   need = addChecked(need, h.wordBytes, overflow);
   need = addChecked(need, mulChecked(h.losses, 8, overflow), overflow);
-  need = addChecked(need, mulChecked(mulChecked(addChecked(h.words, h.outputRows, overflow), h.dim, overflow), 4, overflow),
-                    overflow);
+  need = addChecked(
+      need,
+      mulChecked(mulChecked(addChecked(h.words, h.outputRows, overflow), h.dim, overflow), 4,
+                 overflow),
+      overflow);
   if (overflow || need != r.fileSize())
-    throw FormatError(inQuotes(path) + ": posvec model header describes " + std::to_string(h.words) + " words x " +
-                      std::to_string(h.dim) + " (" + (overflow ? "more than 2^64" : std::to_string(need)) +
-                      " bytes) but the file has " + std::to_string(r.fileSize()) + " bytes (truncated or corrupt)");
+    throw FormatError(inQuotes(path) + ": posvec model header describes " +
+                      std::to_string(h.words) + " words x " + std::to_string(h.dim) + " (" +
+                      (overflow ? "more than 2^64" : std::to_string(need)) +
+                      " bytes) but the file has " + std::to_string(r.fileSize()) +
+                      " bytes (truncated or corrupt)");
 
   ModelState m;
   m.epochsDone = h.epochsDone;
@@ -732,17 +789,21 @@ ModelState readModel(const std::string& path, bool withOutput) {
     const std::uint32_t len = get<std::uint32_t>(l);
     wordBytesSeen += len;
     if (wordBytesSeen > h.wordBytes)
-      throw FormatError(inQuotes(path) + ": word " + std::to_string(i + 1) + " runs past the word table (corrupt file)");
+      throw FormatError(inQuotes(path) + ": word " + std::to_string(i + 1) +
+                        " runs past the word table (corrupt file)");
     std::string w(len, '\0');
     r.read(w.data(), len);
     checkWord(w, [&] { return inQuotes(path) + " word " + std::to_string(i + 1); });
     m.words.push_back(std::move(w));
   }
-  if (wordBytesSeen != h.wordBytes) throw FormatError(inQuotes(path) + ": word table size does not match its header (corrupt file)");
+  if (wordBytesSeen != h.wordBytes)
+    throw FormatError(inQuotes(path) +
+                      ": word table size does not match its header (corrupt file)");
   seen.reserve(h.words);
   for (std::size_t i = 0; i < m.words.size(); ++i)
     if (!seen.insert(m.words[i]).second)
-      throw FormatError(inQuotes(path) + ": word " + std::to_string(i + 1) + " ('" + shown(m.words[i]) + "') appears twice");
+      throw FormatError(inQuotes(path) + ": word " + std::to_string(i + 1) + " ('" +
+                        shown(m.words[i]) + "') appears twice");
   m.counts.resize(h.words);
   r.read(reinterpret_cast<char*>(m.counts.data()), h.words * 8);
   for (auto& c : m.counts) {
@@ -764,7 +825,8 @@ ModelState readModel(const std::string& path, bool withOutput) {
     swapFloatsIfBigEndian(m.output.data(), h.outputRows * h.dim);
     for (std::uint64_t i = 0; i < h.outputRows * h.dim; ++i)
       if (!std::isfinite(m.output.data()[i]))
-        throw FormatError(inQuotes(path) + ": output weight row " + std::to_string(i / h.dim + 1) + " is not finite");
+        throw FormatError(inQuotes(path) + ": output weight row " + std::to_string(i / h.dim + 1) +
+                          " is not finite");
   }
   return m;
 }
@@ -782,24 +844,31 @@ VectorFormat parseVectorFormat(const std::string& name) {
 
 std::string formatName(VectorFormat format) {
   switch (format) {
-    case VectorFormat::Auto: return "auto";
-    case VectorFormat::Word2VecBinary: return "bin";
-    case VectorFormat::Word2VecText: return "text";
-    case VectorFormat::Npy: return "npy";
-    case VectorFormat::Model: return "model";
+    case VectorFormat::Auto:
+      return "auto";
+    case VectorFormat::Word2VecBinary:
+      return "bin";
+    case VectorFormat::Word2VecText:
+      return "text";
+    case VectorFormat::Npy:
+      return "npy";
+    case VectorFormat::Model:
+      return "model";
   }
   return "auto";
 }
 
 VectorFormat formatFromExtension(const std::string& path) {
   std::string ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   if (ext == ".bin") return VectorFormat::Word2VecBinary;
   if (ext == ".txt" || ext == ".vec") return VectorFormat::Word2VecText;
   if (ext == ".npy") return VectorFormat::Npy;
   if (ext == ".posvec") return VectorFormat::Model;
-  throw ConfigError("cannot tell the format of " + inQuotes(path) +
-                    " from its extension (.bin, .txt, .vec, .npy, .posvec); choose one with --format");
+  throw ConfigError(
+      "cannot tell the format of " + inQuotes(path) +
+      " from its extension (.bin, .txt, .vec, .npy, .posvec); choose one with --format");
 }
 
 std::string npyVocabularyPath(const std::string& npyPath) {
@@ -819,7 +888,8 @@ VectorFormat detectFormat(const std::string& path) {
   const Header h = readWord2VecHeader(r, path);
   if (h.words == 0) return VectorFormat::Word2VecText;
   // Text when the first record is a word and D numbers on one line; binary otherwise.
-  const std::size_t want = std::min<std::uint64_t>(r.remaining(), std::max<std::uint64_t>(64 * h.dim + 4096, 1 << 16));
+  const std::size_t want =
+      std::min<std::uint64_t>(r.remaining(), std::max<std::uint64_t>(64 * h.dim + 4096, 1 << 16));
   const std::size_t avail = r.ensure(std::min<std::size_t>(want, 64 << 20));
   const char* p = r.data();
   const void* nl = std::memchr(p, '\n', avail);
@@ -831,7 +901,8 @@ VectorFormat detectFormat(const std::string& path) {
   if (const auto nl2 = window.rfind('\n'); nl2 != std::string_view::npos) {
     window = window.substr(0, nl2);
   } else {
-    for (int k = 0; k < 3 && !window.empty() && static_cast<unsigned char>(window.back()) >= 0x80; ++k)
+    for (int k = 0; k < 3 && !window.empty() && static_cast<unsigned char>(window.back()) >= 0x80;
+         ++k)
       window.remove_suffix(1);
   }
   const bool text = validUtf8(window) && std::none_of(window.begin(), window.end(), [](char c) {
@@ -859,14 +930,18 @@ void saveVectors(const Embeddings& embeddings, const std::string& path, VectorFo
       break;
   }
   throw ConfigError("cannot save plain vectors as a posvec model (" + inQuotes(path) +
-                    "); the model format holds a full training state: use saveModel, or save as bin, text or npy");
+                    "); the model format holds a full training state: use saveModel, or save as "
+                    "bin, text or npy");
 }
 
 Embeddings loadVectors(const std::string& path) {
   switch (detectFormat(path)) {
-    case VectorFormat::Word2VecBinary: return loadWord2VecBinary(path);
-    case VectorFormat::Word2VecText: return loadWord2VecText(path);
-    case VectorFormat::Npy: return loadNpy(path);
+    case VectorFormat::Word2VecBinary:
+      return loadWord2VecBinary(path);
+    case VectorFormat::Word2VecText:
+      return loadWord2VecText(path);
+    case VectorFormat::Npy:
+      return loadNpy(path);
     case VectorFormat::Model: {
       ModelState m = readModel(path, false);
       try {
@@ -875,7 +950,8 @@ Embeddings loadVectors(const std::string& path) {
         throw FormatError(inQuotes(path) + ": " + e.what());
       }
     }
-    case VectorFormat::Auto: break;
+    case VectorFormat::Auto:
+      break;
   }
   throw FormatError(inQuotes(path) + ": unknown vector format");
 }
@@ -884,31 +960,34 @@ void saveModel(const ModelState& model, const std::string& path) {
   const std::uint64_t v = model.words.size();
   const std::uint64_t d = static_cast<std::uint64_t>(model.input.cols());
   if (static_cast<std::uint64_t>(model.input.rows()) != v)
-    throw InputError("cannot save model " + inQuotes(path) + ": " + std::to_string(v) + " words but " +
-                     std::to_string(model.input.rows()) + " input vectors");
+    throw InputError("cannot save model " + inQuotes(path) + ": " + std::to_string(v) +
+                     " words but " + std::to_string(model.input.rows()) + " input vectors");
   if (!model.counts.empty() && model.counts.size() != v)
-    throw InputError("cannot save model " + inQuotes(path) + ": " + std::to_string(v) + " words but " +
-                     std::to_string(model.counts.size()) + " counts");
+    throw InputError("cannot save model " + inQuotes(path) + ": " + std::to_string(v) +
+                     " words but " + std::to_string(model.counts.size()) + " counts");
   const std::uint64_t outRows = static_cast<std::uint64_t>(model.output.rows());
   if (outRows > 0 && static_cast<std::uint64_t>(model.output.cols()) != d)
     throw InputError("cannot save model " + inQuotes(path) + ": output weights have dimension " +
                      std::to_string(model.output.cols()) + ", input vectors " + std::to_string(d));
   if (outRows > v)
-    throw InputError("cannot save model " + inQuotes(path) + ": " + std::to_string(outRows) + " output rows for " +
-                     std::to_string(v) + " words");
-  if (model.epochsDone < 0) throw InputError("cannot save model " + inQuotes(path) + ": negative epochsDone");
+    throw InputError("cannot save model " + inQuotes(path) + ": " + std::to_string(outRows) +
+                     " output rows for " + std::to_string(v) + " words");
+  if (model.epochsDone < 0)
+    throw InputError("cannot save model " + inQuotes(path) + ": negative epochsDone");
   std::uint64_t wordBytes = 0;
   for (std::size_t i = 0; i < v; ++i) {
     const std::string& w = model.words[i];
     if (w.empty() || w.size() > std::numeric_limits<std::uint32_t>::max() || !validUtf8(w) ||
         std::any_of(w.begin(), w.end(), isSpace))
-      throw InputError("cannot save model " + inQuotes(path) + ": word " + std::to_string(i + 1) + " ('" + shown(w) +
+      throw InputError("cannot save model " + inQuotes(path) + ": word " + std::to_string(i + 1) +
+                       " ('" + shown(w) +
                        "') is empty, too long, not UTF-8 or contains whitespace");
     wordBytes += w.size();
   }
   for (std::size_t i = 0; i < v; ++i)
     if (model.counts.size() == v && model.counts[i] < 0)
-      throw InputError("cannot save model " + inQuotes(path) + ": negative count for '" + shown(model.words[i]) + "'");
+      throw InputError("cannot save model " + inQuotes(path) + ": negative count for '" +
+                       shown(model.words[i]) + "'");
   writeFileAtomically(path, [&](std::ostream& out) {
     std::string buf(kModelMagic, 8);
     put(buf, kModelVersion);
@@ -926,7 +1005,8 @@ void saveModel(const ModelState& model, const std::string& path) {
       put(buf, static_cast<std::uint32_t>(w.size()));
       buf += w;
     }
-    for (std::size_t i = 0; i < v; ++i) put(buf, model.counts.empty() ? std::int64_t{0} : model.counts[i]);
+    for (std::size_t i = 0; i < v; ++i)
+      put(buf, model.counts.empty() ? std::int64_t{0} : model.counts[i]);
     for (double l : model.epochLosses) put(buf, l);
     out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
     writeFloats(out, model.input.data(), v * d);
@@ -942,8 +1022,9 @@ ModelState loadModel(const std::string& path) {
     // Not a vector file of any kind: readModel names the bad magic.
   }
   if (f != VectorFormat::Model)
-    throw FormatError(inQuotes(path) + " is a " + formatName(f) +
-                      " vector file, not a posvec model: it holds no training state to resume from");
+    throw FormatError(
+        inQuotes(path) + " is a " + formatName(f) +
+        " vector file, not a posvec model: it holds no training state to resume from");
   return readModel(path, true);
 }
 

@@ -15,26 +15,45 @@ namespace posvec {
 
 namespace fs = std::filesystem;
 
+namespace {
+void writeInPlace(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw IoError("cannot write '" + path + "': " + std::strerror(errno));
+  write(out);
+  out.flush();
+  if (!out) throw IoError("error while writing '" + path + "'");
+}
+
+bool isUnder(const fs::path& p, const char* top) {
+  auto it = p.begin();
+  return it != p.end() && *it == "/" && ++it != p.end() && *it == top;
+}
+}  // namespace
+
 void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
   if (path.empty()) throw IoError("output path is empty");
-  const fs::path target(path);
+  fs::path target(path);
   std::error_code ec;
   if (fs::is_directory(target, ec)) throw IoError("cannot write '" + path + "': it is a directory");
-  // A device or pipe (/dev/null, /dev/stdout, a FIFO) is written in place: renaming
-  // a temporary file over it would replace the device node itself.
-  if (fs::exists(target, ec) && !fs::is_regular_file(target, ec)) {
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw IoError("cannot write '" + path + "': " + std::strerror(errno));
-    write(out);
-    out.flush();
-    if (!out) throw IoError("error while writing '" + path + "'");
+  // Devices, pipes and /dev/stdout-style links are written in place: renaming a
+  // temporary file over them would replace the device node or the link itself.
+  const fs::path absolute = fs::absolute(target, ec);
+  if (isUnder(absolute, "dev") || isUnder(absolute, "proc") ||
+      (fs::exists(target, ec) && !fs::is_regular_file(target, ec))) {
+    writeInPlace(path, write);
     return;
+  }
+  // Any other symlink keeps pointing where it did: replace the file it points to.
+  if (fs::is_symlink(fs::symlink_status(target, ec))) {
+    const fs::path resolved = fs::weakly_canonical(target, ec);
+    if (!ec) target = resolved;
   }
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec))
     throw IoError("cannot write '" + path + "': directory '" + dir.string() + "' does not exist");
   std::random_device rd;
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd());
+  const std::string tmp =
+      target.string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd());
   try {
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

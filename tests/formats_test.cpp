@@ -11,9 +11,9 @@
 #include "test_util.hpp"
 
 using namespace posvec;
-using posvec::test::TempDir;
 using posvec::test::quote;
 using posvec::test::readText;
+using posvec::test::TempDir;
 using posvec::test::writeText;
 
 namespace {
@@ -22,7 +22,13 @@ namespace {
 std::vector<std::string> sampleWords() {
   std::string longWord;
   for (int i = 0; i < 60; ++i) longWord += "\xC3\xA9";  // é x 60 = 120 bytes
-  return {"the", "caf\xC3\xA9", "\xE6\x97\xA5\xE6\x9C\xAC", "\xF0\x9F\x98\x80", "na\xC3\xAFve", longWord, "x"};
+  return {"the",
+          "caf\xC3\xA9",
+          "\xE6\x97\xA5\xE6\x9C\xAC",
+          "\xF0\x9F\x98\x80",
+          "na\xC3\xAFve",
+          longWord,
+          "x"};
 }
 
 // Random values plus awkward ones: -0, denormal, the float extremes, values
@@ -33,9 +39,14 @@ MatrixF sampleMatrix(std::size_t rows, std::size_t cols, unsigned seed = 7) {
   MatrixF m(rows, cols);
   for (std::size_t i = 0; i < rows; ++i)
     for (std::size_t j = 0; j < cols; ++j) m(i, j) = dist(rng);
-  const float special[] = {-0.0f, std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max(),
-                           std::numeric_limits<float>::lowest(), std::numeric_limits<float>::min(),
-                           0.1f, 16777217.0f, 1.00000012f};
+  const float special[] = {-0.0f,
+                           std::numeric_limits<float>::denorm_min(),
+                           std::numeric_limits<float>::max(),
+                           std::numeric_limits<float>::lowest(),
+                           std::numeric_limits<float>::min(),
+                           0.1f,
+                           16777217.0f,
+                           1.00000012f};
   for (std::size_t k = 0; k < std::size(special) && k < rows * cols; ++k) m.data()[k] = special[k];
   return m;
 }
@@ -69,7 +80,8 @@ bool havePython(const std::string& module) {
 std::string runPython(const TempDir& dir, const std::string& script) {
   const std::string py = dir.file("script.py"), out = dir.file("py.out");
   writeText(py, script);
-  const int rc = std::system(("/usr/bin/python3 " + quote(py) + " >" + quote(out) + " 2>&1").c_str());
+  const int rc =
+      std::system(("/usr/bin/python3 " + quote(py) + " >" + quote(out) + " 2>&1").c_str());
   const std::string text = readText(out);
   INFO(text);
   REQUIRE(rc == 0);
@@ -92,7 +104,8 @@ void requireError(F&& f, const std::string& mustContain) {
 
 }  // namespace
 
-TEST_CASE("formats: word2vec binary, text and npy round-trip exactly with UTF-8 words", "[formats]") {
+TEST_CASE("formats: word2vec binary, text and npy round-trip exactly with UTF-8 words",
+          "[formats]") {
   TempDir dir;
   const Embeddings e = sample();
   for (const char* name : {"v.bin", "v.txt", "v.vec", "v.npy"}) {
@@ -130,7 +143,8 @@ TEST_CASE("formats: binary bytes are exactly word2vec.c's layout", "[formats]") 
   MatrixF m(2, 2);
   m << 1.5f, -2.0f, 0.25f, 3.0f;
   saveVectors(Embeddings({"ab", "\xC3\xA9"}, m), dir.file("g.bin"));
-  const std::string expected = "2 2\nab " + leBytes({1.5f, -2.0f}) + "\n\xC3\xA9 " + leBytes({0.25f, 3.0f}) + "\n";
+  const std::string expected =
+      "2 2\nab " + leBytes({1.5f, -2.0f}) + "\n\xC3\xA9 " + leBytes({0.25f, 3.0f}) + "\n";
   CHECK(readText(dir.file("g.bin")) == expected);
 }
 
@@ -146,7 +160,8 @@ TEST_CASE("formats: readers accept what word2vec.c and gensim write", "[formats]
   TempDir dir;
   // gensim's binary writer puts no newline after a vector; word2vec.c's text
   // writer ends each value with a space ("%lf ").
-  writeText(dir.file("g.bin"), "2 2\nab " + leBytes({1.5f, -2.0f}) + "cd " + leBytes({0.25f, 3.0f}));
+  writeText(dir.file("g.bin"),
+            "2 2\nab " + leBytes({1.5f, -2.0f}) + "cd " + leBytes({0.25f, 3.0f}));
   const Embeddings b = loadVectors(dir.file("g.bin"));
   REQUIRE(b.size() == 2);
   CHECK(b.words()[1] == "cd");
@@ -224,7 +239,8 @@ TEST_CASE("formats: corrupt model headers are rejected without allocating", "[fo
   requireError([&] { loadModel(patched(24, std::uint64_t(1) << 62, 8)); }, "truncated or corrupt");
   requireError([&] { loadModel(patched(40, ~std::uint64_t(0), 8)); }, "truncated or corrupt");
   requireError([&] { loadModel(patched(32, 3, 8)); }, "output rows");
-  requireError([&] { loadVectors(patched(16, std::uint64_t(1) << 40, 8)); }, "truncated or corrupt");
+  requireError([&] { loadVectors(patched(16, std::uint64_t(1) << 40, 8)); },
+               "truncated or corrupt");
 }
 
 TEST_CASE("formats: truncated files of every format fail cleanly", "[formats]") {
@@ -250,8 +266,9 @@ TEST_CASE("formats: truncated files of every format fail cleanly", "[formats]") 
     for (std::size_t cut = 0; cut < bytes.size(); cut += 7) {
       const std::string path = dir.file("cut" + ext);
       writeText(path, bytes.substr(0, cut));
-      if (ext == ".npy") std::filesystem::copy_file(dir.file("full.vocab"), dir.file("cut.vocab"),
-                                                    std::filesystem::copy_options::overwrite_existing);
+      if (ext == ".npy")
+        std::filesystem::copy_file(dir.file("full.vocab"), dir.file("cut.vocab"),
+                                   std::filesystem::copy_options::overwrite_existing);
       INFO(name << " cut at " << cut << " of " << bytes.size());
       bool threw = false;
       try {
@@ -286,7 +303,7 @@ TEST_CASE("formats: corrupt vector files name the file and the place", "[formats
   writeText(p, "");
   requireError([&] { loadVectors(p); }, "not a word2vec file");
   writeText(p, "1000000000000 300\na 1\n");
-  requireError([&] { loadVectors(p); }, "line 2: expected 300 values after 'a', found 1");
+  requireError([&] { loadVectors(p); }, "dimension 300 but the file has only 4 bytes after it");
   const std::string b = dir.file("x.bin");
   writeText(b, "3 2\nab " + leBytes({1, 2}) + "\ncd " + leBytes({3}));
   requireError([&] { loadVectors(b); }, "word 2 (byte offset");
@@ -294,9 +311,19 @@ TEST_CASE("formats: corrupt vector files name the file and the place", "[formats
   writeText(b, "2 2\nab " + leBytes({1, 2}) + "\n\xC3 " + leBytes({3, 4}) + "\n");
   requireError([&] { loadVectors(b); }, "not valid UTF-8");
   writeText(b, "2 1\nab " + leBytes({1}) + "\ncd " + leBytes({std::nanf("")}) + "\n");
-  requireError([&] { loadVectors(b); }, "word 2 (byte offset 11): value 1 of 'cd' is NaN");
+  requireError([&] { loadVectors(b); }, "word 2 (byte offset 12): value 1 of 'cd' is NaN");
   writeText(b, "4000000000 300\nab " + leBytes({1, 2}) + "\n");
-  requireError([&] { loadVectors(b); }, "word 1 (byte offset 15): file ends in the middle");
+  requireError([&] { loadVectors(b); },
+               "dimension 300 (1200 bytes a vector) but the file has only 12");
+  writeText(b, "4000000000 2\nab " + leBytes({1, 2}) + "\n");
+  requireError([&] { loadVectors(b); }, "header says 4000000000 words but the file ends after 1");
+  writeText(p, "2 100000000000\na 1\n");
+  requireError([&] { loadVectors(p); }, "too few for one vector");
+  writeText(b, "1 4000000000\nab " + leBytes({1, 2}) + "\n");
+  requireError([&] { loadVectors(b); },
+               "header says dimension 4000000000 (16000000000 bytes a vector)");
+  writeText(b, "1 4611686018427387904\nab " + leBytes({1, 2}) + "\n");
+  requireError([&] { loadVectors(b); }, "too many bytes a vector");
   writeText(b, "40000000000000000000 300\n");
   requireError([&] { loadVectors(b); }, "not a word2vec file");
   // .npy: missing vocabulary, wrong dtype.

@@ -57,3 +57,13 @@ TEST_CASE("io readers name the missing file or directory", "[io]") {
   test::writeText(dir.file("a"), "abc");
   CHECK(readFile(dir.file("a")) == "abc");
 }
+
+TEST_CASE("io atomic write goes through symlinks and keeps them", "[io]") {
+  test::TempDir dir;
+  const std::string real = dir.file("real.txt"), link = dir.file("link.txt");
+  test::writeText(real, "old");
+  fs::create_symlink(real, link);
+  writeFileAtomically(link, [](std::ostream& out) { out << "new"; });
+  CHECK(fs::is_symlink(fs::symlink_status(link)));
+  CHECK(test::readText(real) == "new");
+}

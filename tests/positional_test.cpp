@@ -130,6 +130,9 @@ TEST_CASE("positional: a shorter matrix is bitwise the prefix of a longer one", 
     // A window starting off an anchor boundary is the same rows again.
     const MatrixD window = enc.matrix(1234, 500);
     CHECK((longM.middleRows(1234, 500).array() == window.array()).all());
+    // Short fills and windows inside one anchor block: the same bits.
+    CHECK((enc.matrix(1000, 5).array() == longM.middleRows(1000, 5).array()).all());
+    CHECK((enc.matrix(255, 2).array() == longM.middleRows(255, 2).array()).all());
     // Single rows and float matrices are the same values.
     CHECK((enc.row(2999).array() == longM.row(2999).array()).all());
     const MatrixF f = enc.matrixFloat(0, 3000);
@@ -361,6 +364,29 @@ TEST_CASE("positional: posvec pe writes tsv, json and npy", "[positional][cli]")
       }
       CHECK(std::fabs(v - std::sin(4.0)) < (dbl ? 1e-15 : 1e-7));
     }
+  }
+}
+
+TEST_CASE("posvec pe --cosine prints the study's similarities", "[positional][cli]") {
+  using namespace posvec::test;
+  const auto r = runCli("pe --encoding book --cosine 2,10 --cosine 3,3");
+  REQUIRE(r.status == 0);
+  const auto rows = parseTsv(r.out);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0][0] == 2);
+  CHECK(rows[0][1] == 10);
+  CHECK(std::fabs(rows[0][2] - 0.8600013) < 5e-8);
+  CHECK(rows[1][2] == Approx(1.0).epsilon(1e-15));
+  const auto j = runCli("pe --cosine 2,10 --json");
+  REQUIRE(j.status == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  CHECK(std::fabs(doc["cosines"][0]["cosine"].get<double>() - 0.7225201) < 5e-8);
+  for (const char* bad :
+       {"--cosine 2", "--cosine 2,-1", "--cosine a,b", "--cosine 1,2 --format npy"}) {
+    const auto e = runCli(std::string("pe ") + bad);
+    INFO(bad << " -> " << e.err);
+    CHECK(e.status == 2);
+    CHECK(std::count(e.err.begin(), e.err.end(), '\n') == 1);
   }
 }
 

@@ -78,8 +78,10 @@ inline std::string quote(const std::string& s) {
 
 // Path of a file in ../shared/data, or empty when the shared data is absent
 // (users' clones don't have it); callers skip with a message then.
+// POSVEC_SHARED_DATA in the environment overrides the default location.
 inline std::string sharedData(const std::string& name) {
-  const fs::path p = fs::path(POSVEC_SHARED_DATA) / name;
+  const char* env = std::getenv("POSVEC_SHARED_DATA");
+  const fs::path p = fs::path(env && *env ? env : POSVEC_SHARED_DATA) / name;
   return fs::exists(p) ? p.string() : std::string();
 }
 

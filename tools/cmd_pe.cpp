@@ -6,11 +6,13 @@
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "cli.hpp"
@@ -165,7 +167,53 @@ struct PeOptions {
   std::string precision = "float";
   std::string output = "-";
   bool json = false;
+  bool lenGiven = false;
+  std::vector<std::string> cosines;  // "P,Q": print cos(PE[P], PE[Q]) instead of the matrix
 };
+
+// "P,Q" -> two positions >= 0.
+std::pair<std::int64_t, std::int64_t> parsePair(const std::string& text) {
+  const std::size_t comma = text.find(',');
+  std::int64_t v[2] = {-1, -1};
+  bool ok = comma != std::string::npos;
+  for (int i = 0; ok && i < 2; ++i) {
+    const char* first = text.data() + (i == 0 ? 0 : comma + 1);
+    const char* last = text.data() + (i == 0 ? comma : text.size());
+    const auto [ptr, ec] = std::from_chars(first, last, v[i]);
+    ok = first != last && ec == std::errc() && ptr == last && v[i] >= 0;
+  }
+  if (!ok) throw ConfigError("invalid --cosine '" + text + "' (use two positions like 2,10)");
+  return {v[0], v[1]};
+}
+
+void writeCosines(const PeOptions& o, OutFormat fmt, const PositionalEncoder& enc) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+  for (const std::string& c : o.cosines) pairs.push_back(parsePair(c));
+  std::string text;
+  if (fmt == OutFormat::Npy) throw ConfigError("--cosine prints numbers: use --format tsv or json");
+  if (fmt == OutFormat::Json) {
+    text = "{\"encoding\": " + jsonString(o.encoding) + ", \"dim\": " + std::to_string(o.dim) +
+           ", \"base\": ";
+    appendNumber(text, o.base, true);
+    text += ", \"cosines\": [";
+  }
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const auto [p, q] = pairs[i];
+    const double c = enc.similarity(p, q);
+    if (fmt == OutFormat::Json) {
+      text += std::string(i ? ", " : "") + "{\"p\": " + std::to_string(p) +
+              ", \"q\": " + std::to_string(q) + ", \"cosine\": ";
+      appendNumber(text, c, true);
+      text += "}";
+    } else {
+      text += std::to_string(p) + '\t' + std::to_string(q) + '\t';
+      appendNumber(text, c, false);
+      text += '\n';
+    }
+  }
+  if (fmt == OutFormat::Json) text += "]}\n";
+  writeOutput(o.output, text);
+}
 
 template <typename M>
 void writeMatrix(const PeOptions& o, OutFormat fmt, const M& m) {
@@ -206,6 +254,9 @@ void runPe(const PeOptions& o) {
   const OutFormat fmt = o.json ? OutFormat::Json : resolveFormat(o.format, o.output);
   const bool dbl = parsePrecision(o.precision);
   const PositionalEncoder enc(po);
+  if (!o.cosines.empty()) return writeCosines(o, fmt, enc);
+  if (o.len == 0 && !o.lenGiven)
+    throw ConfigError("--len is required (the number of positions), unless --cosine is given");
   if (dbl)
     writeMatrix(
         o, fmt,
@@ -222,7 +273,7 @@ Registrar regPe(40, [](CLI::App& app) {
   auto opts = std::make_shared<PeOptions>();
   auto* sub = app.add_subcommand(
       "pe", "Write the sinusoidal position-encoding matrix (len rows x dim columns)");
-  sub->add_option("--len,-n", opts->len, "Number of positions (rows)")->required();
+  auto* len = sub->add_option("--len,-n", opts->len, "Number of positions (rows); required");
   sub->add_option("--dim,-d", opts->dim, "d_model (columns); must be even")->capture_default_str();
   sub->add_option("--start", opts->start, "First position")->capture_default_str();
   sub->add_option("--base", opts->base, "Frequency base")->capture_default_str();
@@ -239,7 +290,14 @@ Registrar regPe(40, [](CLI::App& app) {
       ->capture_default_str();
   sub->add_option("-o,--output", opts->output, "Output file ('-' is stdout)")
       ->capture_default_str();
-  sub->callback([opts] { runPe(*opts); });
+  sub->add_option("--cosine", opts->cosines,
+                  "P,Q: print cos(PE[P], PE[Q]) (computed in double) instead of the matrix; "
+                  "repeatable")
+      ->allow_extra_args(false);
+  sub->callback([opts, len] {
+    opts->lenGiven = len->count() > 0;
+    runPe(*opts);
+  });
 });
 
 // ---- encode ----------------------------------------------------------------

@@ -3,6 +3,7 @@
 
 #include "posvec/embeddings.hpp"
 #include "posvec/error.hpp"
+#include "posvec/evaluation.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/io.hpp"
 #include "posvec/positional.hpp"

@@ -1,0 +1,278 @@
+// Query and evaluation commands on a word-vector file: similarity, similar,
+// analogy, eval. Any format posvec reads works; it is detected from the content.
+#include <chrono>
+#include <cstdio>
+#include <iomanip>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli.hpp"
+#include "posvec/embeddings.hpp"
+#include "posvec/error.hpp"
+#include "posvec/evaluation.hpp"
+#include "posvec/formats.hpp"
+
+namespace posvec::cli {
+namespace {
+
+using nlohmann::json;
+
+const char* kVectorsHelp =
+    "Word vectors: word2vec binary or text, .npy (+ .vocab) or a posvec model (detected from the "
+    "content)";
+
+// Throws InputError naming the file, with a case variant as a hint when there is one.
+WordId requireWord(const Embeddings& e, const std::string& word, const std::string& path) {
+  if (auto id = e.find(word)) return *id;
+  std::string msg =
+      "unknown word '" + word + "': not in '" + path + "' (" + std::to_string(e.size()) + " words)";
+  const std::string up = upperCase(word);
+  for (const auto& w : e.words())
+    if (upperCase(w) == up) {
+      msg += "; did you mean '" + w + "'?";
+      break;
+    }
+  throw InputError(msg);
+}
+
+std::string fixed6(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6f", v);
+  return buf;
+}
+
+// Display width of UTF-8 text, counted in code points (good enough for alignment).
+std::size_t width(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+std::string padRight(const std::string& s, std::size_t w) {
+  return s + std::string(w > width(s) ? w - width(s) : 0, ' ');
+}
+
+std::string table(const std::vector<Neighbour>& rows) {
+  std::size_t w = width("word");
+  for (const auto& r : rows) w = std::max(w, width(r.word));
+  std::string out = padRight("word", w) + "  similarity\n";
+  for (const auto& r : rows) out += padRight(r.word, w) + "  " + fixed6(r.similarity) + "\n";
+  return out;
+}
+
+json neighboursJson(const std::vector<Neighbour>& rows) {
+  json a = json::array();
+  for (const auto& r : rows) a.push_back({{"word", r.word}, {"similarity", r.similarity}});
+  return a;
+}
+
+struct QueryOptions {
+  std::string vectors;
+  std::vector<std::string> words;
+  std::size_t k = 10;
+  std::size_t restrict = 0;
+  bool json = false;
+};
+
+void addVectorsArg(CLI::App* sub, const std::shared_ptr<QueryOptions>& o) {
+  sub->add_option("vectors", o->vectors, kVectorsHelp)->required();
+}
+
+static Registrar similarityReg(30, [](CLI::App& app) {
+  auto* sub = app.add_subcommand("similarity", "Cosine similarity of two words");
+  auto o = std::make_shared<QueryOptions>();
+  addVectorsArg(sub, o);
+  sub->add_option("words", o->words, "The two words (A B)")->required()->expected(2);
+  sub->add_flag("--json", o->json, "Print JSON");
+  sub->callback([o] {
+    const Embeddings e = loadVectors(o->vectors);
+    const WordId a = requireWord(e, o->words[0], o->vectors),
+                 b = requireWord(e, o->words[1], o->vectors);
+    const double s = cosine(e.vectors().row(a).data(), e.vectors().row(b).data(), e.dim());
+    if (o->json) {
+      writeOutput("-",
+                  json{{"a", o->words[0]}, {"b", o->words[1]}, {"similarity", s}}.dump(2) + "\n");
+    } else {
+      writeOutput("-", "cosine(" + o->words[0] + ", " + o->words[1] + ") = " + fixed6(s) + "\n");
+    }
+  });
+});
+
+static Registrar similarReg(31, [](CLI::App& app) {
+  auto* sub = app.add_subcommand("similar", "The k words nearest to a word by cosine similarity");
+  auto o = std::make_shared<QueryOptions>();
+  addVectorsArg(sub, o);
+  sub->add_option("word", o->words, "The word")->required()->expected(1);
+  sub->add_option("-k,--top", o->k, "How many neighbours")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  sub->add_flag("--json", o->json, "Print JSON");
+  sub->callback([o] {
+    const Embeddings e = loadVectors(o->vectors);
+    requireWord(e, o->words[0], o->vectors);
+    const auto rows = e.nearest(o->words[0], o->k);
+    if (o->json) {
+      writeOutput(
+          "-",
+          json{{"word", o->words[0]}, {"k", o->k}, {"neighbours", neighboursJson(rows)}}.dump(2) +
+              "\n");
+    } else {
+      writeOutput("-", table(rows));
+    }
+  });
+});
+
+static Registrar analogyReg(32, [](CLI::App& app) {
+  auto* sub = app.add_subcommand("analogy",
+                                 "A is to B as C is to ?: the words nearest to B - A + C (3CosAdd "
+                                 "on unit vectors, inputs excluded)");
+  auto o = std::make_shared<QueryOptions>();
+  addVectorsArg(sub, o);
+  sub->add_option("words", o->words, "A B C")->required()->expected(3);
+  sub->add_option("-k,--top", o->k, "How many answers")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  sub->add_option("--restrict", o->restrict, "Search only the N most frequent words (0: all)")
+      ->capture_default_str();
+  sub->add_flag("--json", o->json, "Print JSON");
+  sub->callback([o] {
+    const Embeddings e = loadVectors(o->vectors);
+    for (const auto& w : o->words) requireWord(e, w, o->vectors);
+    const auto rows = e.analogy(o->words[0], o->words[1], o->words[2], o->k, o->restrict);
+    if (o->json) {
+      writeOutput("-", json{{"a", o->words[0]},
+                            {"b", o->words[1]},
+                            {"c", o->words[2]},
+                            {"k", o->k},
+                            {"restrict", o->restrict},
+                            {"answers", neighboursJson(rows)}}
+                               .dump(2) +
+                           "\n");
+    } else {
+      writeOutput(
+          "-", o->words[0] + " : " + o->words[1] + " :: " + o->words[2] + " : ?\n" + table(rows));
+    }
+  });
+});
+
+struct EvalCliOptions {
+  std::string vectors;
+  std::string analogies;
+  std::vector<std::string> pairs;
+  std::size_t restrict = 300000;
+  bool caseSensitive = false;
+  bool json = false;
+};
+
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * fraction);
+  return buf;
+}
+
+static Registrar evalReg(33, [](CLI::App& app) {
+  auto* sub = app.add_subcommand("eval",
+                                 "Analogy accuracy and word-pair correlations, with gensim's "
+                                 "semantics (evaluate_word_analogies / pairs)");
+  auto o = std::make_shared<EvalCliOptions>();
+  sub->add_option("vectors", o->vectors, kVectorsHelp)->required();
+  sub->add_option("--analogies", o->analogies,
+                  "Analogy file (': section' lines, then 'a b c d'), e.g. questions-words.txt");
+  sub->add_option(
+      "--pairs", o->pairs,
+      "Word-pair file ('w1<TAB>w2<TAB>score', '#' comments), e.g. wordsim353.tsv; repeatable");
+  sub->add_option("--restrict", o->restrict,
+                  "Use only the N most frequent words (gensim's restrict_vocab; 0: all)")
+      ->capture_default_str();
+  sub->add_flag("--case-sensitive", o->caseSensitive,
+                "Match words exactly (default: upper-case both sides, as gensim)");
+  sub->add_flag("--json", o->json, "Print JSON");
+  sub->callback([o] {
+    if (o->analogies.empty() && o->pairs.empty())
+      throw ConfigError(
+          "eval: nothing to evaluate; give --analogies FILE and/or --pairs FILE "
+          "(e.g. questions-words.txt, wordsim353.tsv)");
+    const Embeddings e = loadVectors(o->vectors);
+    EvalOptions opts;
+    opts.restrictVocab = o->restrict;
+    opts.caseInsensitive = !o->caseSensitive;
+    ProgressLine progress;
+    opts.progress = [&](std::size_t done, std::size_t total) {
+      progress.update("eval: " + std::to_string(done) + "/" + std::to_string(total) +
+                      " analogy questions");
+    };
+    json out{{"vectors", o->vectors},
+             {"words", e.size()},
+             {"dim", e.dim()},
+             {"restrict", o->restrict},
+             {"case_insensitive", !o->caseSensitive}};
+    std::ostringstream text;
+    text << "vectors: " << o->vectors << " (" << e.size() << " words, dimension " << e.dim()
+         << "); "
+         << (o->restrict ? "the " + std::to_string(o->restrict) + " most frequent words"
+                         : std::string("all words"))
+         << ", " << (o->caseSensitive ? "case-sensitive" : "case-insensitive") << "\n";
+    if (!o->analogies.empty()) {
+      const AnalogyResult r = evaluateAnalogies(e, o->analogies, opts);
+      progress.finish();
+      json sections = json::array();
+      std::size_t w = width("Total accuracy");
+      for (const auto& s : r.sections) w = std::max(w, width(s.name));
+      auto sectionJson = [](const AnalogySection& s) {
+        return json{{"section", s.name},
+                    {"correct", s.correct},
+                    {"total", s.evaluated()},
+                    {"accuracy", s.accuracy()},
+                    {"skipped", s.skipped}};
+      };
+      auto row = [&](const AnalogySection& s) {
+        char buf[128];
+        std::snprintf(buf, sizeof buf, "  %8zu  %8zu  %8s  %8zu\n", s.correct, s.evaluated(),
+                      percent(s.accuracy()).c_str(), s.skipped);
+        return padRight(s.name, w) + buf;
+      };
+      text << "\nanalogies: " << o->analogies << "\n"
+           << padRight("section", w) << "   correct     total  accuracy   skipped\n";
+      for (const auto& s : r.sections) {
+        sections.push_back(sectionJson(s));
+        text << row(s);
+      }
+      text << row(r.total);
+      text << "skipped " << r.total.skipped << " of " << r.questions << " questions ("
+           << percent(r.oovPercent() / 100) << ") with a word outside the vocabulary";
+      if (r.invalidLines) text << "; ignored " << r.invalidLines << " lines that are not 4 words";
+      text << "\n";
+      out["analogies"] = {{"file", o->analogies},           {"sections", sections},
+                          {"total", sectionJson(r.total)},  {"questions", r.questions},
+                          {"skipped", r.total.skipped},     {"oov_ratio_percent", r.oovPercent()},
+                          {"invalid_lines", r.invalidLines}};
+    }
+    if (!o->pairs.empty()) {
+      json pairs = json::array();
+      text << "\n";
+      for (const auto& file : o->pairs) {
+        const WordPairResult r = evaluateWordPairs(e, file, opts);
+        pairs.push_back({{"file", file},
+                         {"spearman", r.spearman},
+                         {"pearson", r.pearson},
+                         {"pairs", r.pairs},
+                         {"oov", r.oov},
+                         {"oov_ratio_percent", r.oovPercent()},
+                         {"invalid_lines", r.invalidLines}});
+        char buf[256];
+        std::snprintf(buf, sizeof buf,
+                      "Spearman %.4f  Pearson %.4f  (%zu pairs, %zu out of vocabulary: %.1f%%)",
+                      r.spearman, r.pearson, r.pairs, r.oov, r.oovPercent());
+        text << "pairs: " << file << "  " << buf << "\n";
+        if (r.invalidLines)
+          text << "  ignored " << r.invalidLines << " lines that are not 'w1<TAB>w2<TAB>score'\n";
+      }
+      out["pairs"] = pairs;
+    }
+    writeOutput("-", o->json ? out.dump(2) + "\n" : text.str());
+  });
+});
+
+}  // namespace
+}  // namespace posvec::cli
