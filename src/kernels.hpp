@@ -94,11 +94,14 @@ struct KernelShared {
   const Sigmoid* sigmoid = nullptr;
 };
 
-// Per-thread state: RNG and scratch; a kernel may keep more in `scratch`.
+// Per-thread state: RNG and scratch buffers the kernels size as they need.
 struct ThreadState {
   Rng rng;
   std::vector<float> hidden;
   std::vector<float> grad;
+  // Batched kernel: one window's ids, deduplicated rows and row pointers.
+  std::vector<std::int32_t> window, ids;
+  std::vector<float*> pointers;
 };
 
 class TrainKernel {

@@ -59,8 +59,6 @@ void TrainConfig::validate() const {
   if (minCount < 1) fail("--min-count must be at least 1 (got " + std::to_string(minCount) + ")");
   if (threads < 0 || threads > 4096)
     fail("--threads must be between 0 (all cores) and 4096 (got " + std::to_string(threads) + ")");
-  if (kernel == Kernel::Batched)
-    fail("--kernel batched is not available in this build; use --kernel classic");
 }
 
 std::string TrainConfig::serialize() const {

@@ -62,7 +62,12 @@ std::string describeConfig(const TrainConfig& c, int threads) {
                                          : std::string("hierarchical softmax"))
     << ": dim " << c.dim << ", window " << c.window << ", sample " << c.sample << ", alpha "
     << c.alpha << " -> " << c.minAlpha << ", epochs " << c.epochs << ", min-count " << c.minCount
-    << ", max-vocab " << c.maxVocab << ", threads " << threads << ", seed " << c.seed;
+    << ", max-vocab " << c.maxVocab << ", threads " << threads << ", seed " << c.seed
+    << ", kernel "
+    << (c.kernel == Kernel::Batched && c.architecture == Architecture::SkipGram &&
+                c.loss == Loss::NegativeSampling
+            ? "batched"
+            : "classic");
   return s.str();
 }
 

@@ -30,7 +30,7 @@ struct Options {
   bool cbow = false;
   bool json = false;
   bool keepCase = false;
-  std::string kernel = "classic";
+  std::string kernel = "batched";
   TrainConfig config;
 };
 
@@ -195,7 +195,10 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
   sub->add_option("--threads", c.threads, "Training threads (0: all cores)")->capture_default_str();
   sub->add_option("--seed", c.seed, "Random seed (one thread: same seed, same bits)")
       ->capture_default_str();
-  sub->add_option("--kernel", opts->kernel, "Training kernel")
+  sub->add_option("--kernel", opts->kernel,
+                  "Training kernel for skip-gram with negative sampling: batched (negatives "
+                  "shared by a window's contexts, several times faster) or classic (word2vec.c's "
+                  "per-pair updates); CBOW and --hs always use classic")
       ->check(CLI::IsMember({"classic", "batched"}))
       ->capture_default_str();
   auto* resume = sub->add_option("--resume", opts->resume,

@@ -25,7 +25,7 @@ struct TrainConfig {
   std::size_t maxVocab = 0;   // 0: no limit
   int threads = 0;            // 0: all cores
   std::uint64_t seed = 1;
-  Kernel kernel = Kernel::Classic;
+  Kernel kernel = Kernel::Batched;
 
   void validate() const;  // throws ConfigError with the option name and the allowed range
   // key=value lines; deserialize accepts what serialize writes and rejects the rest (FormatError).

@@ -1,0 +1,380 @@
+#include "kernel_batched.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+// Where this differs from the classic kernel (word2vec.c's skip-gram), and why
+// quality holds:
+// - Negatives: one set of K noise words per centre word, shared by all its
+//   context words, instead of K fresh words per (context, centre) pair. Each
+//   context still sees K negatives from the same unigram^0.75 distribution, so
+//   every pair's gradient has the same expectation; only the correlation between
+//   pairs of one window changes (Ji et al. report equal accuracy).
+// - Update timing: the whole window's scores and gradients come from the rows as
+//   they were before the window; classic updates an output row after each pair,
+//   so the next pair of the window sees it changed. With alpha <= 0.025 the rows
+//   move by O(alpha) per window, the same staleness Hogwild threads have anyway.
+// - Unchanged: window shrinking (one uniform draw per centre word), subsampling
+//   and the learning-rate schedule (in the trainer), the noise sampler, the
+//   sigmoid/softplus tables (the measured cost is memory, not the sigmoid), the
+//   loss reported per (context, centre) prediction.
+// A word repeated inside a window (a context twice, a negative twice) is one row
+// with its gradient multiplied by the repeat count: the sum the pairwise updates
+// would apply, without two writes to one row racing inside the window.
+
+namespace posvec::detail {
+
+bool batchedAvx512Compiled() {
+#if defined(__AVX512F__)
+  return true;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+// Floats per chunk of the portable update: the accumulators of one chunk stay in
+// registers (two zmm, four ymm) while the products sweep the window's rows.
+constexpr std::size_t kChunk = 32;
+// Distinct contexts the AVX-512 update keeps in registers (2 x 12 + 2 of 32 zmm).
+constexpr std::size_t kMaxRegisterRows = 12;
+
+// Distinct ids of `ids` into rows[], their multiplicities into weights[]; ids equal
+// to `skip` are dropped. Quadratic, but the window work is O(m·n·dim) anyway.
+std::size_t uniqueRows(const std::int32_t* ids, std::size_t n, std::int32_t skip,
+                       std::int32_t* rows, std::int32_t* weights) {
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int32_t id = ids[i];
+    if (id == skip) continue;
+    std::size_t j = 0;
+    while (j < k && rows[j] != id) ++j;
+    if (j == k) {
+      rows[k] = id;
+      weights[k++] = 1;
+    } else {
+      ++weights[j];
+    }
+  }
+  return k;
+}
+
+inline float dot(const float* __restrict a, const float* __restrict b, std::size_t n) {
+  float s = 0;
+#pragma omp simd reduction(+ : s)
+  for (std::size_t i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+// The window after deduplication: M context rows, N target rows (target 0 the
+// positive), row pointers and the gradient coefficients G (M x N, alpha folded in).
+struct Block {
+  std::size_t dim, m, n;
+  float* const* ctx;  // M row pointers into input
+  float* const* tgt;  // N row pointers into output
+  const float* g;     // M x N
+  float* told;        // N x kChunk scratch (portable path)
+  float* old;         // N x dim scratch (AVX-512 path, windows of many distinct contexts)
+};
+
+// Columns [j0, j0 + W) of the update: T_v += sum_u G_uv C_u and C_u += sum_v G_uv T_v,
+// both from the old values (T's old chunk is kept in `told`).
+template <std::size_t W>
+void updateChunk(const Block& b, std::size_t j0, std::size_t w) {
+  const std::size_t width = W ? W : w;
+  for (std::size_t v = 0; v < b.n; ++v) std::memcpy(b.told + v * kChunk, b.tgt[v] + j0, width * 4);
+  for (std::size_t v = 0; v < b.n; ++v) {
+    float acc[kChunk];
+    const float* t0 = b.told + v * kChunk;
+#pragma omp simd
+    for (std::size_t k = 0; k < width; ++k) acc[k] = t0[k];
+    for (std::size_t u = 0; u < b.m; ++u) {
+      const float g = b.g[u * b.n + v];
+      const float* c = b.ctx[u] + j0;
+#pragma omp simd
+      for (std::size_t k = 0; k < width; ++k) acc[k] += g * c[k];
+    }
+    float* t = b.tgt[v] + j0;
+#pragma omp simd
+    for (std::size_t k = 0; k < width; ++k) t[k] = acc[k];
+  }
+  for (std::size_t u = 0; u < b.m; ++u) {
+    float acc[kChunk];
+    float* c = b.ctx[u] + j0;
+#pragma omp simd
+    for (std::size_t k = 0; k < width; ++k) acc[k] = c[k];
+    for (std::size_t v = 0; v < b.n; ++v) {
+      const float g = b.g[u * b.n + v];
+      const float* t0 = b.told + v * kChunk;
+#pragma omp simd
+      for (std::size_t k = 0; k < width; ++k) acc[k] += g * t0[k];
+    }
+#pragma omp simd
+    for (std::size_t k = 0; k < width; ++k) c[k] = acc[k];
+  }
+}
+
+void scoresPortable(const Block& b, float* s) {
+  for (std::size_t u = 0; u < b.m; ++u)
+    for (std::size_t v = 0; v < b.n; ++v) s[u * b.n + v] = dot(b.ctx[u], b.tgt[v], b.dim);
+}
+
+void updatePortable(const Block& b) {
+  std::size_t j = 0;
+  for (; j + kChunk <= b.dim; j += kChunk) updateChunk<kChunk>(b, j, kChunk);
+  if (j < b.dim) updateChunk<0>(b, j, b.dim - j);
+}
+
+
+#if defined(__AVX512F__)
+// Sums of four vectors in the four lanes of the result (fewer shuffles than four
+// separate reductions: the scores of a short dimension are reduction-bound).
+inline __m128 reduce4(__m512 a, __m512 b, __m512 c, __m512 d) {
+  // Zero-masked extracts: GCC 12's unmasked ones read an "undefined" value and warn.
+  auto fold = [](__m512 x) {
+    const __m512d d = _mm512_castps_pd(x);
+    return _mm256_add_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, d, 0)),
+                         _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, d, 1)));
+  };
+  const __m256 ab = _mm256_hadd_ps(fold(a), fold(b));  // a01 a23 b01 b23 | a45 a67 b45 b67
+  const __m256 cd = _mm256_hadd_ps(fold(c), fold(d));
+  const __m256 abcd = _mm256_hadd_ps(ab, cd);  // a b c d (low half) | a b c d (high half)
+  return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
+}
+
+// Scores four contexts at a time against each target: each target chunk is
+// loaded once for four FMAs. ctx has room for m rounded up to 4 (padded rows).
+void scoresAvx512(const Block& b, float* s) {
+  const std::size_t full = b.dim & ~std::size_t{15};
+  const __mmask16 tail = static_cast<__mmask16>((1u << (b.dim - full)) - 1);
+  alignas(16) float four[4];
+  for (std::size_t v = 0; v < b.n; ++v) {
+    const float* t = b.tgt[v];
+    for (std::size_t u = 0; u < b.m; u += 4) {
+      const float *c0 = b.ctx[u], *c1 = b.ctx[u + 1], *c2 = b.ctx[u + 2], *c3 = b.ctx[u + 3];
+      __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+      for (std::size_t j = 0; j < full; j += 16) {
+        const __m512 tv = _mm512_loadu_ps(t + j);
+        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(c0 + j), tv, a0);
+        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(c1 + j), tv, a1);
+        a2 = _mm512_fmadd_ps(_mm512_loadu_ps(c2 + j), tv, a2);
+        a3 = _mm512_fmadd_ps(_mm512_loadu_ps(c3 + j), tv, a3);
+      }
+      if (tail) {
+        const __m512 tv = _mm512_maskz_loadu_ps(tail, t + full);
+        a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, c0 + full), tv, a0);
+        a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, c1 + full), tv, a1);
+        a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, c2 + full), tv, a2);
+        a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, c3 + full), tv, a3);
+      }
+      _mm_store_ps(four, reduce4(a0, a1, a2, a3));
+      for (std::size_t k = 0; k < 4 && u + k < b.m; ++k) s[(u + k) * b.n + v] = four[k];
+    }
+  }
+}
+
+// The update for contexts [u0, u0 + M), with their chunks and gradients in
+// registers: per 16-float column every row is loaded once and stored once
+// (2M + 2 zmm live). Windows with more distinct contexts than fit run in groups:
+// T in memory then already holds the earlier groups' updates, so the first group
+// saves T's old values (`b.old`, N x dim) and later groups read them from there.
+enum class Group { Only, First, Later };
+
+template <int M>
+void updateAvx512(const Block& b, std::size_t u0, Group group) {
+  float* const* ctx = b.ctx + u0;
+  for (std::size_t j = 0; j < b.dim; j += 16) {
+    const std::size_t left = b.dim - j;
+    const __mmask16 mask = left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+    __m512 c[M], dc[M];
+    for (int u = 0; u < M; ++u) {
+      c[u] = _mm512_maskz_loadu_ps(mask, ctx[u] + j);
+      dc[u] = _mm512_setzero_ps();
+    }
+    for (std::size_t v = 0; v < b.n; ++v) {
+      float* tp = b.tgt[v] + j;
+      float* old = b.old + v * b.dim + j;
+      const __m512 now = _mm512_maskz_loadu_ps(mask, tp);
+      const __m512 t = group == Group::Later ? _mm512_maskz_loadu_ps(mask, old) : now;
+      if (group == Group::First) _mm512_mask_storeu_ps(old, mask, now);
+      // Two partial sums halve the dependency chain through the target's chunk.
+      __m512 acc0 = now, acc1 = _mm512_setzero_ps();
+      for (int u = 0; u < M; ++u) {
+        const __m512 g = _mm512_set1_ps(b.g[(u0 + static_cast<std::size_t>(u)) * b.n + v]);
+        if (u & 1)
+          acc1 = _mm512_fmadd_ps(g, c[u], acc1);
+        else
+          acc0 = _mm512_fmadd_ps(g, c[u], acc0);
+        dc[u] = _mm512_fmadd_ps(g, t, dc[u]);
+      }
+      _mm512_mask_storeu_ps(tp, mask, _mm512_add_ps(acc0, acc1));
+    }
+    for (int u = 0; u < M; ++u)
+      _mm512_mask_storeu_ps(ctx[u] + j, mask, _mm512_add_ps(c[u], dc[u]));
+  }
+}
+
+template <std::size_t... I>
+void updateAvx512Groups(const Block& b, std::index_sequence<I...>) {
+  using Fn = void (*)(const Block&, std::size_t, Group);
+  static constexpr Fn table[] = {&updateAvx512<static_cast<int>(I) + 1>...};
+  if (b.m <= kMaxRegisterRows) return table[b.m - 1](b, 0, Group::Only);
+  for (std::size_t u0 = 0; u0 < b.m; u0 += kMaxRegisterRows)
+    table[std::min(kMaxRegisterRows, b.m - u0) - 1](b, u0, u0 == 0 ? Group::First : Group::Later);
+}
+#endif
+
+}  // namespace
+
+double batchedWindow(float* input, float* output, std::size_t dim, const std::int32_t* contexts,
+                     std::size_t m, const std::int32_t* targets, std::size_t n, float alpha,
+                     const Sigmoid& sigmoid, ThreadState& state, BatchedPath path) {
+  if (m == 0 || n == 0) return 0;
+  // Scratch: ids (rows and weights of both sides), row pointers, G and T's old chunk.
+  state.ids.resize(2 * (m + n));
+  std::int32_t* crow = state.ids.data();
+  std::int32_t* cw = crow + m;
+  std::int32_t* trow = cw + m;
+  std::int32_t* tw = trow + n;
+  const std::size_t mu = uniqueRows(contexts, m, -1, crow, cw);
+  trow[0] = targets[0];
+  tw[0] = 1;
+  const std::size_t nu = 1 + uniqueRows(targets + 1, n - 1, targets[0], trow + 1, tw + 1);
+
+  // Context pointers padded to a multiple of 4 (with row 0) for the 4-row score tiles.
+  const std::size_t mpad = (mu + 3) & ~std::size_t{3};
+  state.pointers.resize(mpad + nu);
+  float** cp = state.pointers.data();
+  float** tp = cp + mpad;
+  for (std::size_t u = 0; u < mu; ++u) cp[u] = input + static_cast<std::size_t>(crow[u]) * dim;
+  for (std::size_t u = mu; u < mpad; ++u) cp[u] = cp[0];
+  for (std::size_t v = 0; v < nu; ++v) tp[v] = output + static_cast<std::size_t>(trow[v]) * dim;
+
+  state.hidden.resize(mu * nu);
+  // T's old chunk (portable) or, for windows too wide for the registers, T's old
+  // rows (AVX-512).
+  state.grad.resize(std::max(nu * kChunk, mu > kMaxRegisterRows ? nu * dim : 0));
+  float* g = state.hidden.data();
+  const Block b{dim, mu, nu, cp, tp, g, state.grad.data(), state.grad.data()};
+#if defined(__AVX512F__)
+  const bool avx = path != BatchedPath::Portable;
+#else
+  const bool avx = false;
+  (void)path;
+#endif
+  if (avx) {
+#if defined(__AVX512F__)
+    scoresAvx512(b, g);
+#endif
+  } else {
+    scoresPortable(b, g);
+  }
+  double loss = 0;
+  for (std::size_t u = 0; u < mu; ++u) {
+    for (std::size_t v = 0; v < nu; ++v) {
+      const float s = g[u * nu + v];
+      const float weight = static_cast<float>(cw[u] * tw[v]);
+      loss += static_cast<double>(weight * sigmoid.softplus(v == 0 ? -s : s));
+      g[u * nu + v] = ((v == 0 ? 1.0f : 0.0f) - sigmoid.sigmoid(s)) * alpha * weight;
+    }
+  }
+#if defined(__AVX512F__)
+  if (avx) {
+    updateAvx512Groups(b, std::make_index_sequence<kMaxRegisterRows>{});
+    return loss;
+  }
+#endif
+  updatePortable(b);
+  return loss;
+}
+
+namespace {
+
+class BatchedSkipGram final : public TrainKernel {
+ public:
+  BatchedSkipGram(const TrainConfig& c, const KernelShared& s, BatchedPath path)
+      : in_(s.input->data()),
+        out_(s.output->data()),
+        noise_(s.noise),
+        sigmoid_(s.sigmoid),
+        dim_(c.dim),
+        window_(c.window),
+        negative_(static_cast<std::size_t>(c.negative)),
+        path_(path) {}
+
+  double sentence(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& st,
+                  std::int64_t& predictions) const override {
+    double loss = 0;
+    const auto len = static_cast<std::int64_t>(n);
+    const std::size_t maxCtx = static_cast<std::size_t>(2 * window_);
+    const std::size_t stride = negative_ + 1;
+    st.window.resize(maxCtx + (kAhead + 1) * stride);
+    std::int32_t* contexts = st.window.data();
+    // A ring of target sets: window i + kAhead's negatives are drawn early so their
+    // rows can be prefetched while window i computes (random output rows are the
+    // cache misses of this kernel).
+    std::int32_t* ring = contexts + maxCtx;
+    for (std::size_t a = 0; a < kAhead; ++a) drawNegatives(ring + a * stride, st.rng);
+    for (std::int64_t i = 0; i < len; ++i) {
+      const std::int64_t reach =
+          window_ - static_cast<std::int64_t>(st.rng.below(static_cast<std::uint32_t>(window_)));
+      const std::int64_t ahead = i + static_cast<std::int64_t>(kAhead);
+      std::int32_t* targets = ring + static_cast<std::size_t>(i % (kAhead + 1)) * stride;
+      if (ahead < len) {
+        std::int32_t* later = ring + static_cast<std::size_t>(ahead % (kAhead + 1)) * stride;
+        drawNegatives(later, st.rng);
+        prefetchRow(out_, ids[ahead]);
+        for (std::size_t k = 1; k <= negative_; ++k) prefetchRow(out_, later[k]);
+        // The word entering the widest window then.
+        if (ahead + window_ < len) prefetchRow(in_, ids[ahead + window_]);
+      }
+      const std::int64_t lo = std::max<std::int64_t>(0, i - reach),
+                         hi = std::min(len - 1, i + reach);
+      std::size_t m = 0;
+      for (std::int64_t c = lo; c <= hi; ++c)
+        if (c != i) contexts[m++] = ids[c];
+      if (m > 0) {
+        targets[0] = ids[i];
+        loss += batchedWindow(in_, out_, dim_, contexts, m, targets, negative_ + 1, alpha,
+                              *sigmoid_, st, path_);
+        predictions += static_cast<std::int64_t>(m);
+      }
+    }
+    return loss;
+  }
+
+ private:
+  // Windows of look-ahead for the prefetches (1, 2 and 3 measured alike on Brown).
+  static constexpr std::size_t kAhead = 1;
+  void drawNegatives(std::int32_t* targets, Rng& rng) const {
+    for (std::size_t k = 1; k <= negative_; ++k) targets[k] = noise_->draw(rng.next());
+  }
+  void prefetchRow(const float* matrix, std::int32_t row) const {
+    const char* p = reinterpret_cast<const char*>(matrix + static_cast<std::size_t>(row) * dim_);
+    for (std::size_t b = 0; b < dim_ * sizeof(float); b += 64) __builtin_prefetch(p + b, 1, 3);
+  }
+
+  float* in_;
+  float* out_;
+  const NoiseSampler* noise_;
+  const Sigmoid* sigmoid_;
+  std::size_t dim_;
+  std::int64_t window_;
+  std::size_t negative_;
+  BatchedPath path_;
+};
+
+}  // namespace
+
+std::unique_ptr<TrainKernel> makeBatchedSkipGram(const TrainConfig& config,
+                                                 const KernelShared& shared, BatchedPath path) {
+  return std::make_unique<BatchedSkipGram>(config, shared, path);
+}
+
+}  // namespace posvec::detail

@@ -1,0 +1,39 @@
+// Batched skip-gram negative sampling (Ji et al. 2016, "Parallelizing Word2Vec in
+// Shared and Distributed Memory"): all context words of one centre word share one
+// set of negatives, so a window is three small matrix products (scores, then the
+// two gradients) instead of 2·m·(K+1) vector operations, and every row involved
+// is read and written once per window instead of once per (context, target) pair.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "kernels.hpp"
+
+namespace posvec::detail {
+
+// Which inner loops run: Auto picks AVX-512 when the library was compiled for it.
+enum class BatchedPath { Auto, Portable, Avx512 };
+// True when this build contains the AVX-512 loops (compiled with -march supporting it).
+bool batchedAvx512Compiled();
+
+// One window: the m context rows of `input` (row-major, `dim` columns) against the
+// n target rows of `output`. targets[0] is the positive (label 1), the others
+// negatives (label 0); a negative equal to targets[0] is skipped, as the classic
+// kernel skips it. Every score and gradient comes from the values before this
+// update (the classic kernel updates an output row before the next pair reads
+// it); a row listed twice receives the sum of its gradients. Returns the loss
+// (sum of -log sigma(+-score) over the m x n' predictions).
+double batchedWindow(float* input, float* output, std::size_t dim, const std::int32_t* contexts,
+                     std::size_t m, const std::int32_t* targets, std::size_t n, float alpha,
+                     const Sigmoid& sigmoid, ThreadState& state,
+                     BatchedPath path = BatchedPath::Auto);
+
+// The skip-gram negative-sampling kernel built on batchedWindow, with the classic
+// kernel's window shrinking and noise distribution.
+std::unique_ptr<TrainKernel> makeBatchedSkipGram(const TrainConfig& config,
+                                                 const KernelShared& shared,
+                                                 BatchedPath path = BatchedPath::Auto);
+
+}  // namespace posvec::detail

@@ -1,0 +1,285 @@
+#include "kernel_batched.hpp"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "posvec/formats.hpp"
+#include "posvec/trainer.hpp"
+#include "test_util.hpp"
+
+using namespace posvec;
+
+namespace {
+
+// The batched update written out pair by pair in double, straight from its
+// definition: every (context occurrence, target occurrence) pair with its label,
+// scores and gradients from the old values, gradients summed into the rows.
+struct Reference {
+  std::vector<double> in, out;
+  double loss = 0;
+};
+
+Reference referenceWindow(const std::vector<float>& in, const std::vector<float>& out,
+                          std::size_t dim, const std::vector<std::int32_t>& ctx,
+                          const std::vector<std::int32_t>& tgt, double alpha) {
+  Reference r;
+  r.in.assign(in.begin(), in.end());
+  r.out.assign(out.begin(), out.end());
+  for (const std::int32_t c : ctx) {
+    for (std::size_t b = 0; b < tgt.size(); ++b) {
+      if (b > 0 && tgt[b] == tgt[0]) continue;  // a negative equal to the positive is skipped
+      double s = 0;
+      for (std::size_t d = 0; d < dim; ++d)
+        s += static_cast<double>(in[c * dim + d]) * static_cast<double>(out[tgt[b] * dim + d]);
+      const double label = b == 0 ? 1.0 : 0.0;
+      const double g = alpha * (label - 1.0 / (1.0 + std::exp(-s)));
+      r.loss += std::log1p(std::exp(b == 0 ? -s : s));
+      for (std::size_t d = 0; d < dim; ++d) {
+        r.in[c * dim + d] += g * out[tgt[b] * dim + d];
+        r.out[tgt[b] * dim + d] += g * in[c * dim + d];
+      }
+    }
+  }
+  return r;
+}
+
+std::vector<detail::BatchedPath> paths() {
+  std::vector<detail::BatchedPath> p{detail::BatchedPath::Portable};
+  if (detail::batchedAvx512Compiled()) p.push_back(detail::BatchedPath::Avx512);
+  return p;
+}
+
+constexpr int kClasses = 5, kPerClass = 10;
+
+std::string classWord(int cls, int i) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "k%d_%d", cls, i);
+  return buf;
+}
+
+// Sentences about one class each (class words share contexts) with a few common
+// filler words every class uses; the classes are the structure training must find.
+std::vector<Sentence> classSentences(unsigned seed, int count) {
+  std::mt19937 gen(seed);
+  const std::vector<std::string> filler{"x", "y", "z"};
+  std::vector<Sentence> out;
+  for (int s = 0; s < count; ++s) {
+    const int cls = static_cast<int>(gen() % kClasses);
+    Sentence sent;
+    const int len = 5 + static_cast<int>(gen() % 9);
+    for (int t = 0; t < len; ++t)
+      sent.push_back(gen() % 6 == 0 ? filler[gen() % filler.size()]
+                                    : classWord(cls, static_cast<int>(gen() % kPerClass)));
+    out.push_back(std::move(sent));
+  }
+  return out;
+}
+
+// Share of class words whose nearest neighbour belongs to the same class.
+double classAccuracy(const ModelState& m) {
+  const Embeddings e = embeddingsOf(m);
+  int good = 0;
+  for (int c = 0; c < kClasses; ++c)
+    for (int i = 0; i < kPerClass; ++i) {
+      const auto nn = e.nearest(classWord(c, i), 1);
+      good += !nn.empty() && nn[0].word.rfind(classWord(c, 0).substr(0, 3), 0) == 0;
+    }
+  return static_cast<double>(good) / (kClasses * kPerClass);
+}
+
+TrainConfig batchedConfig() {
+  TrainConfig c;
+  c.dim = 32;
+  c.epochs = 5;
+  c.minCount = 1;
+  c.sample = 0;
+  c.threads = 1;
+  c.seed = 11;
+  c.kernel = Kernel::Batched;
+  return c;
+}
+
+bool identical(const MatrixF& a, const MatrixF& b) {
+  return a.rows() == b.rows() && a.cols() == b.cols() &&
+         std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<std::size_t>(a.size())) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("kernel_batched one window matches a double-precision pairwise reference",
+          "[kernel_batched]") {
+  std::mt19937 gen(42);
+  std::uniform_real_distribution<float> value(-0.6f, 0.6f);
+  const detail::Sigmoid sigmoid;
+  const std::size_t rows = 40;
+  // Dimensions below, at and across the 32-float chunk and the 16-float vector.
+  for (const std::size_t dim : {1u, 7u, 16u, 32u, 37u, 100u, 129u}) {
+    for (int trial = 0; trial < 6; ++trial) {
+      std::vector<float> in(rows * dim), out(rows * dim);
+      for (auto& x : in) x = value(gen);
+      for (auto& x : out) x = value(gen);
+      // Contexts and negatives with repeats; negatives sometimes equal to the positive.
+      // Odd trials: wide windows with more distinct contexts than the AVX-512 loops
+      // keep in registers (they run in groups).
+      const bool wide = trial % 2 == 1;
+      const std::size_t m = 1 + gen() % (wide ? 40 : 12), negatives = gen() % 8;
+      const std::size_t ctxRows = wide ? 30 : 6;
+      std::vector<std::int32_t> ctx(m), tgt(1 + negatives);
+      for (auto& c : ctx) c = static_cast<std::int32_t>(gen() % ctxRows);
+      for (auto& t : tgt) t = static_cast<std::int32_t>(gen() % 5);
+      const double alpha = 0.3;
+      const Reference ref = referenceWindow(in, out, dim, ctx, tgt, alpha);
+      for (const auto path : paths()) {
+        INFO("dim " << dim << " trial " << trial << " path " << static_cast<int>(path));
+        std::vector<float> a = in, b = out;
+        detail::ThreadState st;
+        const double loss = detail::batchedWindow(a.data(), b.data(), dim, ctx.data(), m,
+                                                  tgt.data(), tgt.size(), static_cast<float>(alpha),
+                                                  sigmoid, st, path);
+        // The sigmoid and softplus tables are within ~1e-5 of the exact functions.
+        CHECK(loss == Approx(ref.loss).epsilon(1e-4));
+        double worst = 0;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          worst = std::max(worst, std::abs(a[i] - ref.in[i]));
+          worst = std::max(worst, std::abs(b[i] - ref.out[i]));
+        }
+        CHECK(worst < 2e-5 * (1 + static_cast<double>(m)));
+        // Rows outside the window are untouched.
+        for (std::size_t r = ctxRows; r < rows; ++r)
+          CHECK(std::memcmp(a.data() + r * dim, in.data() + r * dim, dim * 4) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("kernel_batched both inner-loop paths agree on a full training run",
+          "[kernel_batched]") {
+  if (!detail::batchedAvx512Compiled()) POSVEC_SKIP("this build has no AVX-512 loops");
+  // Same draws, same windows: the paths differ only in float summation order.
+  const auto sentences = classSentences(3, 300);
+  TrainConfig c = batchedConfig();
+  c.dim = 40;
+  c.epochs = 1;
+  std::vector<std::int32_t> ids;
+  for (const auto& s : sentences)
+    for (const auto& w : s) ids.push_back(static_cast<std::int32_t>(std::hash<std::string>{}(w) % 50));
+  MatrixF in0 = MatrixF::Random(50, 40) * 0.1f, out0 = MatrixF::Random(50, 40) * 0.1f;
+  std::vector<std::int64_t> counts(50, 1);
+  const NoiseSampler noise(counts);
+  const detail::Sigmoid sigmoid;
+  MatrixF results[2][2];
+  for (int p = 0; p < 2; ++p) {
+    MatrixF in = in0, out = out0;
+    detail::KernelShared shared{&in, &out, &noise, nullptr, &sigmoid};
+    const auto k = detail::makeBatchedSkipGram(
+        c, shared, p ? detail::BatchedPath::Avx512 : detail::BatchedPath::Portable);
+    detail::ThreadState st;
+    st.rng = detail::Rng(5);
+    std::int64_t predictions = 0;
+    k->sentence(ids.data(), ids.size(), 0.025f, st, predictions);
+    CHECK(predictions > 0);
+    results[p][0] = in;
+    results[p][1] = out;
+  }
+  CHECK((results[0][0] - results[1][0]).cwiseAbs().maxCoeff() < 1e-5f);
+  CHECK((results[0][1] - results[1][1]).cwiseAbs().maxCoeff() < 1e-5f);
+  CHECK_FALSE(identical(results[0][0], in0));
+}
+
+TEST_CASE("kernel_batched and classic both find planted classes", "[kernel_batched]") {
+  const auto corpus = CorpusSource::fromSentences(classSentences(1, 1500));
+  for (const Kernel k : {Kernel::Batched, Kernel::Classic}) {
+    TrainConfig c = batchedConfig();
+    c.kernel = k;
+    const ModelState m = train(corpus, c);
+    INFO("kernel " << (k == Kernel::Batched ? "batched" : "classic"));
+    REQUIRE(m.epochLosses.size() == 5);
+    // Below the untrained loss (1 + negative) log 2, and lower at the end.
+    CHECK(m.epochLosses[0] < 6 * std::log(2.0));
+    CHECK(m.epochLosses[4] < m.epochLosses[0]);
+    CHECK(classAccuracy(m) >= 0.9);
+    CHECK(TrainConfig::deserialize(m.config).kernel == k);
+  }
+}
+
+TEST_CASE("kernel_batched with one thread is bitwise deterministic, resumes exactly, and two "
+          "threads still learn",
+          "[kernel_batched]") {
+  const auto corpus = CorpusSource::fromSentences(classSentences(2, 1200));
+  TrainConfig c = batchedConfig();
+  c.sample = 1e-2;
+  c.epochs = 3;
+  const ModelState a = train(corpus, c), b = train(corpus, c);
+  CHECK(identical(a.input, b.input));
+  CHECK(identical(a.output, b.output));
+  CHECK(a.epochLosses == b.epochLosses);
+  // The batched kernel really ran: the classic one gives other vectors.
+  TrainConfig classic = c;
+  classic.kernel = Kernel::Classic;
+  CHECK_FALSE(identical(a.input, train(corpus, classic).input));
+
+  int asked = 0;
+  TrainObserver stopAfterTwo;
+  stopAfterTwo.stopRequested = [&] { return asked++ == 2; };
+  ModelState part = train(corpus, c, stopAfterTwo);
+  REQUIRE(part.epochsDone == 2);
+  resumeTraining(part, corpus, 1);
+  CHECK(identical(part.input, a.input));
+  CHECK(identical(part.output, a.output));
+
+  c.threads = 2;
+  c.sample = 0;
+  c.epochs = 5;
+  CHECK(classAccuracy(train(CorpusSource::fromSentences(classSentences(1, 1500)), c)) >= 0.9);
+}
+
+TEST_CASE("kernel_batched leaves CBOW and hierarchical softmax to the classic loops",
+          "[kernel_batched]") {
+  const auto corpus = CorpusSource::fromSentences(classSentences(4, 600));
+  TrainConfig c = batchedConfig();
+  c.epochs = 2;
+  for (const bool cbow : {false, true}) {
+    c.architecture = cbow ? Architecture::Cbow : Architecture::SkipGram;
+    c.loss = cbow ? Loss::NegativeSampling : Loss::HierarchicalSoftmax;
+    TrainConfig classic = c;
+    classic.kernel = Kernel::Classic;
+    std::string logged;
+    TrainObserver obs;
+    obs.log = [&](const std::string& line) { logged += line + "\n"; };
+    CHECK(identical(train(corpus, c, obs).input, train(corpus, classic).input));
+    CHECK(logged.find("kernel classic") != std::string::npos);
+  }
+}
+
+TEST_CASE("kernel_batched is selected with posvec train --kernel and is the default",
+          "[kernel_batched][cli]") {
+  test::TempDir dir;
+  std::string text;
+  for (const auto& s : classSentences(5, 400)) {
+    for (std::size_t i = 0; i < s.size(); ++i) text += (i ? " " : "") + s[i];
+    text += "\n";
+  }
+  const std::string corpus = dir.file("c.txt");
+  test::writeText(corpus, text);
+  const std::string common = "--quiet train " + test::quote(corpus) +
+                             " --pretokenized --min-count 1 --dim 16 --epochs 1 --threads 1";
+  auto kernelOf = [&](const std::string& extra, const std::string& name) {
+    const auto r = test::runCli(common + extra + " -o " + test::quote(dir.file(name)));
+    REQUIRE(r.status == 0);
+    return TrainConfig::deserialize(loadModel(dir.file(name)).config).kernel;
+  };
+  CHECK(kernelOf("", "default.posvec") == Kernel::Batched);
+  CHECK(kernelOf(" --kernel batched", "b.posvec") == Kernel::Batched);
+  CHECK(kernelOf(" --kernel classic", "c.posvec") == Kernel::Classic);
+
+  const auto bad = test::runCli(common + " --kernel fast -o " + test::quote(dir.file("x.txt")));
+  CHECK(bad.status == 2);
+  CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+  CHECK(bad.err.find("--kernel") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.file("x.txt")));
+}
