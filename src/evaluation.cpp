@@ -16,6 +16,7 @@
 
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
+#include "utf8.hpp"
 
 namespace posvec {
 
@@ -25,31 +26,6 @@ std::string inQuotes(const std::string& path) { return "'" + path + "'"; }
 
 bool isSpace(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
-}
-
-bool validUtf8(std::string_view s) {
-  // Round trip through ICU would hide errors; a small decoder is enough here.
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    int len = c < 0x80                   ? 1
-              : (c >= 0xC2 && c <= 0xDF) ? 2
-              : (c >= 0xE0 && c <= 0xEF) ? 3
-              : (c >= 0xF0 && c <= 0xF4) ? 4
-                                         : 0;
-    if (len == 0 || i + len > s.size()) return false;
-    std::uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-    for (int k = 1; k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-        (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-      return false;
-    i += len;
-  }
-  return true;
 }
 
 // Calls f(lineNumber, line) for each '\n'-terminated line (1-based numbers).
@@ -188,7 +164,7 @@ AnalogyResult evaluateAnalogies(const Embeddings& e, const std::string& path,
   AnalogyResult result;
   std::vector<Question> questions;
   forEachLine(text, [&](std::size_t no, std::string_view line) {
-    if (!validUtf8(line))
+    if (!detail::isValidUtf8(line))
       throw FormatError(inQuotes(path) + " line " + std::to_string(no) + ": not valid UTF-8");
     if (line.substr(0, 2) == ": ") {
       std::string_view name = line;
@@ -294,7 +270,7 @@ WordPairResult evaluateWordPairs(const Embeddings& e, const std::string& path,
   WordPairResult result;
   std::vector<double> gold, model;
   forEachLine(text, [&](std::size_t no, std::string_view line) {
-    if (!validUtf8(line))
+    if (!detail::isValidUtf8(line))
       throw FormatError(inQuotes(path) + " line " + std::to_string(no) + ": not valid UTF-8");
     if (!line.empty() && line.back() == '\r')
       line.remove_suffix(1);  // as Python's universal newlines

@@ -14,6 +14,7 @@
 
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
+#include "utf8.hpp"
 
 namespace posvec {
 
@@ -37,42 +38,6 @@ std::string shown(std::string_view word) {
   for (unsigned char c : word.substr(0, 40)) out += (c < 0x20 || c == 0x7f) ? '?' : char(c);
   if (word.size() > 40) out += "...";
   return out;
-}
-
-bool validUtf8(std::string_view s) {
-  if (std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }))
-    return true;
-  std::size_t i = 0;
-  const std::size_t n = s.size();
-  while (i < n) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    int len;
-    std::uint32_t cp;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2, cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3, cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4, cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + len > n) return false;
-    for (int k = 1; k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-        (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-      return false;
-    i += len;
-  }
-  return true;
 }
 
 bool isSpace(char c) {
@@ -275,7 +240,7 @@ bool looksLikeTextRecord(std::string_view line, std::uint64_t dim) {
 template <typename Where>
 void checkWord(std::string_view word, Where&& where) {
   if (word.empty()) throw FormatError(where() + ": empty word");
-  if (!validUtf8(word))
+  if (!detail::isValidUtf8(word))
     throw FormatError(where() + ": word '" + shown(word) + "' is not valid UTF-8");
   for (char c : word)
     if (isSpace(c)) throw FormatError(where() + ": word '" + shown(word) + "' contains whitespace");
@@ -623,7 +588,7 @@ Embeddings loadNpy(const std::string& path) {
 
 void checkSavable(const Embeddings& e) {
   for (std::size_t i = 0; i < e.size(); ++i) {
-    if (!validUtf8(e.words()[i]))
+    if (!detail::isValidUtf8(e.words()[i]))
       throw InputError("cannot save word " + std::to_string(i + 1) + " ('" + shown(e.words()[i]) +
                        "'): it is not valid UTF-8");
     const float* row = e.vectors().row(static_cast<Eigen::Index>(i)).data();
@@ -905,7 +870,7 @@ VectorFormat detectFormat(const std::string& path) {
          ++k)
       window.remove_suffix(1);
   }
-  const bool text = validUtf8(window) && std::none_of(window.begin(), window.end(), [](char c) {
+  const bool text = detail::isValidUtf8(window) && std::none_of(window.begin(), window.end(), [](char c) {
                       const auto u = static_cast<unsigned char>(c);
                       return (u < 0x20 && c != '\t' && c != '\n' && c != '\r') || u == 0x7f;
                     });
@@ -977,7 +942,7 @@ void saveModel(const ModelState& model, const std::string& path) {
   std::uint64_t wordBytes = 0;
   for (std::size_t i = 0; i < v; ++i) {
     const std::string& w = model.words[i];
-    if (w.empty() || w.size() > std::numeric_limits<std::uint32_t>::max() || !validUtf8(w) ||
+    if (w.empty() || w.size() > std::numeric_limits<std::uint32_t>::max() || !detail::isValidUtf8(w) ||
         std::any_of(w.begin(), w.end(), isSpace))
       throw InputError("cannot save model " + inQuotes(path) + ": word " + std::to_string(i + 1) +
                        " ('" + shown(w) +
