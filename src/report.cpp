@@ -84,14 +84,16 @@ Figure similaritiesFigure(const StudyResults& r) {
   return {"study-similarities.svg", "The study", caption, svg::render(c)};
 }
 
-Figure sameTokenFigure(const StudyResults& r) {
+// A chart of one curve per (encoding, scale) setting over 0, 1, 2, ..., legend on the right.
+svg::LineChart settingCurvesChart(std::string title, std::string xLabel, std::string yLabel,
+                                  const std::vector<NamedCurve>& curves) {
   svg::LineChart c;
-  c.title = "The same word at different positions: '" + r.sameTokenWord + "'";
-  c.xLabel = "position k";
-  c.yLabel = "cos(x\u2080, x\u2096),  x\u2096 = e\u00B7scale + PE[k]";
+  c.title = std::move(title);
+  c.xLabel = std::move(xLabel);
+  c.yLabel = std::move(yLabel);
   c.legend = svg::LineChart::LegendPlace::Right;
   c.width = 820;
-  for (const auto& curve : r.sameToken) {
+  for (const auto& curve : curves) {
     svg::Series s;
     s.label = pretty(curve.label);
     s.x = iota(curve.values.size());
@@ -99,6 +101,13 @@ Figure sameTokenFigure(const StudyResults& r) {
     styleCurve(s, curve.label);
     c.series.push_back(s);
   }
+  return c;
+}
+
+Figure sameTokenFigure(const StudyResults& r) {
+  const svg::LineChart c = settingCurvesChart(
+      "The same word at different positions: '" + r.sameTokenWord + "'", "position k",
+      "cos(x\u2080, x\u2096),  x\u2096 = e\u00B7scale + PE[k]", r.sameToken);
   return {
       "same-token.svg", "Same word, different positions",
       "How similar one token's transformer input stays to itself at position 0 as it moves "
@@ -260,22 +269,11 @@ Figure countingFigure(const StudyResults& r) {
 }
 
 Figure distanceFigure(const StudyResults& r) {
-  svg::LineChart c;
   const std::string a = r.words[0].word, b = r.words[1].word;
-  c.title = "Combined similarity of '" + a + "' at " + std::to_string(r.words[0].position) +
-            " and '" + b + "' k positions later";
-  c.xLabel = "distance k";
-  c.yLabel = "combined cosine similarity";
-  c.legend = svg::LineChart::LegendPlace::Right;
-  c.width = 820;
-  for (const auto& curve : r.combinedByDistance) {
-    svg::Series s;
-    s.label = pretty(curve.label);
-    s.x = iota(curve.values.size());
-    s.y = curve.values;
-    styleCurve(s, curve.label);
-    c.series.push_back(s);
-  }
+  const svg::LineChart c = settingCurvesChart(
+      "Combined similarity of '" + a + "' at " + std::to_string(r.words[0].position) + " and '" +
+          b + "' k positions later",
+      "distance k", "combined cosine similarity", r.combinedByDistance);
   return {
       "combined-vs-distance.svg", "Combined similarity versus distance",
       "The study's combined similarity as the second word moves away from the first. Scaling the "
