@@ -661,20 +661,41 @@ void writeNpy(const Embeddings& e, const std::string& path) {
     out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
   });
   writeFileAtomically(path, [&](std::ostream& out) {
-    std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
-                       std::to_string(e.size()) + ", " + std::to_string(e.dim()) + "), }";
-    // NumPy pads so that the data starts on a 64-byte boundary; the dict ends in "\n".
-    const std::size_t total = 10 + dict.size() + 1;
-    dict.append((64 - total % 64) % 64, ' ');
-    dict += '\n';
-    std::string pre(kNpyMagic, 6);
-    pre += '\x01';
-    pre += '\x00';
-    put(pre, static_cast<std::uint16_t>(dict.size()));
-    out.write(pre.data(), static_cast<std::streamsize>(pre.size()));
-    out.write(dict.data(), static_cast<std::streamsize>(dict.size()));
-    writeFloats(out, e.vectors().data(), e.size() * e.dim());
+    writeNpyArray(out, e.vectors().data(), {e.size(), e.dim()});
   });
+}
+
+// NumPy format 1.0: magic, version, little-endian header length, a Python dict
+// literal padded with spaces so the data starts on a 64-byte boundary, the data.
+template <typename T>
+void writeNpyImpl(std::ostream& out, const T* data, const std::vector<std::size_t>& shape) {
+  std::string dims;
+  std::size_t count = 1;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    dims += std::to_string(shape[i]);
+    if (shape.size() == 1 || i + 1 < shape.size()) dims += ',';
+    if (i + 1 < shape.size()) dims += ' ';
+    count *= shape[i];
+  }
+  std::string dict = std::string("{'descr': '") + (sizeof(T) == 4 ? "<f4" : "<f8") +
+                     "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  const std::size_t total = 10 + dict.size() + 1;  // magic + version + length, dict, '\n'
+  dict.append((64 - total % 64) % 64, ' ');
+  dict += '\n';
+  std::string pre(kNpyMagic, 6);
+  pre += '\x01';
+  pre += '\x00';
+  put(pre, static_cast<std::uint16_t>(dict.size()));
+  out.write(pre.data(), static_cast<std::streamsize>(pre.size()));
+  out.write(dict.data(), static_cast<std::streamsize>(dict.size()));
+  if constexpr (std::endian::native == std::endian::little) {
+    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(count * sizeof(T)));
+  } else {
+    for (std::size_t i = 0; i < count; ++i) {
+      const T v = fromLittle(data[i]);
+      out.write(reinterpret_cast<const char*>(&v), sizeof v);
+    }
+  }
 }
 
 // ---- model -------------------------------------------------------------------
@@ -991,6 +1012,14 @@ ModelState loadModel(const std::string& path) {
         inQuotes(path) + " is a " + formatName(f) +
         " vector file, not a posvec model: it holds no training state to resume from");
   return readModel(path, true);
+}
+
+void writeNpyArray(std::ostream& out, const float* data, const std::vector<std::size_t>& shape) {
+  writeNpyImpl(out, data, shape);
+}
+
+void writeNpyArray(std::ostream& out, const double* data, const std::vector<std::size_t>& shape) {
+  writeNpyImpl(out, data, shape);
 }
 
 }  // namespace posvec

@@ -131,30 +131,6 @@ std::string jsonString(const std::string& s) {
   return q + "\"";
 }
 
-// NumPy format v1.0: magic, version, little-endian header length, a Python dict
-// literal padded with spaces to a 64-byte boundary, then the data in C order.
-template <typename T>
-void writeNpy(std::ostream& out, const T* data, const std::vector<std::size_t>& shape) {
-  std::string dims;
-  std::size_t count = 1;
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "");
-    if (i + 1 < shape.size()) dims += ' ';
-    count *= shape[i];
-  }
-  std::string header = std::string("{'descr': '") + (std::is_same_v<T, float> ? "<f4" : "<f8") +
-                       "', 'fortran_order': False, 'shape': (" + dims + "), }";
-  const std::size_t unpadded = 10 + header.size() + 1;  // magic+version+len, dict, '\n'
-  header.append((64 - unpadded % 64) % 64, ' ');
-  header += '\n';
-  const auto len = static_cast<std::uint16_t>(header.size());
-  out.write("\x93NUMPY\x01\x00", 8);
-  const char lenBytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
-  out.write(lenBytes, 2);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(count * sizeof(T)));
-}
-
 // ---- pe --------------------------------------------------------------------
 
 struct PeOptions {
@@ -224,7 +200,7 @@ void writeMatrix(const PeOptions& o, OutFormat fmt, const M& m) {
         writeTsvRows(out, m.data(), rows, cols);
         break;
       case OutFormat::Npy:
-        writeNpy(out, m.data(), {rows, cols});
+        posvec::writeNpyArray(out, m.data(), {rows, cols});
         break;
       case OutFormat::Json: {
         std::string head = "{\"encoding\": " + jsonString(o.encoding) +
@@ -397,12 +373,12 @@ void writeEncoded(const EncodeOptions& o, OutFormat fmt, const std::vector<Seque
         break;
       case OutFormat::Npy:
         if (mats.size() == 1) {
-          writeNpy(out, mats[0].data(), {rows, dim});
+          posvec::writeNpyArray(out, mats[0].data(), {rows, dim});
         } else {
           std::vector<T> all;
           all.reserve(mats.size() * rows * dim);
           for (const M& m : mats) all.insert(all.end(), m.data(), m.data() + m.size());
-          writeNpy(out, all.data(), {mats.size(), rows, dim});
+          posvec::writeNpyArray(out, all.data(), {mats.size(), rows, dim});
         }
         break;
       case OutFormat::Json: {

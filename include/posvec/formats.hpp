@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,11 @@ Embeddings loadVectors(const std::string& path);
 // The vocabulary file that goes with an .npy matrix: "x.npy" -> "x.vocab"
 // (other names get ".vocab" appended).
 std::string npyVocabularyPath(const std::string& npyPath);
+
+// Writes a float32 / float64 array in NumPy's .npy format 1.0 ('<f4' / '<f8', C
+// order, `shape` in row-major order) to `out`.
+void writeNpyArray(std::ostream& out, const float* data, const std::vector<std::size_t>& shape);
+void writeNpyArray(std::ostream& out, const double* data, const std::vector<std::size_t>& shape);
 
 // Everything needed to continue training. The trainer owns the meaning of
 // `config` (a serialised TrainConfig, key=value lines); the format just stores it.
