@@ -283,6 +283,14 @@ Figure distanceFigure(const StudyResults& r) {
       svg::render(c)};
 }
 
+// Index of `value` in `list`, appending it first if it is new (first-seen order).
+template <typename T>
+std::size_t indexOf(std::vector<T>& list, const T& value) {
+  auto it = std::find(list.begin(), list.end(), value);
+  if (it == list.end()) it = list.insert(list.end(), value);
+  return static_cast<std::size_t>(it - list.begin());
+}
+
 Figure decompositionFigure(const StudyResults& r) {
   svg::LineChart c;
   c.title = "Combined similarity as the embedding scale and d_model vary";
@@ -293,27 +301,22 @@ Figure decompositionFigure(const StudyResults& r) {
   std::vector<std::string> names;
   std::vector<std::pair<std::size_t, Encoding>> keys;
   for (const auto& d : r.decompositions) {
-    if (std::find(names.begin(), names.end(), d.scaleName) == names.end())
-      names.push_back(d.scaleName);
-    const std::pair<std::size_t, Encoding> key{d.dim, d.encoding};
-    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+    indexOf(names, d.scaleName);
+    indexOf(keys, std::pair<std::size_t, Encoding>{d.dim, d.encoding});
   }
   for (std::size_t i = 0; i < names.size(); ++i)
     c.xTicks.push_back({static_cast<double>(i), pretty(names[i])});
   std::vector<std::size_t> dims;
-  for (const auto& k : keys)
-    if (std::find(dims.begin(), dims.end(), k.first) == dims.end()) dims.push_back(k.first);
+  for (const auto& k : keys) indexOf(dims, k.first);
   for (const auto& [dim, enc] : keys) {
     svg::Series s;
     s.label = "d=" + std::to_string(dim) + ", " + encodingName(enc);
     for (const auto& d : r.decompositions)
       if (d.dim == dim && d.encoding == enc) {
-        s.x.push_back(static_cast<double>(std::find(names.begin(), names.end(), d.scaleName) -
-                                          names.begin()));
+        s.x.push_back(static_cast<double>(indexOf(names, d.scaleName)));
         s.y.push_back(d.combined);
       }
-    s.colour = svg::paletteColour(
-        static_cast<std::size_t>(std::find(dims.begin(), dims.end(), dim) - dims.begin()));
+    s.colour = svg::paletteColour(indexOf(dims, dim));
     s.dash = enc == Encoding::Book ? "" : "7 4";
     s.markers = true;
     c.series.push_back(s);
@@ -341,10 +344,8 @@ Figure trainingFigure(const StudyResults& r) {
   std::vector<double> fractions;
   std::vector<int> epochs;
   for (const auto& t : r.training) {
-    if (std::find(fractions.begin(), fractions.end(), t.fraction) == fractions.end())
-      fractions.push_back(t.fraction);
-    if (std::find(epochs.begin(), epochs.end(), t.epochs) == epochs.end())
-      epochs.push_back(t.epochs);
+    indexOf(fractions, t.fraction);
+    indexOf(epochs, t.epochs);
   }
   std::sort(epochs.begin(), epochs.end());
   // Epochs on a log2 axis: 1, 2, 5, 10, 20... read evenly.
