@@ -72,15 +72,15 @@ const std::vector<std::string>& studySentenceWords() {
 WordAt parseWordAt(const std::string& text) {
   const auto colon = text.rfind(':');
   if (colon == std::string::npos)
-    throw ConfigError("--pair '" + text + "' has no colon: write WORD:POSITION, e.g. black:2");
+    throw ConfigError("placed word '" + text + "' has no colon: write WORD:POSITION, e.g. black:2");
   WordAt w;
   w.word = text.substr(0, colon);
   const std::string pos = text.substr(colon + 1);
   if (w.word.empty())
-    throw ConfigError("--pair '" + text + "' has an empty word: write WORD:POSITION");
+    throw ConfigError("placed word '" + text + "' has an empty word: write WORD:POSITION");
   if (pos.empty() || pos.size() > 12 ||
       !std::all_of(pos.begin(), pos.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    throw ConfigError("--pair '" + text + "': position '" + pos +
+    throw ConfigError("placed word '" + text + "': position '" + pos +
                       "' is not a non-negative integer (write WORD:POSITION, e.g. black:2)");
   w.position = std::stoll(pos);
   return w;
@@ -101,11 +101,12 @@ std::vector<PairSimilarity> studySimilarities(const Embeddings& embeddings,
                                               const std::vector<WordAt>& words,
                                               const std::vector<Encoding>& encodings, Scale scale,
                                               double base) {
-  if (words.size() < 2) throw ConfigError("the study needs at least two --pair WORD:POSITION");
+  if (words.size() < 2)
+    throw ConfigError("the study needs at least two placed words (WORD:POSITION)");
   std::vector<Eigen::RowVectorXf> vectors;
   for (const auto& w : words) {
     if (!embeddings.find(w.word))
-      throw InputError("--pair '" + toString(w) + "': the word '" + w.word +
+      throw InputError("placed word '" + toString(w) + "': the word '" + w.word +
                        "' is not in the vocabulary (" + std::to_string(embeddings.size()) +
                        " words); pick a word of the corpus");
     vectors.push_back(embeddings.vector(w.word));
@@ -132,7 +133,7 @@ std::vector<PairSimilarity> studySimilarities(const Embeddings& embeddings,
         r.wordSimilarity = word;
         r.positionalSimilarity = encoders[k].similarity(words[i].position, words[j].position);
         r.combinedSimilarity = combinedSimilarity(vectors[i], words[i].position, vectors[j],
-                                        words[j].position, encoders[k], factor);
+                                                  words[j].position, encoders[k], factor);
         out.push_back(r);
       }
     }
@@ -232,6 +233,8 @@ std::vector<SweepScale> decompositionScales() {
 PositionalExperiments positionalExperiments(const Embeddings& embeddings,
                                             const ExperimentOptions& options,
                                             const std::vector<const Embeddings*>& extraDims) {
+  if (options.encodings.empty())
+    throw ConfigError("the positional experiments need at least one encoding");
   for (const Embeddings* e : extraDims)
     for (const WordAt* w : {&options.first, &options.second})
       if (!e->find(w->word))
@@ -259,9 +262,9 @@ PositionalExperiments positionalExperiments(const Embeddings& embeddings,
   r.sameTokenWord = first.word;
   for (const auto& enc : encoders)
     for (const SweepScale& s : experimentScales())
-      r.sameToken.push_back({enc.options().encoding, s,
-                             sameTokenAcrossPositions(ea, enc, s.factor(d),
-                                                      options.sameTokenPositions)});
+      r.sameToken.push_back(
+          {enc.options().encoding, s,
+           sameTokenAcrossPositions(ea, enc, s.factor(d), options.sameTokenPositions)});
 
   r.profilePosition = options.profilePosition;
   for (const auto& enc : encoders)
@@ -288,8 +291,7 @@ PositionalExperiments positionalExperiments(const Embeddings& embeddings,
     for (Encoding enc : options.encodings) {
       const PositionalEncoder pe = encoderFor(enc, e->dim());
       for (const SweepScale& s : decompositionScales())
-        r.decompositions.push_back(
-            decompose(a, first.position, b, options.second.position, pe, s));
+        r.decompositions.push_back(decompose(a, first.position, b, options.second.position, pe, s));
     }
   }
   return r;

@@ -147,13 +147,12 @@ Figure sameTokenFigure(const StudyResults& r, svg::DocumentIds& ids) {
       "The same word at different positions: '" + r.experiments.sameTokenWord + "'", "position k",
       "cos(x\u2080, x\u2096),  x\u2096 = e\u00B7scale + PE[k]", r.experiments.sameToken,
       r.encodings);
-  return {
-      "same-token.svg", "Same word, different positions",
-      "How similar one token's transformer input stays to itself at position 0 as it moves "
-      "to position k. A larger embedding scale keeps the word's identity (cosine near 1); "
-      "with scale 1 the positional encoding dominates. " +
-          dashLegend(r.encodings, " encoding"),
-      svg::render(c, ids)};
+  return {"same-token.svg", "Same word, different positions",
+          "How similar one token's transformer input stays to itself at position 0 as it moves "
+          "to position k. A larger embedding scale keeps the word's identity (cosine near 1); "
+          "with scale 1 the positional encoding dominates. " +
+              dashLegend(r.encodings, " encoding"),
+          svg::render(c, ids)};
 }
 
 Figure profileFigure(const StudyResults& r, svg::DocumentIds& ids) {
@@ -387,7 +386,9 @@ std::string fractionsText(const std::vector<double>& fractions) {
   for (std::size_t i = 0; i < fractions.size(); ++i) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%g%%", fractions[i] * 100);
-    out += (i == 0 ? "" : i + 1 == fractions.size() ? " or " : ", ") +
+    out += (i == 0                      ? ""
+            : i + 1 == fractions.size() ? " or "
+                                        : ", ") +
            (fractions[i] == 1 ? std::string("all") : std::string(buf));
   }
   return out;

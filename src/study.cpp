@@ -147,8 +147,8 @@ void StudyOptions::validate() const {
                            "black:2 and brown:10)");
   for (const auto& w : pairs)
     if (w.word.empty() || w.position < 0)
-      throw StudyOptionError("pairs", "placed word '" + toString(w) +
-                                          "': give a word and a non-negative position");
+      throw StudyOptionError(
+          "pairs", "placed word '" + toString(w) + "': give a word and a non-negative position");
   if (encodings.empty()) throw StudyOptionError("encodings", "give at least one encoding");
   for (std::size_t i = 0; i < encodings.size(); ++i)
     if (std::find(encodings.begin(), encodings.begin() + static_cast<std::ptrdiff_t>(i),
@@ -197,10 +197,9 @@ StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
   if (!o.vectors.empty()) {
     embeddings = loadVectors(o.vectors);
     if (o.dim != 0 && embeddings.dim() != o.dim)
-      throw StudyOptionError("dim", "dimension " + std::to_string(o.dim) +
-                                        " does not match the " + std::to_string(embeddings.dim()) +
-                                        "-d vectors in '" + o.vectors +
-                                        "' (leave the dimension unset with vectors)");
+      throw StudyOptionError("dim", "dimension " + std::to_string(o.dim) + " does not match the " +
+                                        std::to_string(embeddings.dim()) + "-d vectors in '" +
+                                        o.vectors + "' (leave the dimension unset with vectors)");
     settings.source = o.vectors;
   } else {
     const std::string corpus = o.corpus.empty() ? shippedCorpus() : o.corpus;
@@ -228,7 +227,8 @@ StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
       if (d < config.dim) {
         TrainConfig c = config;
         c.dim = d;
-        smaller.push_back(trainOn(sentences, c, std::to_string(d) + "-d (decomposition)", observer));
+        smaller.push_back(
+            trainOn(sentences, c, std::to_string(d) + "-d (decomposition)", observer));
       }
     for (const auto& e : smaller) extra.push_back(&e);
   }

@@ -257,16 +257,18 @@ TEST_CASE("analysis: experiments use the requested encodings and base", "[analys
   const auto ref = refRow(7, 16, false, 50.0L);
   for (std::size_t q = 0; q < 40; ++q)
     CHECK(r.profiles[0].values[q] ==
-          Approx(static_cast<double>(refCos(ref, refRow(static_cast<std::int64_t>(q), 16, false,
-                                                        50.0L))))
+          Approx(static_cast<double>(
+                     refCos(ref, refRow(static_cast<std::int64_t>(q), 16, false, 50.0L))))
               .margin(1e-12));
   // Combined similarity of black at 2 and brown at 2 + k, scale √16 = 4, base 50.
   const auto a = e.vector("black"), b = e.vector("brown");
   for (std::size_t k = 0; k <= 6; ++k) {
-    const auto pa = refRow(2, 16, false, 50.0L), pb = refRow(2 + static_cast<long>(k), 16, false, 50.0L);
+    const auto pa = refRow(2, 16, false, 50.0L),
+               pb = refRow(2 + static_cast<long>(k), 16, false, 50.0L);
     std::vector<long double> x(16), y(16);
     for (int i = 0; i < 16; ++i) x[i] = 4.0L * a[i] + pa[i], y[i] = 4.0L * b[i] + pb[i];
-    CHECK(r.combinedByDistance[1].values[k] == Approx(static_cast<double>(refCos(x, y))).margin(1e-9));
+    CHECK(r.combinedByDistance[1].values[k] ==
+          Approx(static_cast<double>(refCos(x, y))).margin(1e-9));
   }
   // Decompositions: per dim (8, then 16), per requested encoding, per scale.
   REQUIRE(r.decompositions.size() == 2 * 1 * 4);

@@ -148,7 +148,8 @@ TEST_CASE("study cli: --base reaches the training sweep and the captions", "[stu
   const std::string dir = tmp.file("report");
   const auto r = test::runCli("-q study --corpus " + test::quote(smallCorpus(tmp)) +
                               " --dim 16 --epochs 2 --base 500 --encoding interleaved,book"
-                              " --report " + test::quote(dir));
+                              " --report " +
+                              test::quote(dir));
   REQUIRE(r.status == 0);
   const json j = json::parse(test::readText(dir + "/results.json"));
   CHECK(j["settings"]["base"] == 500.0);
@@ -186,12 +187,13 @@ std::vector<Sentence> sentencesOf(const std::string& path) {
 
 // cos(a·s + PE[pa], b·s + PE[pb]) for the interleaved layout at `base`, from the
 // formula in long double (not the encoder).
-double referenceCombined(const Eigen::RowVectorXf& a, std::int64_t pa,
-                         const Eigen::RowVectorXf& b, std::int64_t pb, double s, double base) {
+double referenceCombined(const Eigen::RowVectorXf& a, std::int64_t pa, const Eigen::RowVectorXf& b,
+                         std::int64_t pb, double s, double base) {
   const auto d = static_cast<std::size_t>(a.size());
   long double dot = 0, nx = 0, ny = 0;
   for (std::size_t i = 0; i < d; i += 2) {
-    const long double f = std::pow(static_cast<long double>(base), -static_cast<long double>(i) / d);
+    const long double f =
+        std::pow(static_cast<long double>(base), -static_cast<long double>(i) / d);
     for (std::size_t k = 0; k < 2; ++k) {
       const long double x =
           s * a[static_cast<Eigen::Index>(i + k)] + (k ? std::cos(pa * f) : std::sin(pa * f));
@@ -205,8 +207,7 @@ double referenceCombined(const Eigen::RowVectorXf& a, std::int64_t pa,
 
 }  // namespace
 
-TEST_CASE("study library: runStudy trains, measures and sweeps at the requested base",
-          "[study]") {
+TEST_CASE("study library: runStudy trains, measures and sweeps at the requested base", "[study]") {
   test::TempDir tmp;
   StudyOptions o;
   o.corpus = smallCorpus(tmp);
@@ -248,8 +249,8 @@ TEST_CASE("study library: runStudy trains, measures and sweeps at the requested 
   for (const auto& t : r.training) {
     INFO(t.fraction << " " << t.epochs);
     REQUIRE(t.combinedSimilarity.size() == 1);
-    const std::vector<Sentence> part(
-        sentences.begin(), sentences.begin() + static_cast<std::ptrdiff_t>(t.sentences));
+    const std::vector<Sentence> part(sentences.begin(),
+                                     sentences.begin() + static_cast<std::ptrdiff_t>(t.sentences));
     TrainConfig c = o.trainConfig();
     c.epochs = t.epochs;
     const Embeddings m = embeddingsOf(train(CorpusSource::fromSentences(part), c));

@@ -70,8 +70,7 @@ class StudyProgressLines {
         std::snprintf(buf, sizeof buf,
                       "training %s: epoch %d/%d  %3.0f%%  %.0fk words/s  loss %.4f",
                       p.model.c_str(), p.training.epoch, p.training.epochs,
-                      p.training.fraction * 100, p.training.wordsPerSecond / 1000,
-                      p.training.loss);
+                      p.training.fraction * 100, p.training.wordsPerSecond / 1000, p.training.loss);
         line_->update(buf);
         return;
       case Stage::Trained:
@@ -100,7 +99,13 @@ void run(const Flags& flags) {
   StudyOptions o = flags.study;
   if (!flags.pairs.empty()) {
     o.pairs.clear();
-    for (const auto& p : flags.pairs) o.pairs.push_back(parseWordAt(p));
+    for (const auto& p : flags.pairs) {
+      try {
+        o.pairs.push_back(parseWordAt(p));
+      } catch (const ConfigError& e) {
+        throw ConfigError(std::string("--pair: ") + e.what());
+      }
+    }
   }
   o.encodings.clear();
   for (const auto& e : flags.encodings) o.encodings.push_back(parseEncoding(e));
@@ -134,13 +139,12 @@ static cli::Registrar reg(50, [](CLI::App& app) {
       "shipped "
       "corpus by default); --report DIR writes the positional-encoding experiments as HTML + SVG + "
       "JSON");
-  auto* corpus = sub->add_option("--corpus", flags->study.corpus,
-                                 "Train " + std::to_string(StudyOptions::defaultDim()) +
-                                     "-d skip-gram vectors (window " +
-                                     std::to_string(defaults.trainConfig().window) +
-                                     ", min-count " +
-                                     std::to_string(defaults.trainConfig().minCount) +
-                                     ") on this text file first (default: the shipped corpus)");
+  auto* corpus = sub->add_option(
+      "--corpus", flags->study.corpus,
+      "Train " + std::to_string(StudyOptions::defaultDim()) + "-d skip-gram vectors (window " +
+          std::to_string(defaults.trainConfig().window) + ", min-count " +
+          std::to_string(defaults.trainConfig().minCount) +
+          ") on this text file first (default: the shipped corpus)");
   auto* vectors = sub->add_option("--vectors", flags->study.vectors,
                                   "Use existing vectors (word2vec bin/text, .npy, model)");
   corpus->excludes(vectors);
@@ -156,7 +160,12 @@ static cli::Registrar reg(50, [](CLI::App& app) {
   sub->add_option("--dim", flags->study.dim,
                   "d_model: the dimension trained (must be even; with --vectors, their dimension)")
       ->default_str(std::to_string(StudyOptions::defaultDim()))
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v.find_first_not_of('0') == std::string::npos ? "d_model must be positive"
+                                                                 : std::string();
+          },
+          "", "POSITIVE"));
   sub->add_option("--scale", flags->scale,
                   "Embedding scale before adding PE: sqrt (√d), none, or a number")
       ->capture_default_str();

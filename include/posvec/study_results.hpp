@@ -41,8 +41,8 @@ struct TrainingPoint {
 
 struct StudyResults {
   StudySettings settings;
-  std::vector<WordAt> words;        // the placed words; the first two drive the experiments
-  std::vector<Encoding> encodings;  // as requested, in order
+  std::vector<WordAt> words;          // the placed words; the first two drive the experiments
+  std::vector<Encoding> encodings;    // as requested, in order
   std::vector<PairSimilarity> pairs;  // every pair (i < j) of words, per encoding
   PositionalExperiments experiments;
   std::vector<TrainingPoint> training;  // empty unless the training sweep ran
