@@ -223,7 +223,7 @@ StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
   std::vector<Embeddings> smaller;
   std::vector<const Embeddings*> extra;
   if (sweep) {
-    for (std::size_t d : {64u, 128u, 256u, 512u})
+    for (std::size_t d : o.decompositionDims)
       if (d < config.dim) {
         TrainConfig c = config;
         c.dim = d;

@@ -45,6 +45,7 @@ struct StudyOptions {
   std::int64_t sweepMaxTokens = 300000;
   std::vector<int> sweepEpochs = {1, 2, 5, 10, 20, 50};
   std::vector<double> sweepFractions = {0.1, 0.3, 1.0};
+  std::vector<std::size_t> decompositionDims = {64, 128, 256, 512};  // those below dim train
   // When not empty, runStudy writes the report (index.html, SVGs, results.json) here.
   std::string reportDir;
 
