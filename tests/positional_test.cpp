@@ -41,6 +41,14 @@ long double refValue(Encoding e, std::int64_t p, std::size_t col, std::size_t d,
       if (col % 2 == 0) return sinl(pos / std::pow(base, static_cast<long double>(2 * col) / dd));
       return cosl(pos / std::pow(base, static_cast<long double>(2 * col) / dd));  // 2(i+1)/d
     }
+    case Encoding::Timescale:
+    case Encoding::Fairseq: {  // fairseq's row 1 (its default padding index) is zero
+      if (e == Encoding::Fairseq && p == 1) return 0;
+      const std::size_t half = d / 2, k = col % half;
+      const long double span = static_cast<long double>(std::max<std::size_t>(half - 1, 1));
+      const long double angle = pos / std::pow(base, static_cast<long double>(k) / span);
+      return col < half ? sinl(angle) : cosl(angle);
+    }
   }
   return 0;
 }
@@ -624,4 +632,19 @@ TEST_CASE("positional: timescale rows shift by a fixed rotation of its half pair
       CHECK((got - want).cwiseAbs().maxCoeff() < 1e-12);
     }
   }
+}
+
+TEST_CASE("positional: timescale and fairseq agree with a long-double reference far out",
+          "[positional]") {
+  for (Encoding e : {Encoding::Timescale, Encoding::Fairseq})
+    for (std::int64_t s : {std::int64_t{0}, std::int64_t{65536}, std::int64_t{9999700}}) {
+      const MatrixD md = make(64, e).matrix(s, 300);
+      long double worst = 0;
+      for (Eigen::Index r = 0; r < md.rows(); ++r)
+        for (std::size_t c = 0; c < 64; ++c)
+          worst = std::max(worst, std::fabs(static_cast<long double>(md(r, static_cast<Eigen::Index>(c))) -
+                                            refValue(e, s + r, c, 64, 10000)));
+      INFO(encodingName(e) << " start=" << s);
+      CHECK(static_cast<double>(worst) <= 1e-13 + 3e-16 * static_cast<double>(s + 300));
+    }
 }
