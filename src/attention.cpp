@@ -102,22 +102,25 @@ void AttentionOptions::validate(std::size_t dModel) const {
                       " heads; choose a divisor or give each head its own size (--head-dim)");
   const std::size_t dk = resolvedHeadDim(dModel);
   if (projection == Projection::Identity && heads * dk != dModel && dk != dModel)
-    throw ConfigError("identity projections read the input's own columns: heads x head size (" +
-                      std::to_string(heads) + " x " + std::to_string(dk) +
-                      ") must equal d_model " + std::to_string(dModel) +
-                      ", or the head size must be d_model; use --projection random for other sizes");
+    throw ConfigError(
+        "identity projections read the input's own columns: heads x head size (" +
+        std::to_string(heads) + " x " + std::to_string(dk) + ") must equal d_model " +
+        std::to_string(dModel) +
+        ", or the head size must be d_model; use --projection random for other sizes");
   if (maskAfterSoftmax && !causal)
     throw ConfigError("masking after the softmax is a variant of the causal mask: add --causal");
   if (renormalize && !maskAfterSoftmax)
-    throw ConfigError("renormalising only applies to the mask after the softmax "
-                      "(--mask-after-softmax)");
+    throw ConfigError(
+        "renormalising only applies to the mask after the softmax "
+        "(--mask-after-softmax)");
   if (positional == PositionMode::Rotary) {
     if (dk % 2 != 0)
       throw ConfigError("rotary position embedding rotates pairs of columns: the head size (" +
                         std::to_string(dk) + ") must be even");
     if (rotaryEncoding == Encoding::Tutorial)
-      throw ConfigError("the tutorial encoding has no rotation (its sine and cosine columns use "
-                        "different frequencies): use interleaved or concatenated for rotary");
+      throw ConfigError(
+          "the tutorial encoding has no rotation (its sine and cosine columns use "
+          "different frequencies): use interleaved or concatenated for rotary");
     PositionalOptions po;
     po.dim = dk;
     po.base = rotaryBase;
@@ -176,8 +179,8 @@ AttentionResult Attention::compute(const MatrixD& x, std::int64_t start, std::si
   if (!x.allFinite()) throw InputError("the attention input holds a NaN or infinite value");
   if (start < 0) throw ConfigError("the start position must be 0 or more");
   const Eigen::Index T = x.rows();
-  const Eigen::Index n = std::min<Eigen::Index>(T, static_cast<Eigen::Index>(std::min<std::size_t>(
-                                                       length, static_cast<std::size_t>(T))));
+  const Eigen::Index n = std::min<Eigen::Index>(
+      T, static_cast<Eigen::Index>(std::min<std::size_t>(length, static_cast<std::size_t>(T))));
   const std::size_t H = options_.heads, dk = headDim_;
   const auto dkI = static_cast<Eigen::Index>(dk);
 

@@ -79,8 +79,9 @@ void refRotate(Grid& m, std::size_t heads, std::size_t dk, const RefConfig& cfg,
   for (std::size_t t = 0; t < n; ++t)
     for (std::size_t h = 0; h < heads; ++h)
       for (std::size_t j = 0; j < half; ++j) {
-        const double theta = static_cast<double>(cfg.start + static_cast<std::int64_t>(t)) *
-                             std::pow(cfg.base, -2.0 * static_cast<double>(j) / static_cast<double>(dk));
+        const double theta =
+            static_cast<double>(cfg.start + static_cast<std::int64_t>(t)) *
+            std::pow(cfg.base, -2.0 * static_cast<double>(j) / static_cast<double>(dk));
         const std::size_t a = h * dk + (cfg.rotaryHalves ? j : 2 * j);
         const std::size_t b = h * dk + (cfg.rotaryHalves ? half + j : 2 * j + 1);
         const double x1 = m[t][a], x2 = m[t][b];
@@ -94,7 +95,8 @@ RefResult refAttention(const MatrixD& x, const AttentionProjections& p, const Re
   const auto T = static_cast<std::size_t>(x.rows()), d = static_cast<std::size_t>(x.cols());
   const std::size_t H = cfg.heads, dk = cfg.headDim ? cfg.headDim : d / H;
   const std::size_t n = cfg.length ? cfg.length : T;
-  Grid q = refLinear(x, p.query, H, dk), k = refLinear(x, p.key, H, dk), v = refLinear(x, p.value, H, dk);
+  Grid q = refLinear(x, p.query, H, dk), k = refLinear(x, p.key, H, dk),
+       v = refLinear(x, p.value, H, dk);
   if (cfg.rotary) {
     refRotate(q, H, dk, cfg, n);
     refRotate(k, H, dk, cfg, n);
@@ -145,7 +147,8 @@ RefResult refAttention(const MatrixD& x, const AttentionProjections& p, const Re
       for (std::size_t o = 0; o < d; ++o) {
         double s = p.output.bias(static_cast<Eigen::Index>(o));
         for (std::size_t c = 0; c < H * dk; ++c)
-          s += p.output.weight(static_cast<Eigen::Index>(o), static_cast<Eigen::Index>(c)) * concat[i][c];
+          s += p.output.weight(static_cast<Eigen::Index>(o), static_cast<Eigen::Index>(c)) *
+               concat[i][c];
         r.output[i][o] = s;
       }
   }
@@ -158,7 +161,8 @@ double maxDiff(const MatrixD& a, const Grid& b) {
   for (std::size_t i = 0; i < b.size(); ++i) {
     REQUIRE(static_cast<std::size_t>(a.cols()) == b[i].size());
     for (std::size_t j = 0; j < b[i].size(); ++j)
-      worst = std::max(worst, std::abs(a(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) - b[i][j]));
+      worst = std::max(
+          worst, std::abs(a(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) - b[i][j]));
   }
   return worst;
 }
@@ -180,11 +184,12 @@ TEST_CASE("attention: weights and outputs match a float64 reference for every op
     std::size_t heads, headDim;
   };
   for (Projection proj : {Projection::Identity, Projection::Random})
-    for (HeadShape hs : {HeadShape{1, 0}, HeadShape{2, 0}, HeadShape{4, 0}, HeadShape{3, 6},
-                         HeadShape{2, 8}})
+    for (HeadShape hs :
+         {HeadShape{1, 0}, HeadShape{2, 0}, HeadShape{4, 0}, HeadShape{3, 6}, HeadShape{2, 8}})
       for (bool outProj : {true, false})
         for (int mask = 0; mask < 4; ++mask)  // none, causal, after softmax, after + renormalised
-          for (int pos = 0; pos < 3; ++pos)   // none/additive (same here), rotary pairs, rotary halves
+          for (int pos = 0; pos < 3;
+               ++pos)  // none/additive (same here), rotary pairs, rotary halves
             for (std::size_t length : {T, T - 3}) {
               if (proj == Projection::Identity && hs.heads == 3) continue;  // 3 x 6 != 8
               AttentionOptions o;
@@ -280,7 +285,8 @@ TEST_CASE("attention: masking after the softmax loses mass, renormalising restor
   const MatrixD& w = after.weights[0];
   for (Eigen::Index i = 0; i < 6; ++i) {
     // The mistake keeps the unmasked weights of the past, so rows sum to less than 1.
-    for (Eigen::Index j = 0; j <= i; ++j) CHECK(std::abs(w(i, j) - unmasked.weights[0](i, j)) < 1e-15);
+    for (Eigen::Index j = 0; j <= i; ++j)
+      CHECK(std::abs(w(i, j) - unmasked.weights[0](i, j)) < 1e-15);
     if (i < 5) CHECK(w.row(i).sum() < 1.0 - 1e-6);
   }
   CHECK((renorm.weights[0] - standard.weights[0]).cwiseAbs().maxCoeff() < 1e-12);
@@ -309,8 +315,10 @@ TEST_CASE("attention: with rotary, scores depend only on the offset between posi
     po.dim = 8;
     const PositionalEncoder enc(po);
     MatrixF rows = words.cast<float>();
-    const AttentionResult a0 = additive.compute(attentionInput(rows, PositionMode::Additive, enc, 0, Scale::parse("none")));
-    const AttentionResult a9 = additive.compute(attentionInput(rows, PositionMode::Additive, enc, 9, Scale::parse("none")));
+    const AttentionResult a0 = additive.compute(
+        attentionInput(rows, PositionMode::Additive, enc, 0, Scale::parse("none")));
+    const AttentionResult a9 = additive.compute(
+        attentionInput(rows, PositionMode::Additive, enc, 9, Scale::parse("none")));
     CHECK((a9.weights[0] - a0.weights[0]).cwiseAbs().maxCoeff() > 1e-3);
   }
   // Direct: one vector q at position m, one k at n; the score through the map of
@@ -336,7 +344,8 @@ TEST_CASE("attention: multi-head equals separate single heads concatenated and p
   for (Eigen::Index h = 0; h < 3; ++h) {
     const MatrixD slice = x.middleCols(4 * h, 4);
     const AttentionResult single = Attention(4, AttentionOptions{}).compute(slice);
-    CHECK((multi.weights[static_cast<std::size_t>(h)] - single.weights[0]).cwiseAbs().maxCoeff() < 1e-15);
+    CHECK((multi.weights[static_cast<std::size_t>(h)] - single.weights[0]).cwiseAbs().maxCoeff() <
+          1e-15);
     CHECK((multi.output.middleCols(4 * h, 4) - single.output).cwiseAbs().maxCoeff() < 1e-15);
   }
   // Random: each head's slice of the projections, as its own single-head
@@ -359,14 +368,16 @@ TEST_CASE("attention: multi-head equals separate single heads concatenated and p
     const RefResult single = refAttention(x, one, cfg);
     CHECK(maxDiff(r.weights[static_cast<std::size_t>(h)], single.weights[0]) < 1e-12);
     for (std::size_t i = 0; i < 6; ++i)
-      for (std::size_t c = 0; c < 4; ++c) concat[i][static_cast<std::size_t>(4 * h) + c] = single.output[i][c];
+      for (std::size_t c = 0; c < 4; ++c)
+        concat[i][static_cast<std::size_t>(4 * h) + c] = single.output[i][c];
   }
   Grid projected = zeros(6, 12);
   for (std::size_t i = 0; i < 6; ++i)
     for (std::size_t oc = 0; oc < 12; ++oc) {
       double s = p.output.bias(static_cast<Eigen::Index>(oc));
       for (std::size_t c = 0; c < 12; ++c)
-        s += p.output.weight(static_cast<Eigen::Index>(oc), static_cast<Eigen::Index>(c)) * concat[i][c];
+        s += p.output.weight(static_cast<Eigen::Index>(oc), static_cast<Eigen::Index>(c)) *
+             concat[i][c];
       projected[i][oc] = s;
     }
   CHECK(maxDiff(r.heads, concat) < 1e-12);
@@ -412,7 +423,8 @@ TEST_CASE("attention: the softmax stays finite for huge inputs", "[attention]") 
     const AttentionResult r200 = att.compute(y * 1e200);
     for (std::size_t h = 0; h < 2; ++h) {
       CHECK_FALSE(anyNan(r200.weights[h]));
-      for (Eigen::Index i = 0; i < 6; ++i) CHECK(std::abs(r200.weights[h].row(i).sum() - 1.0) < 1e-12);
+      for (Eigen::Index i = 0; i < 6; ++i)
+        CHECK(std::abs(r200.weights[h].row(i).sum() - 1.0) < 1e-12);
     }
     if (proj == Projection::Identity) {
       for (std::size_t h = 0; h < 2; ++h)
@@ -429,7 +441,8 @@ TEST_CASE("attention: the softmax stays finite for huge inputs", "[attention]") 
               best = j;
             }
           }
-          CHECK(r200.weights[h](static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(best)) == 1.0);
+          CHECK(r200.weights[h](static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(best)) ==
+                1.0);
         }
     }
   }
@@ -544,7 +557,8 @@ std::vector<double> readNpy(const std::string& path, std::vector<std::size_t>& s
   const std::string raw = posvec::test::readText(path);
   REQUIRE(raw.size() > 10);
   REQUIRE(raw.compare(0, 6, "\x93NUMPY") == 0);
-  const std::size_t headerLen = static_cast<unsigned char>(raw[8]) | (static_cast<unsigned char>(raw[9]) << 8);
+  const std::size_t headerLen =
+      static_cast<unsigned char>(raw[8]) | (static_cast<unsigned char>(raw[9]) << 8);
   const std::string header = raw.substr(10, headerLen);
   REQUIRE(header.find("'<f8'") != std::string::npos);
   shape.clear();
@@ -577,9 +591,11 @@ MatrixD encodedRows(const std::vector<std::vector<double>>& words) {
   MatrixD x(static_cast<Eigen::Index>(words.size()), 4);
   for (std::size_t t = 0; t < words.size(); ++t)
     for (std::size_t c = 0; c < 4; ++c) {
-      const double angle = static_cast<double>(t) / std::pow(10000.0, static_cast<double>(c - c % 2) / 4.0);
+      const double angle =
+          static_cast<double>(t) / std::pow(10000.0, static_cast<double>(c - c % 2) / 4.0);
       x(static_cast<Eigen::Index>(t), static_cast<Eigen::Index>(c)) =
-          2.0 * static_cast<double>(static_cast<float>(words[t][c])) + (c % 2 == 0 ? std::sin(angle) : std::cos(angle));
+          2.0 * static_cast<double>(static_cast<float>(words[t][c])) +
+          (c % 2 == 0 ? std::sin(angle) : std::cos(angle));
     }
   return x;
 }
@@ -591,7 +607,8 @@ TEST_CASE("posvec attend: npy maps match the reference, batches are padded", "[a
   const std::string vec = tmp.file("v.txt");
   posvec::test::writeText(vec, kVectors);
   const std::vector<double> the{0.1, 0.2, 0.3, 0.4}, black{1, 0, 0.5, 0}, cat{0, 1, 0, 0.5};
-  const auto one = runCli("attend " + quote(vec) + " -s 'The black cat' --causal -o " + quote(tmp.file("w.npy")));
+  const auto one = runCli("attend " + quote(vec) + " -s 'The black cat' --causal -o " +
+                          quote(tmp.file("w.npy")));
   REQUIRE(one.status == 0);
   std::vector<std::size_t> shape;
   std::vector<double> w = readNpy(tmp.file("w.npy"), shape);
@@ -601,7 +618,8 @@ TEST_CASE("posvec attend: npy maps match the reference, batches are padded", "[a
   const MatrixD x = encodedRows({the, black, cat});
   const RefResult want = refAttention(x, AttentionProjections{}, cfg);
   for (std::size_t i = 0; i < 3; ++i)
-    for (std::size_t j = 0; j < 3; ++j) CHECK(std::abs(w[i * 3 + j] - want.weights[0][i][j]) < 1e-9);
+    for (std::size_t j = 0; j < 3; ++j)
+      CHECK(std::abs(w[i * 3 + j] - want.weights[0][i][j]) < 1e-9);
 
   const auto batch = runCli("attend " + quote(vec) + " -s 'The black cat' -s 'cat' --heads 2 -o " +
                             quote(tmp.file("b.npy")) + " --output-values");
@@ -616,7 +634,8 @@ TEST_CASE("posvec attend: npy maps match the reference, batches are padded", "[a
   const std::vector<double> values = readNpy(tmp.file("b.values.npy"), shape);
   CHECK(shape == std::vector<std::size_t>{2, 3, 4});
   // A lone token's output is its own (encoded) row.
-  for (std::size_t c = 0; c < 4; ++c) CHECK(std::abs(values[12 + c] - encodedRows({cat})(0, static_cast<Eigen::Index>(c))) < 1e-9);
+  for (std::size_t c = 0; c < 4; ++c)
+    CHECK(std::abs(values[12 + c] - encodedRows({cat})(0, static_cast<Eigen::Index>(c))) < 1e-9);
 }
 
 TEST_CASE("posvec attend: tsv and json name the words", "[attention][cli]") {
@@ -660,7 +679,9 @@ TEST_CASE("posvec attend: bad input gives one error line and no output", "[atten
       {"", 2},
   };
   for (const auto& [args, code] : cases) {
-    const auto r = runCli("attend " + quote(vec) + args + (args.find("--output-values") == std::string::npos ? " -o " + quote(out) : ""));
+    const auto r =
+        runCli("attend " + quote(vec) + args +
+               (args.find("--output-values") == std::string::npos ? " -o " + quote(out) : ""));
     INFO(args << " -> " << r.err);
     CHECK(r.status == code);
     CHECK(r.err.rfind("posvec: error: ", 0) == 0);
@@ -681,8 +702,8 @@ TEST_CASE("posvec attend: PyTorch recomputes the maps from the saved projections
   const std::string dir = tmp.file("proj");
   const auto r = runCli("attend " + quote(vec) +
                         " -s 'The black cat sat' -s 'brown cat' --heads 2 --projection random "
-                        "--seed 5 --causal --output-values -o " + quote(tmp.file("w.npy")) +
-                        " --save-projections " + quote(dir));
+                        "--seed 5 --causal --output-values -o " +
+                        quote(tmp.file("w.npy")) + " --save-projections " + quote(dir));
   REQUIRE(r.status == 0);
   const std::string script = tmp.file("check.py");
   posvec::test::writeText(script, R"PY(
@@ -720,9 +741,10 @@ verr = (o - torch.from_numpy(np.load(out[:-4] + ".values.npy"))).abs().max().ite
 print(err, verr)
 sys.exit(0 if err < 1e-5 and verr < 1e-5 else 1)
 )PY");
-  const int status = std::system(("python3 " + quote(script) + " " + quote(dir) + " " +
-                                  quote(tmp.file("w.npy")) + " >" + quote(tmp.file("py.out")) + " 2>&1")
-                                     .c_str());
+  const int status =
+      std::system(("python3 " + quote(script) + " " + quote(dir) + " " + quote(tmp.file("w.npy")) +
+                   " >" + quote(tmp.file("py.out")) + " 2>&1")
+                      .c_str());
   INFO(posvec::test::readText(tmp.file("py.out")));
   CHECK(status == 0);
 }

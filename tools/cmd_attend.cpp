@@ -58,12 +58,14 @@ OutFormat resolveFormat(const std::string& name, const std::string& output) {
   if (name == "tsv") return OutFormat::Tsv;
   if (name == "json") return OutFormat::Json;
   if (name == "npy") return OutFormat::Npy;
-  if (name == "auto") return endsWith(".npy") ? OutFormat::Npy : endsWith(".json") ? OutFormat::Json : OutFormat::Tsv;
+  if (name == "auto")
+    return endsWith(".npy") ? OutFormat::Npy : endsWith(".json") ? OutFormat::Json : OutFormat::Tsv;
   throw ConfigError("unknown --format '" + name + "' (choose auto, tsv, json or npy)");
 }
 
 std::size_t positive(std::int64_t v, const char* what) {
-  if (v < 1) throw ConfigError(std::string(what) + " must be at least 1 (got " + std::to_string(v) + ")");
+  if (v < 1)
+    throw ConfigError(std::string(what) + " must be at least 1 (got " + std::to_string(v) + ")");
   return static_cast<std::size_t>(v);
 }
 
@@ -88,7 +90,8 @@ std::vector<std::string> readTexts(const AttendOptions& o) {
     }
   }
   if (texts.empty())
-    throw ConfigError("nothing to attend over: give --sentence TEXT or --input FILE (one sentence a line)");
+    throw ConfigError(
+        "nothing to attend over: give --sentence TEXT or --input FILE (one sentence a line)");
   return texts;
 }
 
@@ -123,7 +126,8 @@ std::string tsvText(const std::vector<Item>& items, bool values) {
       const MatrixD& y = items[s].result.output;
       for (std::size_t i = 0; i < n; ++i) {
         out += tok[i];
-        for (Eigen::Index c = 0; c < y.cols(); ++c) out += '\t' + fixed6(y(static_cast<Eigen::Index>(i), c));
+        for (Eigen::Index c = 0; c < y.cols(); ++c)
+          out += '\t' + fixed6(y(static_cast<Eigen::Index>(i), c));
         out += '\n';
       }
     }
@@ -211,8 +215,10 @@ void writeNpyOutputs(const AttendOptions& o, const Attention& att, const std::ve
   std::vector<std::size_t> vshape = {L, static_cast<std::size_t>(items[0].result.output.cols())};
   if (B > 1) vshape.insert(vshape.begin(), B);
   std::string path = o.output;
-  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0) path.resize(path.size() - 4);
-  writeFileAtomically(path + ".values.npy", [&](std::ostream& out) { writeStacked(out, outs, vshape); });
+  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0)
+    path.resize(path.size() - 4);
+  writeFileAtomically(path + ".values.npy",
+                      [&](std::ostream& out) { writeStacked(out, outs, vshape); });
 }
 
 // nn.Linear weights in float64 .npy, the inputs, and a config.json saying how
@@ -240,7 +246,8 @@ void saveProjections(const AttendOptions& o, const Attention& att, double factor
       full.bias = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(H * dk));
     }
     save(name + "_weight.npy", full.weight.data(),
-         {static_cast<std::size_t>(full.weight.rows()), static_cast<std::size_t>(full.weight.cols())});
+         {static_cast<std::size_t>(full.weight.rows()),
+          static_cast<std::size_t>(full.weight.cols())});
     save(name + "_bias.npy", full.bias.data(), {static_cast<std::size_t>(full.bias.size())});
   };
   const AttentionProjections& p = att.projections();
@@ -292,9 +299,11 @@ void runAttend(const AttendOptions& o) {
   const UnknownWords unk = parseUnknownWords(o.unk);
   const OutFormat fmt = resolveFormat(o.format, o.output);
   if (fmt == OutFormat::Npy && o.outputValues && (o.output.empty() || o.output == "-"))
-    throw ConfigError("--format npy with --output-values writes two files: give -o FILE.npy "
-                      "(the outputs go to FILE.values.npy)");
-  if (o.start < 0) throw ConfigError("--start must be 0 or more (got " + std::to_string(o.start) + ")");
+    throw ConfigError(
+        "--format npy with --output-values writes two files: give -o FILE.npy "
+        "(the outputs go to FILE.values.npy)");
+  if (o.start < 0)
+    throw ConfigError("--start must be 0 or more (got " + std::to_string(o.start) + ")");
   const std::vector<std::string> texts = readTexts(o);
 
   const Embeddings emb = loadVectors(o.vectors);
@@ -402,9 +411,10 @@ Registrar regAttend(42, [](CLI::App& app) {
   sub->add_flag("--keep-case", o->keepCase, "Do not lowercase the text before lookup");
   sub->add_flag("--no-punctuation", o->noPunctuation,
                 "Drop punctuation tokens (for vectors trained without them)");
-  sub->add_option("--format", o->format,
-                  "auto (from the -o extension: .npy, .json, else tsv), tsv (6 decimals, words on "
-                  "both axes), json or npy (float64, heads x T x T; a batch: batch x heads x L x L)")
+  sub->add_option(
+         "--format", o->format,
+         "auto (from the -o extension: .npy, .json, else tsv), tsv (6 decimals, words on "
+         "both axes), json or npy (float64, heads x T x T; a batch: batch x heads x L x L)")
       ->capture_default_str();
   sub->add_option("-o,--output", o->output, "Output file ('-' is stdout)")->capture_default_str();
   sub->add_flag("--output-values", o->outputValues,

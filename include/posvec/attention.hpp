@@ -121,7 +121,7 @@ enum class UnknownWords {
 UnknownWords parseUnknownWords(const std::string& name);  // "error" / "zero" / "token"
 
 struct LookedUp {
-  std::vector<std::string> tokens;  // as looked up; unknown ones replaced by "<unk>" for Token
+  std::vector<std::string> tokens;   // as looked up; unknown ones replaced by "<unk>" for Token
   std::vector<std::size_t> unknown;  // indices of the tokens not in the vocabulary
   MatrixF rows;                      // tokens × dim
 };
