@@ -188,8 +188,10 @@ PositionalEncoder::PositionalEncoder(PositionalOptions options) : options_(optio
         invFreqCos_[k] = inverseFrequency(options_.base, 4 * k + 2, d);
         break;
       case Encoding::Timescale:
-      case Encoding::Fairseq:  // exponent k / (d/2 - 1); tensor2tensor guards d/2 = 1 with max(., 1)
-        invFreqSin_[k] = invFreqCos_[k] = inverseFrequency(options_.base, k, std::max<std::size_t>(half - 1, 1));
+      case Encoding::Fairseq:  // exponent k / (d/2 - 1); tensor2tensor guards d/2 = 1 with max(.,
+                               // 1)
+        invFreqSin_[k] = invFreqCos_[k] =
+            inverseFrequency(options_.base, k, std::max<std::size_t>(half - 1, 1));
         break;
     }
   }

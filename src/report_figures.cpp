@@ -459,33 +459,39 @@ std::vector<Figure> attentionFigures(const StudyResults& r, svg::DocumentIds& id
         "input rows x = e\u00B7scale (+ PE).";
     if (m.key == "attention-words")
       caption = "Without positions, the word " + the + " at positions " +
-                positionsText(a.repeatedAt) +
-                " gets identical rows (largest difference " + shortNumber(a.repeatedRowsDiffWords) +
+                positionsText(a.repeatedAt) + " gets identical rows (largest difference " +
+                shortNumber(a.repeatedRowsDiffWords) +
                 "), and as a key it gets the same weight at each of them in every row: attention "
-                "alone cannot tell the occurrences apart." + identity;
+                "alone cannot tell the occurrences apart." +
+                identity;
     else if (m.key == "attention-additive")
       caption = "With PE added to the rows, the occurrences of " + the +
                 " differ (largest row difference " + shortNumber(a.repeatedRowsDiffAdditive) +
                 "): each occurrence now attends in its own way." + identity;
     else if (m.key == "attention-rotary")
-      caption = "Rotary position embedding rotates Q and K by their position, so every score "
-                "depends on the two words and their offset only; the input rows carry no PE." +
-                identity;
+      caption =
+          "Rotary position embedding rotates Q and K by their position, so every score "
+          "depends on the two words and their offset only; the input rows carry no PE." +
+          identity;
     else if (m.key == "attention-causal")
-      caption = "Keys after the query are set to \u2212\u221E before the softmax: the map is zero "
-                "above the diagonal and every row sums to 1 (the first word attends only to "
-                "itself).";
+      caption =
+          "Keys after the query are set to \u2212\u221E before the softmax: the map is zero "
+          "above the diagonal and every row sums to 1 (the first word attends only to "
+          "itself).";
     else if (m.key == "attention-mask-after-softmax") {
       const double lo = *std::min_element(m.rowSums.begin(), m.rowSums.end());
-      caption = "The common mistake: softmax over every key, then the future weights zeroed. "
-                "Rows now sum to between " + fixed(lo, 3) +
-                " and 1; dividing each row by its sum gives exactly the causal map above.";
+      caption =
+          "The common mistake: softmax over every key, then the future weights zeroed. "
+          "Rows now sum to between " +
+          fixed(lo, 3) + " and 1; dividing each row by its sum gives exactly the causal map above.";
     } else
-      caption = "Head " + std::to_string(m.head + 1) + " of " + std::to_string(m.heads) +
-                ": random projections with bias initialised as PyTorch's nn.Linear (\u00B11/\u221Ad_in), "
-                "head size d/" + std::to_string(m.heads) +
-                ". Each head compares the words through its own projections, so the heads attend "
-                "differently to the same input.";
+      caption =
+          "Head " + std::to_string(m.head + 1) + " of " + std::to_string(m.heads) +
+          ": random projections with bias initialised as PyTorch's nn.Linear (\u00B11/\u221Ad_in), "
+          "head size d/" +
+          std::to_string(m.heads) +
+          ". Each head compares the words through its own projections, so the heads attend "
+          "differently to the same input.";
     out.push_back({m.key + ".svg", h.title, caption, svg::render(h, ids)});
   }
   return out;

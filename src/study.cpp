@@ -125,7 +125,6 @@ std::vector<TrainingPoint> trainingSweep(const std::vector<Sentence>& sentences,
   return out;
 }
 
-
 // The attention section of the report: the study sentence through identity
 // projections (so each map is the softmax of the input rows' own similarity)
 // with no positions, additive and rotary positions, the causal mask and the
@@ -154,13 +153,19 @@ AttentionStudy attentionStudy(const Embeddings& embeddings, const StudyOptions& 
   };
   const std::vector<Setting> settings = {
       {"attention-words", "word vectors only (no positions)", PositionMode::None, false, false, 1},
-      {"attention-additive", "additive encodings (e\u00B7scale + PE)", PositionMode::Additive, false, false, 1},
-      {"attention-rotary", "rotary position embedding on Q and K", PositionMode::Rotary, false, false, 1},
-      {"attention-causal", "additive encodings, causal mask before the softmax", PositionMode::Additive, true, false, 1},
-      {"attention-mask-after-softmax", "additive encodings, future weights zeroed after the softmax (not renormalised)",
+      {"attention-additive", "additive encodings (e\u00B7scale + PE)", PositionMode::Additive,
+       false, false, 1},
+      {"attention-rotary", "rotary position embedding on Q and K", PositionMode::Rotary, false,
+       false, 1},
+      {"attention-causal", "additive encodings, causal mask before the softmax",
+       PositionMode::Additive, true, false, 1},
+      {"attention-mask-after-softmax",
+       "additive encodings, future weights zeroed after the softmax (not renormalised)",
        PositionMode::Additive, true, true, 1},
-      {"attention-head", "additive encodings, two heads with random projections (seed " +
-                             std::to_string(o.seed) + ")", PositionMode::Additive, false, false, 2}};
+      {"attention-head",
+       "additive encodings, two heads with random projections (seed " + std::to_string(o.seed) +
+           ")",
+       PositionMode::Additive, false, false, 2}};
   std::vector<MatrixD> wordsMap, additiveMap;
   for (const Setting& s : settings) {
     AttentionOptions ao;
@@ -183,7 +188,8 @@ AttentionStudy attentionStudy(const Embeddings& embeddings, const StudyOptions& 
       m.head = h;
       m.heads = s.heads;
       m.weights = r.weights[h];
-      for (Eigen::Index i = 0; i < m.weights.rows(); ++i) m.rowSums.push_back(m.weights.row(i).sum());
+      for (Eigen::Index i = 0; i < m.weights.rows(); ++i)
+        m.rowSums.push_back(m.weights.row(i).sum());
       a.maps.push_back(std::move(m));
     }
     if (s.key == "attention-words") wordsMap = r.weights;
@@ -193,7 +199,8 @@ AttentionStudy attentionStudy(const Embeddings& embeddings, const StudyOptions& 
   // The most repeated token, and how far apart its rows are with and without positions.
   std::size_t best = 0;
   for (std::size_t i = 0; i < a.tokens.size(); ++i) {
-    const auto n = static_cast<std::size_t>(std::count(a.tokens.begin(), a.tokens.end(), a.tokens[i]));
+    const auto n =
+        static_cast<std::size_t>(std::count(a.tokens.begin(), a.tokens.end(), a.tokens[i]));
     if (n > best) {
       best = n;
       a.repeatedWord = a.tokens[i];
@@ -205,7 +212,9 @@ AttentionStudy attentionStudy(const Embeddings& embeddings, const StudyOptions& 
     double worst = 0;
     for (std::size_t i : a.repeatedAt)
       worst = std::max(worst, (w.row(static_cast<Eigen::Index>(i)) -
-                               w.row(static_cast<Eigen::Index>(a.repeatedAt[0]))).cwiseAbs().maxCoeff());
+                               w.row(static_cast<Eigen::Index>(a.repeatedAt[0])))
+                                  .cwiseAbs()
+                                  .maxCoeff());
     return worst;
   };
   a.repeatedRowsDiffWords = rowsDiff(wordsMap[0]);

@@ -601,7 +601,8 @@ TEST_CASE("positional: fairseq has a zero padding row and starts at padding_idx 
     const MatrixD m = enc.matrix(0, 10);
     for (Eigen::Index r = 0; r < 10; ++r)
       for (Eigen::Index c = 0; c < 16; ++c) {
-        const double want = r == pad ? 0.0 : refTimescale(r, static_cast<std::size_t>(c), 16, 10000);
+        const double want =
+            r == pad ? 0.0 : refTimescale(r, static_cast<std::size_t>(c), 16, 10000);
         CHECK(std::abs(m(r, c) - want) < 1e-12);
       }
     CHECK(enc.row(pad).norm() == 0.0);
@@ -611,7 +612,8 @@ TEST_CASE("positional: fairseq has a zero padding row and starts at padding_idx 
     const MatrixD x = enc.encode(rows, 2, Scale::parse("none"));
     for (Eigen::Index t = 0; t < 3; ++t)
       for (Eigen::Index c = 0; c < 16; ++c) {
-        const double want = rows(t, c) + refTimescale(pad + 1 + 2 + t, static_cast<std::size_t>(c), 16, 10000);
+        const double want =
+            rows(t, c) + refTimescale(pad + 1 + 2 + t, static_cast<std::size_t>(c), 16, 10000);
         CHECK(std::abs(x(t, c) - want) < 1e-12);
       }
   }
@@ -622,13 +624,15 @@ TEST_CASE("positional: fairseq has a zero padding row and starts at padding_idx 
   CHECK_THROWS_AS(PositionalEncoder(bad), ConfigError);
 }
 
-TEST_CASE("positional: timescale rows shift by a fixed rotation of its half pairs", "[positional]") {
+TEST_CASE("positional: timescale rows shift by a fixed rotation of its half pairs",
+          "[positional]") {
   const PositionalEncoder enc = make(32, Encoding::Timescale);
   for (std::int64_t k : {std::int64_t{1}, std::int64_t{7}, std::int64_t{-3}}) {
     const MatrixD shift = enc.relativeShift(k);
     for (std::int64_t p : {std::int64_t{5}, std::int64_t{40}}) {
       Eigen::VectorXd want(32), got = shift * enc.row(p).transpose();
-      for (std::size_t c = 0; c < 32; ++c) want(static_cast<Eigen::Index>(c)) = refTimescale(p + k, c, 32, 10000);
+      for (std::size_t c = 0; c < 32; ++c)
+        want(static_cast<Eigen::Index>(c)) = refTimescale(p + k, c, 32, 10000);
       CHECK((got - want).cwiseAbs().maxCoeff() < 1e-12);
     }
   }
@@ -642,8 +646,9 @@ TEST_CASE("positional: timescale and fairseq agree with a long-double reference 
       long double worst = 0;
       for (Eigen::Index r = 0; r < md.rows(); ++r)
         for (std::size_t c = 0; c < 64; ++c)
-          worst = std::max(worst, std::fabs(static_cast<long double>(md(r, static_cast<Eigen::Index>(c))) -
-                                            refValue(e, s + r, c, 64, 10000)));
+          worst = std::max(worst,
+                           std::fabs(static_cast<long double>(md(r, static_cast<Eigen::Index>(c))) -
+                                     refValue(e, s + r, c, 64, 10000)));
       INFO(encodingName(e) << " start=" << s);
       CHECK(static_cast<double>(worst) <= 1e-13 + 3e-16 * static_cast<double>(s + 300));
     }

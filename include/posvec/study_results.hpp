@@ -47,7 +47,7 @@ struct AttentionMapResult {
   PositionMode positional = PositionMode::None;
   bool causal = false, maskAfterSoftmax = false;
   std::size_t head = 0, heads = 1;
-  MatrixD weights;               // T × T, row = query, column = key
+  MatrixD weights;              // T × T, row = query, column = key
   std::vector<double> rowSums;  // 1 except for the mask after the softmax
 };
 
@@ -55,9 +55,9 @@ struct AttentionMapResult {
 // projections (the raw similarity of the input rows) and a two-head example.
 struct AttentionStudy {
   std::string sentence;
-  std::vector<std::string> tokens;   // "<unk>" for words the vectors lack
+  std::vector<std::string> tokens;  // "<unk>" for words the vectors lack
   std::vector<AttentionMapResult> maps;
-  std::string repeatedWord;          // the most repeated token ("the")
+  std::string repeatedWord;             // the most repeated token ("the")
   std::vector<std::size_t> repeatedAt;  // its positions
   // Largest |difference| between the rows of the repeated word's occurrences.
   double repeatedRowsDiffWords = 0;     // word vectors only: 0, the rows are identical
