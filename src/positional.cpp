@@ -98,8 +98,10 @@ Encoding parseEncoding(const std::string& name) {
   if (name == "concatenated") return Encoding::Concatenated;
   if (name == "book") return Encoding::Book;
   if (name == "tutorial") return Encoding::Tutorial;
+  if (name == "timescale") return Encoding::Timescale;
+  if (name == "fairseq") return Encoding::Fairseq;
   throw ConfigError("unknown encoding '" + name +
-                    "' (choose interleaved, concatenated, book or tutorial)");
+                    "' (choose interleaved, concatenated, book, tutorial, timescale or fairseq)");
 }
 
 std::string encodingName(Encoding encoding) {
@@ -112,6 +114,10 @@ std::string encodingName(Encoding encoding) {
       return "book";
     case Encoding::Tutorial:
       return "tutorial";
+    case Encoding::Timescale:
+      return "timescale";
+    case Encoding::Fairseq:
+      return "fairseq";
   }
   return "unknown";
 }
@@ -128,6 +134,9 @@ void PositionalOptions::validate() const {
     s << "the base (--base) must be a finite number greater than 1 (got " << base << ")";
     throw ConfigError(s.str());
   }
+  if (encoding == Encoding::Fairseq && paddingIdx < 0)
+    throw ConfigError("the fairseq padding index must be 0 or more (got " +
+                      std::to_string(paddingIdx) + ")");
 }
 
 Scale Scale::parse(const std::string& text) {
@@ -178,6 +187,12 @@ PositionalEncoder::PositionalEncoder(PositionalOptions options) : options_(optio
         invFreqSin_[k] = inverseFrequency(options_.base, 4 * k, d);
         invFreqCos_[k] = inverseFrequency(options_.base, 4 * k + 2, d);
         break;
+      case Encoding::Timescale:
+      case Encoding::Fairseq:  // exponent k / (d/2 - 1); tensor2tensor guards d/2 = 1 with max(.,
+                               // 1)
+        invFreqSin_[k] = invFreqCos_[k] =
+            inverseFrequency(options_.base, k, std::max<std::size_t>(half - 1, 1));
+        break;
     }
   }
   if (options_.encoding == Encoding::Tutorial) {
@@ -219,6 +234,8 @@ void PositionalEncoder::fillRows(std::int64_t start, std::size_t len, T* out) co
         }
         break;
       case Encoding::Concatenated:
+      case Encoding::Timescale:
+      case Encoding::Fairseq:
         for (std::size_t k = 0; k < half; ++k) {
           row[k] = static_cast<T>(s[k]);
           row[half + k] = static_cast<T>(c[k]);
@@ -255,6 +272,8 @@ void PositionalEncoder::fillRows(std::int64_t start, std::size_t len, T* out) co
     }
     p = blockEnd;
   }
+  if (enc == Encoding::Fairseq && options_.paddingIdx >= start && options_.paddingIdx < end)
+    std::fill_n(out + static_cast<std::size_t>(options_.paddingIdx - start) * d, d, T(0));
 }
 
 Eigen::RowVectorXd PositionalEncoder::row(std::int64_t position) const {
@@ -322,13 +341,27 @@ double PositionalEncoder::similarity(std::int64_t p, std::int64_t q) const {
   return cosine(a.data(), b.data(), options_.dim);
 }
 
+std::int64_t PositionalEncoder::positionOffset() const {
+  return options_.encoding == Encoding::Fairseq ? options_.paddingIdx + 1 : 0;
+}
+
+namespace {
+// start + offset, refusing the sums checkSize could not see (signed overflow).
+std::int64_t offsetStart(std::int64_t start, std::int64_t offset) {
+  if (start > kMaxPosition || offset > kMaxPosition - std::max<std::int64_t>(start, 0))
+    throw ConfigError("positions must stay below 2^53 (start " + std::to_string(start) +
+                      " + offset " + std::to_string(offset) + ")");
+  return start + offset;
+}
+}  // namespace
+
 MatrixD PositionalEncoder::encode(const MatrixF& rows, std::int64_t start, Scale scale) const {
   if (static_cast<std::size_t>(rows.cols()) != options_.dim)
     throw InputError("the embedding rows have " + std::to_string(rows.cols()) +
                      " columns but the encoder's d_model is " + std::to_string(options_.dim));
   const double f = scale.factor(options_.dim);
   if (rows.rows() == 0) return MatrixD(0, static_cast<Eigen::Index>(options_.dim));
-  MatrixD out = matrix(start, static_cast<std::size_t>(rows.rows()));
+  MatrixD out = matrix(offsetStart(start, positionOffset()), static_cast<std::size_t>(rows.rows()));
   out += rows.cast<double>() * f;
   return out;
 }
@@ -352,7 +385,7 @@ std::vector<MatrixD> PositionalEncoder::encodeBatch(const std::vector<MatrixF>& 
     for (std::size_t i = 0; i < sequences.size(); ++i) out.emplace_back(0, d);
     return out;
   }
-  const MatrixD pe = matrix(start, longest);
+  const MatrixD pe = matrix(offsetStart(start, positionOffset()), longest);
   const double f = scale.factor(options_.dim);
   for (const MatrixF& seq : sequences) {
     const Eigen::Index n = seq.rows();
@@ -374,7 +407,9 @@ MatrixD PositionalEncoder::relativeShift(std::int64_t k) const {
         "columns use different frequencies (use interleaved, concatenated or book)");
   const std::size_t d = options_.dim, half = d / 2;
   MatrixD m = MatrixD::Zero(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
-  const bool concat = options_.encoding == Encoding::Concatenated;
+  const bool concat = options_.encoding == Encoding::Concatenated ||
+                      options_.encoding == Encoding::Timescale ||
+                      options_.encoding == Encoding::Fairseq;
   for (std::size_t j = 0; j < half; ++j) {
     const double angle = static_cast<double>(k) * invFreqSin_[j];
     const double cs = std::cos(angle), sn = std::sin(angle);

@@ -180,6 +180,27 @@ std::string resultsJson(const StudyResults& r) {
                      "the heatmaps show PE rows 0..positions-1; recompute any value with "
                      "`posvec pe`"},
                     {"interleaved_columns", columns}};
+  if (!r.attention.maps.empty()) {
+    const AttentionStudy& a = r.attention;
+    json maps = json::array();
+    for (const auto& m : a.maps)
+      maps.push_back({{"figure", m.key + ".svg"},
+                      {"setting", m.setting},
+                      {"positional", positionModeName(m.positional)},
+                      {"causal", m.causal},
+                      {"mask_after_softmax", m.maskAfterSoftmax},
+                      {"head", m.head + 1},
+                      {"heads", m.heads},
+                      {"row_sums", m.rowSums},
+                      {"weights", matrixJson(m.weights)}});
+    j["attention"] = {{"sentence", a.sentence},
+                      {"tokens", a.tokens},
+                      {"repeated_word", a.repeatedWord},
+                      {"repeated_at", a.repeatedAt},
+                      {"repeated_rows_difference_words_only", a.repeatedRowsDiffWords},
+                      {"repeated_rows_difference_additive", a.repeatedRowsDiffAdditive},
+                      {"maps", maps}};
+  }
   j["binary_counting"] = {{"samples_per_position", x.counting.samplesPerPosition},
                           {"bits", matrixJson(x.counting.bits)}};
   json dec = json::array();

@@ -419,6 +419,84 @@ Figure trainingFigure(const StudyResults& r, svg::DocumentIds& ids) {
       svg::render(c, ids)};
 }
 
+// Positions as the page writes them: 1-based, "1, 6, 9 and 14".
+std::string positionsText(const std::vector<std::size_t>& at) {
+  std::string out;
+  for (std::size_t i = 0; i < at.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == at.size() ? " and " : ", ") + std::to_string(at[i] + 1);
+  return out;
+}
+
+std::string shortNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, v == 0 ? "%.0f" : "%.2g", v);
+  return buf;
+}
+
+// One heatmap per attention map: words on both axes, weights 0..1 on the colour bar.
+std::vector<Figure> attentionFigures(const StudyResults& r, svg::DocumentIds& ids) {
+  const AttentionStudy& a = r.attention;
+  std::vector<Figure> out;
+  const std::string the = "\u201C" + a.repeatedWord + "\u201D";
+  for (const AttentionMapResult& m : a.maps) {
+    svg::Heatmap h;
+    h.title = "Attention weights: " + m.setting;
+    h.xLabel = "key (attended to)";
+    h.yLabel = "query";
+    h.colourLabel = "attention weight";
+    h.width = 820;
+    h.height = 560;
+    h.values = m.weights;
+    h.vMin = 0;
+    h.vMax = 1;
+    for (std::size_t t = 0; t < a.tokens.size(); ++t) {
+      h.xTicks.push_back({static_cast<double>(t), a.tokens[t]});
+      h.yTicks.push_back({static_cast<double>(t), a.tokens[t]});
+    }
+    std::string caption;
+    const std::string identity =
+        " Identity projections: each weight is softmax over keys of x_q\u00B7x_k/\u221Ad of the "
+        "input rows x = e\u00B7scale (+ PE).";
+    if (m.key == "attention-words")
+      caption = "Without positions, the word " + the + " at positions " +
+                positionsText(a.repeatedAt) + " gets identical rows (largest difference " +
+                shortNumber(a.repeatedRowsDiffWords) +
+                "), and as a key it gets the same weight at each of them in every row: attention "
+                "alone cannot tell the occurrences apart." +
+                identity;
+    else if (m.key == "attention-additive")
+      caption = "With PE added to the rows, the occurrences of " + the +
+                " differ (largest row difference " + shortNumber(a.repeatedRowsDiffAdditive) +
+                "): each occurrence now attends in its own way." + identity;
+    else if (m.key == "attention-rotary")
+      caption =
+          "Rotary position embedding rotates Q and K by their position, so every score "
+          "depends on the two words and their offset only; the input rows carry no PE." +
+          identity;
+    else if (m.key == "attention-causal")
+      caption =
+          "Keys after the query are set to \u2212\u221E before the softmax: the map is zero "
+          "above the diagonal and every row sums to 1 (the first word attends only to "
+          "itself).";
+    else if (m.key == "attention-mask-after-softmax") {
+      const double lo = *std::min_element(m.rowSums.begin(), m.rowSums.end());
+      caption =
+          "The common mistake: softmax over every key, then the future weights zeroed. "
+          "Rows now sum to between " +
+          fixed(lo, 3) + " and 1; dividing each row by its sum gives exactly the causal map above.";
+    } else
+      caption =
+          "Head " + std::to_string(m.head + 1) + " of " + std::to_string(m.heads) +
+          ": random projections with bias initialised as PyTorch's nn.Linear (\u00B11/\u221Ad_in), "
+          "head size d/" +
+          std::to_string(m.heads) +
+          ". Each head compares the words through its own projections, so the heads attend "
+          "differently to the same input.";
+    out.push_back({m.key + ".svg", h.title, caption, svg::render(h, ids)});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<Figure> studyFigures(const StudyResults& r) {
@@ -440,6 +518,7 @@ std::vector<Figure> studyFigures(const StudyResults& r) {
   f.push_back(distanceFigure(r, ids));
   f.push_back(decompositionFigure(r, ids));
   if (!r.training.empty()) f.push_back(trainingFigure(r, ids));
+  for (Figure& a : attentionFigures(r, ids)) f.push_back(std::move(a));
   return f;
 }
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <limits>
 
+#include "posvec/attention.hpp"
 #include "posvec/embeddings.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/io.hpp"
@@ -122,6 +123,103 @@ std::vector<TrainingPoint> trainingSweep(const std::vector<Sentence>& sentences,
     }
   }
   return out;
+}
+
+// The attention section of the report: the study sentence through identity
+// projections (so each map is the softmax of the input rows' own similarity)
+// with no positions, additive and rotary positions, the causal mask and the
+// mask-after-softmax mistake, then a two-head example with random projections.
+// Empty when d_model is odd (no sinusoidal encoding exists for it).
+AttentionStudy attentionStudy(const Embeddings& embeddings, const StudyOptions& o) {
+  AttentionStudy a;
+  const std::size_t d = embeddings.dim();
+  if (d % 2 != 0) return a;
+  a.sentence = "The black cat sat on the couch and the brown dog slept on the rug.";
+  Sentence tokens;
+  for (Sentence& s : Tokenizer().tokenize(a.sentence))
+    for (std::string& t : s) tokens.push_back(std::move(t));
+  const LookedUp words = lookUpTokens(embeddings, tokens, UnknownWords::Token);
+  a.tokens = words.tokens;
+  PositionalOptions po;
+  po.dim = d;
+  po.base = o.base;
+  const PositionalEncoder encoder(po);
+
+  struct Setting {
+    std::string key, text;
+    PositionMode positional;
+    bool causal, after;
+    std::size_t heads;
+  };
+  const std::vector<Setting> settings = {
+      {"attention-words", "word vectors only (no positions)", PositionMode::None, false, false, 1},
+      {"attention-additive", "additive encodings (e\u00B7scale + PE)", PositionMode::Additive,
+       false, false, 1},
+      {"attention-rotary", "rotary position embedding on Q and K", PositionMode::Rotary, false,
+       false, 1},
+      {"attention-causal", "additive encodings, causal mask before the softmax",
+       PositionMode::Additive, true, false, 1},
+      {"attention-mask-after-softmax",
+       "additive encodings, future weights zeroed after the softmax (not renormalised)",
+       PositionMode::Additive, true, true, 1},
+      {"attention-head",
+       "additive encodings, two heads with random projections (seed " + std::to_string(o.seed) +
+           ")",
+       PositionMode::Additive, false, false, 2}};
+  std::vector<MatrixD> wordsMap, additiveMap;
+  for (const Setting& s : settings) {
+    AttentionOptions ao;
+    ao.heads = s.heads;
+    ao.projection = s.heads > 1 ? Projection::Random : Projection::Identity;
+    ao.seed = o.seed;
+    ao.causal = s.causal;
+    ao.maskAfterSoftmax = s.after;
+    ao.positional = s.positional;
+    ao.rotaryBase = o.base;
+    const MatrixD x = attentionInput(words.rows, s.positional, encoder, 0, o.scale);
+    const AttentionResult r = Attention(d, ao).compute(x);
+    for (std::size_t h = 0; h < r.weights.size(); ++h) {
+      AttentionMapResult m;
+      m.key = s.heads > 1 ? s.key + "-" + std::to_string(h + 1) : s.key;
+      m.setting = s.heads > 1 ? s.text + ", head " + std::to_string(h + 1) : s.text;
+      m.positional = s.positional;
+      m.causal = s.causal;
+      m.maskAfterSoftmax = s.after;
+      m.head = h;
+      m.heads = s.heads;
+      m.weights = r.weights[h];
+      for (Eigen::Index i = 0; i < m.weights.rows(); ++i)
+        m.rowSums.push_back(m.weights.row(i).sum());
+      a.maps.push_back(std::move(m));
+    }
+    if (s.key == "attention-words") wordsMap = r.weights;
+    if (s.key == "attention-additive") additiveMap = r.weights;
+  }
+
+  // The most repeated token, and how far apart its rows are with and without positions.
+  std::size_t best = 0;
+  for (std::size_t i = 0; i < a.tokens.size(); ++i) {
+    const auto n =
+        static_cast<std::size_t>(std::count(a.tokens.begin(), a.tokens.end(), a.tokens[i]));
+    if (n > best) {
+      best = n;
+      a.repeatedWord = a.tokens[i];
+    }
+  }
+  for (std::size_t i = 0; i < a.tokens.size(); ++i)
+    if (a.tokens[i] == a.repeatedWord) a.repeatedAt.push_back(i);
+  auto rowsDiff = [&](const MatrixD& w) {
+    double worst = 0;
+    for (std::size_t i : a.repeatedAt)
+      worst = std::max(worst, (w.row(static_cast<Eigen::Index>(i)) -
+                               w.row(static_cast<Eigen::Index>(a.repeatedAt[0])))
+                                  .cwiseAbs()
+                                  .maxCoeff());
+    return worst;
+  };
+  a.repeatedRowsDiffWords = rowsDiff(wordsMap[0]);
+  a.repeatedRowsDiffAdditive = rowsDiff(additiveMap[0]);
+  return a;
 }
 
 }  // namespace
@@ -247,6 +345,7 @@ StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
   ex.encodings = o.encodings;
   ex.base = o.base;
   results.experiments = positionalExperiments(embeddings, ex, extra);
+  results.attention = attentionStudy(embeddings, o);
 
   if (sweep) {
     StudyProgress p;

@@ -41,6 +41,14 @@ long double refValue(Encoding e, std::int64_t p, std::size_t col, std::size_t d,
       if (col % 2 == 0) return sinl(pos / std::pow(base, static_cast<long double>(2 * col) / dd));
       return cosl(pos / std::pow(base, static_cast<long double>(2 * col) / dd));  // 2(i+1)/d
     }
+    case Encoding::Timescale:
+    case Encoding::Fairseq: {  // fairseq's row 1 (its default padding index) is zero
+      if (e == Encoding::Fairseq && p == 1) return 0;
+      const std::size_t half = d / 2, k = col % half;
+      const long double span = static_cast<long double>(std::max<std::size_t>(half - 1, 1));
+      const long double angle = pos / std::pow(base, static_cast<long double>(k) / span);
+      return col < half ? sinl(angle) : cosl(angle);
+    }
   }
   return 0;
 }
@@ -534,4 +542,114 @@ TEST_CASE("posvec encode: bad input gives one error line and no output", "[posit
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     CHECK_FALSE(fs::exists(out));
   }
+}
+
+// ---- the layout released models carry: [sin | cos] halves, timescales 1 .. base ----
+
+namespace {
+// fairseq's get_embedding / tensor2tensor's get_timing_signal_1d, written out in
+// double: inverse timescale k = exp(-k * log(base) / max(d/2 - 1, 1)).
+double refTimescale(std::int64_t p, std::size_t col, std::size_t d, double base) {
+  const std::size_t half = d / 2, k = col % half;
+  const double increment = std::log(base) / static_cast<double>(std::max<std::size_t>(half - 1, 1));
+  const double angle = static_cast<double>(p) * std::exp(-static_cast<double>(k) * increment);
+  return col < half ? std::sin(angle) : std::cos(angle);
+}
+}  // namespace
+
+TEST_CASE("positional: timescale and fairseq names parse and print", "[positional]") {
+  CHECK(parseEncoding("timescale") == Encoding::Timescale);
+  CHECK(parseEncoding("fairseq") == Encoding::Fairseq);
+  CHECK(encodingName(Encoding::Timescale) == "timescale");
+  CHECK(encodingName(Encoding::Fairseq) == "fairseq");
+  CHECK_THROWS_WITH(parseEncoding("t2t"), Catch::Contains("timescale or fairseq"));
+}
+
+TEST_CASE("positional: timescale agrees with a float64 formula", "[positional]") {
+  for (std::size_t d : {2u, 4u, 8u, 64u, 512u}) {
+    for (double base : {10000.0, 500.0}) {
+      const PositionalEncoder enc = make(d, Encoding::Timescale, base);
+      for (std::int64_t start : {std::int64_t{0}, std::int64_t{1000}, std::int64_t{123456}}) {
+        const MatrixD m = enc.matrix(start, 40);
+        double worst = 0;
+        for (Eigen::Index r = 0; r < m.rows(); ++r)
+          for (std::size_t c = 0; c < d; ++c)
+            worst = std::max(worst, std::abs(m(r, static_cast<Eigen::Index>(c)) -
+                                             refTimescale(start + r, c, d, base)));
+        INFO("d " << d << " base " << base << " start " << start);
+        CHECK(worst < 1e-9);
+      }
+    }
+  }
+  // Hand-derived, d = 4: the two timescales are exactly 1 and base.
+  const MatrixD m = make(4, Encoding::Timescale).matrix(3, 1);
+  CHECK(m(0, 0) == Approx(std::sin(3.0)).margin(1e-15));
+  CHECK(m(0, 1) == Approx(std::sin(3.0 / 10000)).margin(1e-15));
+  CHECK(m(0, 2) == Approx(std::cos(3.0)).margin(1e-15));
+  CHECK(m(0, 3) == Approx(std::cos(3.0 / 10000)).margin(1e-15));
+}
+
+TEST_CASE("positional: fairseq has a zero padding row and starts at padding_idx + 1",
+          "[positional]") {
+  for (std::int64_t pad : {std::int64_t{0}, std::int64_t{1}, std::int64_t{5}}) {
+    PositionalOptions o;
+    o.dim = 16;
+    o.encoding = Encoding::Fairseq;
+    o.paddingIdx = pad;
+    const PositionalEncoder enc(o);
+    CHECK(enc.positionOffset() == pad + 1);
+    const MatrixD m = enc.matrix(0, 10);
+    for (Eigen::Index r = 0; r < 10; ++r)
+      for (Eigen::Index c = 0; c < 16; ++c) {
+        const double want =
+            r == pad ? 0.0 : refTimescale(r, static_cast<std::size_t>(c), 16, 10000);
+        CHECK(std::abs(m(r, c) - want) < 1e-12);
+      }
+    CHECK(enc.row(pad).norm() == 0.0);
+    // Token t of a sentence gets table row pad + 1 + start + t (fairseq's make_positions).
+    MatrixF rows = MatrixF::Zero(3, 16);
+    rows(1, 4) = 2.0f;
+    const MatrixD x = enc.encode(rows, 2, Scale::parse("none"));
+    for (Eigen::Index t = 0; t < 3; ++t)
+      for (Eigen::Index c = 0; c < 16; ++c) {
+        const double want =
+            rows(t, c) + refTimescale(pad + 1 + 2 + t, static_cast<std::size_t>(c), 16, 10000);
+        CHECK(std::abs(x(t, c) - want) < 1e-12);
+      }
+  }
+  PositionalOptions bad;
+  bad.dim = 8;
+  bad.encoding = Encoding::Fairseq;
+  bad.paddingIdx = -1;
+  CHECK_THROWS_AS(PositionalEncoder(bad), ConfigError);
+}
+
+TEST_CASE("positional: timescale rows shift by a fixed rotation of its half pairs",
+          "[positional]") {
+  const PositionalEncoder enc = make(32, Encoding::Timescale);
+  for (std::int64_t k : {std::int64_t{1}, std::int64_t{7}, std::int64_t{-3}}) {
+    const MatrixD shift = enc.relativeShift(k);
+    for (std::int64_t p : {std::int64_t{5}, std::int64_t{40}}) {
+      Eigen::VectorXd want(32), got = shift * enc.row(p).transpose();
+      for (std::size_t c = 0; c < 32; ++c)
+        want(static_cast<Eigen::Index>(c)) = refTimescale(p + k, c, 32, 10000);
+      CHECK((got - want).cwiseAbs().maxCoeff() < 1e-12);
+    }
+  }
+}
+
+TEST_CASE("positional: timescale and fairseq agree with a long-double reference far out",
+          "[positional]") {
+  for (Encoding e : {Encoding::Timescale, Encoding::Fairseq})
+    for (std::int64_t s : {std::int64_t{0}, std::int64_t{65536}, std::int64_t{9999700}}) {
+      const MatrixD md = make(64, e).matrix(s, 300);
+      long double worst = 0;
+      for (Eigen::Index r = 0; r < md.rows(); ++r)
+        for (std::size_t c = 0; c < 64; ++c)
+          worst = std::max(worst,
+                           std::fabs(static_cast<long double>(md(r, static_cast<Eigen::Index>(c))) -
+                                     refValue(e, s + r, c, 64, 10000)));
+      INFO(encodingName(e) << " start=" << s);
+      CHECK(static_cast<double>(worst) <= 1e-13 + 3e-16 * static_cast<double>(s + 300));
+    }
 }

@@ -327,3 +327,80 @@ TEST_CASE("study library: vectors, refused options and the report from results",
   }
   CHECK(test::readText(mine + "/index.html") == test::readText(theirs + "/index.html"));
 }
+
+TEST_CASE("study library: the attention section of the study sentence", "[study][attention]") {
+  test::TempDir tmp;
+  const std::string vec = tmp.file("v.txt");
+  // Every word of the sentence but "couch" (which becomes the mean row, "<unk>").
+  test::writeText(
+      vec,
+      "11 4\nthe 0.5 0.1 -0.2 0.3\nblack 1 0 0.4 0\nbrown 0.9 0.1 0.5 0\ncat 0 1 0 0.2\n"
+      "dog 0.1 0.9 0 0.3\nsat -0.5 0.2 0.1 0.3\nslept -0.4 0.3 0.2 0.2\non 0.2 -0.3 0.6 0\n"
+      "and 0 0 -0.5 0.5\nrug 0.3 0.3 0.3 -0.3\n. 0 0 0 0.1\n");
+  StudyOptions o;
+  o.vectors = vec;
+  o.scale = Scale::parse("none");
+  const StudyResults r = runStudy(o);
+  const AttentionStudy& a = r.attention;
+  REQUIRE(a.tokens.size() == 16);
+  CHECK(a.tokens[6] == "<unk>");
+  CHECK(a.repeatedWord == "the");
+  CHECK(a.repeatedAt == std::vector<std::size_t>{0, 5, 8, 13});
+  REQUIRE(a.maps.size() == 7);
+  const MatrixD& words = a.maps[0].weights;
+  // Word vectors only: row q = softmax_k(e_q · e_k / 2), computed here from the file's numbers.
+  const std::vector<std::vector<double>> e = {
+      {0.5, 0.1, -0.2, 0.3}, {1, 0, 0.4, 0},        {0, 1, 0, 0.2},        {-0.5, 0.2, 0.1, 0.3},
+      {0.2, -0.3, 0.6, 0},   {0, 0, 0, 0},          {0, 0, -0.5, 0.5},     {0.5, 0.1, -0.2, 0.3},
+      {0.9, 0.1, 0.5, 0},    {0.1, 0.9, 0, 0.3},    {-0.4, 0.3, 0.2, 0.2}, {0.2, -0.3, 0.6, 0},
+      {0.5, 0.1, -0.2, 0.3}, {0.3, 0.3, 0.3, -0.3}, {0, 0, 0, 0.1}};
+  std::vector<std::vector<double>> rows = {e[0], e[1], e[2], e[3],  e[4], e[0], e[5],  e[6],
+                                           e[0], e[8], e[9], e[10], e[4], e[0], e[13], e[14]};
+  // "<unk>" is the mean of the 11 vectors (in file order).
+  const double mean[4] = {(0.5 + 1 + 0.9 + 0 + 0.1 - 0.5 - 0.4 + 0.2 + 0 + 0.3 + 0) / 11,
+                          (0.1 + 0 + 0.1 + 1 + 0.9 + 0.2 + 0.3 - 0.3 + 0 + 0.3 + 0) / 11,
+                          (-0.2 + 0.4 + 0.5 + 0 + 0 + 0.1 + 0.2 + 0.6 - 0.5 + 0.3 + 0) / 11,
+                          (0.3 + 0 + 0 + 0.2 + 0.3 + 0.3 + 0.2 + 0 + 0.5 - 0.3 + 0.1) / 11};
+  rows[6].assign(mean, mean + 4);
+  for (std::size_t q = 0; q < 16; ++q) {
+    std::vector<double> s(16);
+    double m = -1e300, sum = 0;
+    for (std::size_t k = 0; k < 16; ++k) {
+      for (int c = 0; c < 4; ++c) s[k] += rows[q][c] * rows[k][c] / 2.0;
+      m = std::max(m, s[k]);
+    }
+    for (double& v : s) sum += (v = std::exp(v - m));
+    for (std::size_t k = 0; k < 16; ++k)
+      CHECK(std::abs(words(static_cast<Eigen::Index>(q), static_cast<Eigen::Index>(k)) -
+                     s[k] / sum) < 1e-6);
+  }
+  CHECK(a.repeatedRowsDiffWords == 0.0);
+  CHECK(a.repeatedRowsDiffAdditive > 1e-3);
+  const MatrixD& causal = a.maps[3].weights;
+  const AttentionMapResult& after = a.maps[4];
+  CHECK(after.maskAfterSoftmax);
+  for (Eigen::Index i = 0; i < 16; ++i) {
+    CHECK(std::abs(causal.row(i).sum() - 1) < 1e-12);
+    for (Eigen::Index j = i + 1; j < 16; ++j) CHECK(causal(i, j) == 0.0);
+    CHECK(after.rowSums[static_cast<std::size_t>(i)] == Approx(after.weights.row(i).sum()));
+    if (i < 15) CHECK(after.rowSums[static_cast<std::size_t>(i)] < 1 - 1e-6);
+    // Renormalised, the mistake is the causal map.
+    CHECK(
+        (after.weights.row(i) / after.weights.row(i).sum() - causal.row(i)).cwiseAbs().maxCoeff() <
+        1e-12);
+  }
+  CHECK((a.maps[5].weights - a.maps[6].weights).cwiseAbs().maxCoeff() > 1e-3);  // two heads differ
+  // The figures: one per map, words on both axes.
+  const auto figures = studyFigures(r);
+  std::size_t found = 0;
+  for (const Figure& f : figures)
+    if (f.file.rfind("attention-", 0) == 0) {
+      ++found;
+      CHECK(f.svg.find(">brown</text>") != std::string::npos);
+      CHECK(f.svg.find("attention weight") != std::string::npos);
+    }
+  CHECK(found == 7);
+  const json j = json::parse(resultsJson(r));
+  CHECK(j["attention"]["maps"].size() == 7);
+  CHECK(j["attention"]["repeated_word"] == "the");
+}

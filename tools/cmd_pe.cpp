@@ -256,7 +256,9 @@ Registrar regPe(40, [](CLI::App& app) {
   sub->add_option("--encoding", opts->encoding,
                   "interleaved (Vaswani et al.), concatenated (sines then cosines), book (the "
                   "study's loop, exponent 2i/d at even column i), tutorial (2i/d for sin, "
-                  "2(i+1)/d for cos)")
+                  "2(i+1)/d for cos), timescale ([sin | cos] halves, timescales base^(k/(d/2-1)): "
+                  "tensor2tensor, fairseq, Marian), fairseq (timescale with a zero row at "
+                  "padding index 1; encode starts at position 2)")
       ->capture_default_str();
   sub->add_option("--format", opts->format,
                   "auto (from the -o extension: .npy, .json, else tsv), tsv, json or npy")
@@ -454,7 +456,8 @@ Registrar regEncode(41, [](CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--base", opts->base, "Frequency base")->capture_default_str();
   sub->add_option("--encoding", opts->encoding,
-                  "interleaved, concatenated, book or tutorial (see posvec pe --help)")
+                  "interleaved, concatenated, book, tutorial, timescale or fairseq (see posvec pe "
+                  "--help)")
       ->capture_default_str();
   sub->add_flag("--pad-encoding", opts->padEncoding,
                 "In a batch, add PE[start + t] to padding rows too (default: padding stays zero)");

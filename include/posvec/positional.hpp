@@ -17,7 +17,14 @@ enum class Encoding {
   Interleaved,   // PE[p,2k] = sin(p / base^(2k/d)), PE[p,2k+1] = cos(same)   (Vaswani et al.)
   Concatenated,  // the d/2 sines, then the d/2 cosines (tensor2tensor layout)
   Book,          // the study's loop: column i (even) uses base^((2i)/d) for sin at i and cos at i+1
-  Tutorial       // sin at even i with base^(2i/d), cos at i+1 with base^(2(i+1)/d)
+  Tutorial,      // sin at even i with base^(2i/d), cos at i+1 with base^(2(i+1)/d)
+  // The layout released models carry (tensor2tensor get_timing_signal_1d, fairseq,
+  // Marian, M2M100): [sin | cos] halves, d/2 inverse timescales base^(-k/(d/2 - 1)),
+  // so the slowest column pair has exactly 1/base (d = 2: the one pair has 1).
+  Timescale,
+  // Timescale as fairseq's SinusoidalPositionalEmbedding uses it: row paddingIdx
+  // is all zeros and encode() puts token t at position paddingIdx + 1 + start + t.
+  Fairseq
 };
 
 Encoding parseEncoding(const std::string& name);  // ConfigError on an unknown name
@@ -27,6 +34,7 @@ struct PositionalOptions {
   std::size_t dim = 512;  // d_model; must be even and > 0
   double base = 10000.0;  // > 1
   Encoding encoding = Encoding::Interleaved;
+  std::int64_t paddingIdx = 1;  // Fairseq only: the zero row; >= 0 (fairseq's default is 1)
   void validate() const;  // throws ConfigError (says why odd d_model is refused)
 };
 
@@ -63,7 +71,10 @@ class PositionalEncoder {
   // Cosine of PE[p] and PE[q] (two row() calls).
   double similarity(std::int64_t p, std::int64_t q) const;
 
-  // Transformer input: row t = rows(t) * scale + PE[start + t].
+  // Where encode() puts token 0 for start = 0: paddingIdx + 1 for Fairseq, else 0.
+  std::int64_t positionOffset() const;
+
+  // Transformer input: row t = rows(t) * scale + PE[positionOffset() + start + t].
   MatrixD encode(const MatrixF& rows, std::int64_t start = 0, Scale scale = {}) const;
   // A batch of sequences of different lengths: one matrix per sequence, each
   // padded to the longest length. Padding rows stay zero unless `encodePadding`
@@ -72,8 +83,9 @@ class PositionalEncoder {
                                    Scale scale = {}, bool encodePadding = false) const;
 
   // The block-diagonal rotation M_k (d x d) with PE[p + k] = M_k · PE[p] for every
-  // p (one 2x2 rotation per sine/cosine pair; for Concatenated the pairs are
-  // columns j and d/2 + j). ConfigError for Tutorial: its sine and cosine columns
+  // p (one 2x2 rotation per sine/cosine pair; for Concatenated, Timescale and
+  // Fairseq the pairs are columns j and d/2 + j; for Fairseq neither p nor p + k
+  // may be the zero row). ConfigError for Tutorial: its sine and cosine columns
   // have different frequencies, so no such matrix exists.
   MatrixD relativeShift(std::int64_t k) const;
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "posvec/analysis.hpp"
+#include "posvec/attention.hpp"
 #include "posvec/embeddings.hpp"
 #include "posvec/error.hpp"
 #include "posvec/evaluation.hpp"

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "posvec/analysis.hpp"
+#include "posvec/attention.hpp"
 #include "posvec/train_config.hpp"
 
 namespace posvec {
@@ -39,6 +40,30 @@ struct TrainingPoint {
   std::vector<double> combinedSimilarity;  // one per StudyResults::encodings, same order
 };
 
+// One attention map of the study sentence (one head of one setting).
+struct AttentionMapResult {
+  std::string key;      // file stem: "attention-words", "attention-head-2", ...
+  std::string setting;  // what was computed, in words
+  PositionMode positional = PositionMode::None;
+  bool causal = false, maskAfterSoftmax = false;
+  std::size_t head = 0, heads = 1;
+  MatrixD weights;              // T × T, row = query, column = key
+  std::vector<double> rowSums;  // 1 except for the mask after the softmax
+};
+
+// The attention section: maps of the study sentence through identity
+// projections (the raw similarity of the input rows) and a two-head example.
+struct AttentionStudy {
+  std::string sentence;
+  std::vector<std::string> tokens;  // "<unk>" for words the vectors lack
+  std::vector<AttentionMapResult> maps;
+  std::string repeatedWord;             // the most repeated token ("the")
+  std::vector<std::size_t> repeatedAt;  // its positions
+  // Largest |difference| between the rows of the repeated word's occurrences.
+  double repeatedRowsDiffWords = 0;     // word vectors only: 0, the rows are identical
+  double repeatedRowsDiffAdditive = 0;  // with additive encodings: they differ
+};
+
 struct StudyResults {
   StudySettings settings;
   std::vector<WordAt> words;          // the placed words; the first two drive the experiments
@@ -46,6 +71,7 @@ struct StudyResults {
   std::vector<PairSimilarity> pairs;  // every pair (i < j) of words, per encoding
   PositionalExperiments experiments;
   std::vector<TrainingPoint> training;  // empty unless the training sweep ran
+  AttentionStudy attention;
 };
 
 }  // namespace posvec

@@ -1,0 +1,429 @@
+// Subcommand `attend`: attention maps of a sentence (or a padded batch) over its
+// encoded word vectors, with the projections saved for other tools to check.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "posvec/attention.hpp"
+#include "posvec/error.hpp"
+#include "posvec/formats.hpp"
+#include "posvec/io.hpp"
+#include "posvec/positional.hpp"
+#include "posvec/tokenizer.hpp"
+
+namespace posvec::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct AttendOptions {
+  std::string vectors;
+  std::vector<std::string> sentences;
+  std::string input;
+  std::int64_t heads = 1;
+  std::int64_t headDim = 0;
+  std::string projection = "identity";
+  std::uint64_t seed = 1;
+  bool noOutputProjection = false;
+  bool causal = false;
+  bool maskAfterSoftmax = false;
+  bool renormalize = false;
+  std::string positional = "additive";
+  std::string encoding = "interleaved";
+  double base = 10000.0;
+  std::int64_t paddingIdx = 1;
+  std::int64_t start = 0;
+  std::string scale = "sqrt";
+  std::string unk = "error";
+  bool keepCase = false;
+  bool noPunctuation = false;
+  std::string format = "auto";
+  std::string output = "-";
+  bool outputValues = false;
+  std::string saveProjections;
+};
+
+enum class OutFormat { Tsv, Json, Npy };
+
+OutFormat resolveFormat(const std::string& name, const std::string& output) {
+  auto endsWith = [&](const std::string& ext) {
+    return output.size() >= ext.size() &&
+           output.compare(output.size() - ext.size(), ext.size(), ext) == 0;
+  };
+  if (name == "tsv") return OutFormat::Tsv;
+  if (name == "json") return OutFormat::Json;
+  if (name == "npy") return OutFormat::Npy;
+  if (name == "auto")
+    return endsWith(".npy") ? OutFormat::Npy : endsWith(".json") ? OutFormat::Json : OutFormat::Tsv;
+  throw ConfigError("unknown --format '" + name + "' (choose auto, tsv, json or npy)");
+}
+
+std::size_t positive(std::int64_t v, const char* what) {
+  if (v < 1)
+    throw ConfigError(std::string(what) + " must be at least 1 (got " + std::to_string(v) + ")");
+  return static_cast<std::size_t>(v);
+}
+
+struct Item {
+  LookedUp words;
+  MatrixD input;  // padded to the batch's longest sentence
+  AttentionResult result;
+};
+
+std::vector<std::string> readTexts(const AttendOptions& o) {
+  std::vector<std::string> texts = o.sentences;
+  if (!o.input.empty()) {
+    const std::string all = readFile(o.input);
+    std::size_t pos = 0;
+    while (pos < all.size()) {
+      std::size_t nl = all.find('\n', pos);
+      if (nl == std::string::npos) nl = all.size();
+      std::string line = all.substr(pos, nl - pos);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.find_first_not_of(" \t") != std::string::npos) texts.push_back(std::move(line));
+      pos = nl + 1;
+    }
+  }
+  if (texts.empty())
+    throw ConfigError(
+        "nothing to attend over: give --sentence TEXT or --input FILE (one sentence a line)");
+  return texts;
+}
+
+std::string fixed6(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6f", v);
+  return buf;
+}
+
+// Text block per sentence and head: key tokens across, one query a line.
+std::string tsvText(const std::vector<Item>& items, bool values) {
+  std::string out;
+  for (std::size_t s = 0; s < items.size(); ++s) {
+    const auto& tok = items[s].words.tokens;
+    const std::size_t n = tok.size();
+    for (std::size_t h = 0; h < items[s].result.weights.size(); ++h) {
+      if (!out.empty()) out += '\n';
+      out += "# sentence " + std::to_string(s + 1) + ", head " + std::to_string(h + 1) +
+             ": row = query, column = key\n";
+      for (const std::string& t : tok) out += '\t' + t;
+      out += '\n';
+      const MatrixD& w = items[s].result.weights[h];
+      for (std::size_t i = 0; i < n; ++i) {
+        out += tok[i];
+        for (std::size_t j = 0; j < n; ++j)
+          out += '\t' + fixed6(w(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)));
+        out += '\n';
+      }
+    }
+    if (values) {
+      out += "\n# sentence " + std::to_string(s + 1) + ": outputs, one row per token\n";
+      const MatrixD& y = items[s].result.output;
+      for (std::size_t i = 0; i < n; ++i) {
+        out += tok[i];
+        for (Eigen::Index c = 0; c < y.cols(); ++c)
+          out += '\t' + fixed6(y(static_cast<Eigen::Index>(i), c));
+        out += '\n';
+      }
+    }
+  }
+  return out;
+}
+
+nlohmann::json rowsJson(const MatrixD& m, Eigen::Index rows, Eigen::Index cols) {
+  nlohmann::json a = nlohmann::json::array();
+  for (Eigen::Index r = 0; r < rows; ++r) {
+    nlohmann::json row = nlohmann::json::array();
+    for (Eigen::Index c = 0; c < cols; ++c) row.push_back(m(r, c));
+    a.push_back(std::move(row));
+  }
+  return a;
+}
+
+nlohmann::json settingsJson(const AttendOptions& o, const Attention& att, double factor) {
+  const AttentionOptions& a = att.options();
+  return {{"d_model", att.dModel()},
+          {"heads", a.heads},
+          {"head_dim", att.headDim()},
+          {"projection", projectionName(a.projection)},
+          {"seed", a.seed},
+          {"output_projection", !att.projections().output.identity()},
+          {"causal", a.causal},
+          {"mask_after_softmax", a.maskAfterSoftmax},
+          {"renormalize", a.renormalize},
+          {"positional", positionModeName(a.positional)},
+          {"encoding", o.encoding},
+          {"base", o.base},
+          {"start", o.start},
+          {"embedding_scale", factor},
+          {"score_scale", 1.0 / std::sqrt(static_cast<double>(att.headDim()))},
+          {"unk", o.unk}};
+}
+
+std::string jsonText(const AttendOptions& o, const Attention& att, double factor,
+                     const std::vector<Item>& items, bool values) {
+  nlohmann::json j = settingsJson(o, att, factor);
+  nlohmann::json seqs = nlohmann::json::array();
+  for (const Item& it : items) {
+    const auto n = static_cast<Eigen::Index>(it.words.tokens.size());
+    nlohmann::json s = {{"tokens", it.words.tokens}, {"length", n}, {"unknown", it.words.unknown}};
+    nlohmann::json heads = nlohmann::json::array();
+    for (const MatrixD& w : it.result.weights) heads.push_back(rowsJson(w, n, n));
+    s["weights"] = std::move(heads);
+    if (values) s["outputs"] = rowsJson(it.result.output, n, it.result.output.cols());
+    seqs.push_back(std::move(s));
+  }
+  j["sequences"] = std::move(seqs);
+  return j.dump(1) + "\n";
+}
+
+// One sentence: shape (rows, cols); a batch: (batch, rows, cols), padded.
+void writeStacked(std::ostream& out, const std::vector<const MatrixD*>& mats,
+                  std::vector<std::size_t> shape) {
+  std::vector<double> all;
+  for (const MatrixD* m : mats) all.insert(all.end(), m->data(), m->data() + m->size());
+  writeNpyArray(out, all.data(), shape);
+}
+
+void writeNpyFile(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  if (path.empty() || path == "-") {
+    write(std::cout);
+    std::cout.flush();
+    if (!std::cout) throw IoError("cannot write to standard output");
+    return;
+  }
+  writeFileAtomically(path, write);
+}
+
+void writeNpyOutputs(const AttendOptions& o, const Attention& att, const std::vector<Item>& items) {
+  const std::size_t B = items.size(), H = att.options().heads;
+  const auto L = static_cast<std::size_t>(items[0].input.rows());
+  std::vector<const MatrixD*> maps;
+  for (const Item& it : items)
+    for (const MatrixD& w : it.result.weights) maps.push_back(&w);
+  std::vector<std::size_t> shape = {H, L, L};
+  if (B > 1) shape.insert(shape.begin(), B);
+  writeNpyFile(o.output, [&](std::ostream& out) { writeStacked(out, maps, shape); });
+  if (!o.outputValues) return;
+  std::vector<const MatrixD*> outs;
+  for (const Item& it : items) outs.push_back(&it.result.output);
+  std::vector<std::size_t> vshape = {L, static_cast<std::size_t>(items[0].result.output.cols())};
+  if (B > 1) vshape.insert(vshape.begin(), B);
+  std::string path = o.output;
+  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0)
+    path.resize(path.size() - 4);
+  writeFileAtomically(path + ".values.npy",
+                      [&](std::ostream& out) { writeStacked(out, outs, vshape); });
+}
+
+// nn.Linear weights in float64 .npy, the inputs, and a config.json saying how
+// to recompute the maps from them.
+void saveProjections(const AttendOptions& o, const Attention& att, double factor,
+                     const std::vector<Item>& items) {
+  const fs::path dir(o.saveProjections);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir, ec))
+    throw IoError("cannot create the directory '" + o.saveProjections + "' for --save-projections");
+  const std::size_t d = att.dModel(), H = att.options().heads, dk = att.headDim();
+  auto save = [&](const std::string& name, const double* data, std::vector<std::size_t> shape) {
+    writeFileAtomically((dir / name).string(),
+                        [&](std::ostream& out) { writeNpyArray(out, data, shape); });
+  };
+  auto saveLinear = [&](const std::string& name, const LinearMap& m) {
+    LinearMap full = m;
+    if (m.identity()) {  // the column selection each head makes, written out
+      full.weight = MatrixD::Zero(static_cast<Eigen::Index>(H * dk), static_cast<Eigen::Index>(d));
+      for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t c = 0; c < dk; ++c)
+          full.weight(static_cast<Eigen::Index>(h * dk + c),
+                      static_cast<Eigen::Index>(H * dk == d ? h * dk + c : c)) = 1.0;
+      full.bias = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(H * dk));
+    }
+    save(name + "_weight.npy", full.weight.data(),
+         {static_cast<std::size_t>(full.weight.rows()),
+          static_cast<std::size_t>(full.weight.cols())});
+    save(name + "_bias.npy", full.bias.data(), {static_cast<std::size_t>(full.bias.size())});
+  };
+  const AttentionProjections& p = att.projections();
+  saveLinear("query", p.query);
+  saveLinear("key", p.key);
+  saveLinear("value", p.value);
+  if (!p.output.identity()) saveLinear("output", p.output);
+  std::vector<const MatrixD*> inputs;
+  for (const Item& it : items) inputs.push_back(&it.input);
+  const auto L = static_cast<std::size_t>(items[0].input.rows());
+  std::vector<std::size_t> shape = {L, d};
+  if (items.size() > 1) shape.insert(shape.begin(), items.size());
+  writeFileAtomically((dir / "input.npy").string(),
+                      [&](std::ostream& out) { writeStacked(out, inputs, shape); });
+  nlohmann::json j = settingsJson(o, att, factor);
+  j["recipe"] =
+      "X = input.npy (rows already scaled and, for additive, position-encoded); for each of "
+      "query/key/value: Y = X @ weight.T + bias; head h uses columns h*head_dim:(h+1)*head_dim; "
+      "weights = softmax(Q_h K_h^T * score_scale) over allowed keys (causal: key <= query; "
+      "padding: key < length); outputs = concat_h(weights_h V_h) @ output_weight.T + output_bias "
+      "when output_weight.npy exists; rotary rotates Q_h and K_h first";
+  nlohmann::json lengths = nlohmann::json::array(), tokens = nlohmann::json::array();
+  for (const Item& it : items) {
+    lengths.push_back(it.words.tokens.size());
+    tokens.push_back(it.words.tokens);
+  }
+  j["lengths"] = lengths;
+  j["tokens"] = tokens;
+  writeOutput((dir / "config.json").string(), j.dump(1) + "\n");
+}
+
+void runAttend(const AttendOptions& o) {
+  // Cheap checks first, before a large vectors file is read.
+  AttentionOptions ao;
+  ao.heads = positive(o.heads, "--heads");
+  if (o.headDim < 0) throw ConfigError("--head-dim must be 0 (d_model / heads) or more");
+  ao.headDim = static_cast<std::size_t>(o.headDim);
+  ao.projection = parseProjection(o.projection);
+  ao.seed = o.seed;
+  ao.outputProjection = !o.noOutputProjection;
+  ao.causal = o.causal;
+  ao.maskAfterSoftmax = o.maskAfterSoftmax;
+  ao.renormalize = o.renormalize;
+  ao.positional = parsePositionMode(o.positional);
+  const Encoding encoding = parseEncoding(o.encoding);
+  ao.rotaryEncoding = encoding;
+  ao.rotaryBase = o.base;
+  const Scale scale = Scale::parse(o.scale);
+  const UnknownWords unk = parseUnknownWords(o.unk);
+  const OutFormat fmt = resolveFormat(o.format, o.output);
+  if (fmt == OutFormat::Npy && o.outputValues && (o.output.empty() || o.output == "-"))
+    throw ConfigError(
+        "--format npy with --output-values writes two files: give -o FILE.npy "
+        "(the outputs go to FILE.values.npy)");
+  if (o.start < 0)
+    throw ConfigError("--start must be 0 or more (got " + std::to_string(o.start) + ")");
+  const std::vector<std::string> texts = readTexts(o);
+
+  const Embeddings emb = loadVectors(o.vectors);
+  const std::size_t d = emb.dim();
+  ao.validate(d);
+  PositionalOptions po;
+  po.dim = d;
+  po.base = o.base;
+  po.encoding = encoding;
+  po.paddingIdx = o.paddingIdx;
+  if (ao.positional == PositionMode::Additive && d % 2 != 0)
+    throw ConfigError("the vectors in '" + o.vectors + "' have " + std::to_string(d) +
+                      " dimensions; additive position encoding needs an even d_model (use "
+                      "--positional none or rotary with an even --head-dim)");
+  if (ao.positional != PositionMode::Additive) po.dim = d + d % 2;  // unused beyond validation
+  const PositionalEncoder encoder(po);
+
+  TokenizerOptions to;
+  to.lowercase = !o.keepCase;
+  to.keepPunctuation = !o.noPunctuation;
+  const Tokenizer tokenizer(to);
+  std::vector<Item> items;
+  std::size_t longest = 0;
+  for (std::size_t s = 0; s < texts.size(); ++s) {
+    Sentence tokens;
+    for (Sentence& sentence : tokenizer.tokenize(texts[s]))
+      for (std::string& t : sentence) tokens.push_back(std::move(t));
+    if (tokens.empty()) throw InputError("sentence " + std::to_string(s + 1) + " has no tokens");
+    Item it;
+    try {
+      it.words = lookUpTokens(emb, tokens, unk);
+    } catch (const InputError& e) {
+      throw InputError("sentence " + std::to_string(s + 1) + ": " + e.what());
+    }
+    longest = std::max(longest, tokens.size());
+    items.push_back(std::move(it));
+  }
+  const Attention attention(d, ao);
+  for (Item& it : items) {
+    const MatrixD x = attentionInput(it.words.rows, ao.positional, encoder, o.start, scale);
+    it.input = MatrixD::Zero(static_cast<Eigen::Index>(longest), static_cast<Eigen::Index>(d));
+    it.input.topRows(x.rows()) = x;
+    it.result = attention.compute(it.input, o.start, static_cast<std::size_t>(x.rows()));
+  }
+  const double factor = scale.factor(d);
+  if (!o.saveProjections.empty()) saveProjections(o, attention, factor, items);
+  switch (fmt) {
+    case OutFormat::Tsv:
+      writeOutput(o.output, tsvText(items, o.outputValues));
+      break;
+    case OutFormat::Json:
+      writeOutput(o.output, jsonText(o, attention, factor, items, o.outputValues));
+      break;
+    case OutFormat::Npy:
+      writeNpyOutputs(o, attention, items);
+      break;
+  }
+}
+
+Registrar regAttend(42, [](CLI::App& app) {
+  auto o = std::make_shared<AttendOptions>();
+  auto* sub = app.add_subcommand(
+      "attend", "Attention maps (heads x T x T) of a sentence over its encoded word vectors");
+  sub->add_option("vectors", o->vectors, "Word vectors (word2vec bin/text, npy, .posvec model)")
+      ->required();
+  sub->add_option("-s,--sentence", o->sentences,
+                  "Text (tokenized like the corpus); repeat for a batch, padded to the longest")
+      ->allow_extra_args(false);
+  sub->add_option("-i,--input", o->input, "File with one sentence a line (a batch)");
+  sub->add_option("--heads", o->heads, "Number of heads")->capture_default_str();
+  sub->add_option("--head-dim", o->headDim,
+                  "Size of each head; 0: d_model / heads (the heads split d_model)")
+      ->capture_default_str();
+  sub->add_option("--projection", o->projection,
+                  "identity (Q = K = V = the input: raw similarity) or random (seeded, "
+                  "nn.Linear initialisation, with bias)")
+      ->capture_default_str();
+  sub->add_option("--seed", o->seed, "Seed of the random projections")->capture_default_str();
+  sub->add_flag("--no-output-projection", o->noOutputProjection,
+                "Random projections: return the concatenated heads without the output projection");
+  sub->add_flag("--causal", o->causal, "Causal mask: future keys get -inf before the softmax");
+  sub->add_flag("--mask-after-softmax", o->maskAfterSoftmax,
+                "With --causal: the common mistake, zeroing future weights after the softmax "
+                "(rows no longer sum to 1)");
+  sub->add_flag("--renormalize", o->renormalize,
+                "With --mask-after-softmax: divide each row by its sum (equals --causal alone)");
+  sub->add_option("--positional", o->positional,
+                  "additive (PE added to the rows), rotary (RoPE on Q and K) or none")
+      ->capture_default_str();
+  sub->add_option("--encoding", o->encoding,
+                  "interleaved, concatenated, book, tutorial, timescale or fairseq (see posvec pe "
+                  "--help); for rotary, the pair layout and frequencies")
+      ->capture_default_str();
+  sub->add_option("--base", o->base, "Frequency base")->capture_default_str();
+  sub->add_option("--padding-idx", o->paddingIdx,
+                  "fairseq encoding: the zero row; tokens start at position padding-idx + 1")
+      ->capture_default_str();
+  sub->add_option("--start", o->start, "Position of the first token")->capture_default_str();
+  sub->add_option("--scale", o->scale, "Embedding scale: sqrt (sqrt(d_model)), none, or a number")
+      ->capture_default_str();
+  sub->add_option("--unk", o->unk,
+                  "Unknown words: error, zero (zero vector) or token (the mean vector, shown as "
+                  "<unk>)")
+      ->capture_default_str();
+  sub->add_flag("--keep-case", o->keepCase, "Do not lowercase the text before lookup");
+  sub->add_flag("--no-punctuation", o->noPunctuation,
+                "Drop punctuation tokens (for vectors trained without them)");
+  sub->add_option(
+         "--format", o->format,
+         "auto (from the -o extension: .npy, .json, else tsv), tsv (6 decimals, words on "
+         "both axes), json or npy (float64, heads x T x T; a batch: batch x heads x L x L)")
+      ->capture_default_str();
+  sub->add_option("-o,--output", o->output, "Output file ('-' is stdout)")->capture_default_str();
+  sub->add_flag("--output-values", o->outputValues,
+                "Also write the attention outputs (npy: to FILE.values.npy)");
+  sub->add_option("--save-projections", o->saveProjections,
+                  "Directory for the projections (nn.Linear layout, float64 .npy), the input rows "
+                  "and config.json, so other tools can recompute the maps");
+  sub->callback([o] { runAttend(*o); });
+});
+
+}  // namespace
+}  // namespace posvec::cli
