@@ -42,23 +42,23 @@ double parseDouble(const std::string& key, const std::string& value) {
 void TrainConfig::validate() const {
   auto fail = [](const std::string& msg) { throw ConfigError(msg); };
   if (dim < 1 || dim > 100000)
-    fail("--dim must be between 1 and 100000 (got " + std::to_string(dim) + ")");
+    fail("dimension must be between 1 and 100000 (got " + std::to_string(dim) + ")");
   if (window < 1 || window > 1000)
-    fail("--window must be between 1 and 1000 (got " + std::to_string(window) + ")");
+    fail("window must be between 1 and 1000 (got " + std::to_string(window) + ")");
   if (loss == Loss::NegativeSampling && (negative < 1 || negative > 1000))
-    fail("--negative must be between 1 and 1000 (got " + std::to_string(negative) + ")");
+    fail("negative samples must be between 1 and 1000 (got " + std::to_string(negative) + ")");
   if (!(sample >= 0) || !std::isfinite(sample) || sample >= 1)
-    fail("--sample must be in [0, 1) (0 disables subsampling; got " + num(sample) + ")");
+    fail("subsampling threshold must be in [0, 1) (0 disables subsampling; got " + num(sample) + ")");
   if (!(alpha > 0) || !std::isfinite(alpha) || alpha > 10)
-    fail("--alpha must be in (0, 10] (got " + num(alpha) + ")");
+    fail("initial learning rate must be in (0, 10] (got " + num(alpha) + ")");
   if (!(minAlpha >= 0) || minAlpha > alpha)
-    fail("--min-alpha must be between 0 and --alpha (" + num(alpha) + "; got " + num(minAlpha) +
+    fail("final learning rate must be between 0 and the initial learning rate (" + num(alpha) + "; got " + num(minAlpha) +
          ")");
   if (epochs < 1 || epochs > 100000)
-    fail("--epochs must be between 1 and 100000 (got " + std::to_string(epochs) + ")");
-  if (minCount < 1) fail("--min-count must be at least 1 (got " + std::to_string(minCount) + ")");
+    fail("epochs must be between 1 and 100000 (got " + std::to_string(epochs) + ")");
+  if (minCount < 1) fail("minimum count must be at least 1 (got " + std::to_string(minCount) + ")");
   if (threads < 0 || threads > 4096)
-    fail("--threads must be between 0 (all cores) and 4096 (got " + std::to_string(threads) + ")");
+    fail("threads must be between 0 (all cores) and 4096 (got " + std::to_string(threads) + ")");
 }
 
 std::string TrainConfig::serialize() const {
