@@ -16,9 +16,9 @@
 #include <string_view>
 #include <vector>
 
+#include "ascii_space.hpp"
 #include "posvec/embeddings.hpp"
 #include "posvec/error.hpp"
-#include "ascii_space.hpp"
 #include "posvec/formats.hpp"
 #include "utf8.hpp"
 
@@ -185,7 +185,8 @@ void checkWord(std::string_view word, Where&& where) {
   if (!detail::isValidUtf8(word))
     throw FormatError(where() + ": word '" + shown(word) + "' is not valid UTF-8");
   for (char c : word)
-    if (isAsciiSpace(c)) throw FormatError(where() + ": word '" + shown(word) + "' contains whitespace");
+    if (isAsciiSpace(c))
+      throw FormatError(where() + ": word '" + shown(word) + "' contains whitespace");
 }
 
 template <typename Where>

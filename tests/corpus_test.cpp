@@ -63,8 +63,8 @@ TEST_CASE("corpus: raw text goes through the tokenizer, several files in order",
   test::writeText(dir.file("1.txt"), "The cat sat. A dog ran!\n");
   test::writeText(dir.file("2.txt"), "Birds fly.");
   const CorpusSource raw = CorpusSource::fromFiles({dir.file("1.txt"), dir.file("2.txt")});
-  CHECK(tokensOf(raw) == Tokens{"the", "cat", "sat", ".", "|", "a", "dog", "ran", "!", "|",
-                                "birds", "fly", ".", "|"});
+  CHECK(tokensOf(raw) == Tokens{"the", "cat", "sat", ".", "|", "a", "dog", "ran", "!", "|", "birds",
+                                "fly", ".", "|"});
   TokenizerOptions keep;
   keep.lowercase = false;
   CHECK(tokensOf(CorpusSource::fromFiles({dir.file("2.txt")}, false, keep)) ==
@@ -92,8 +92,7 @@ TEST_CASE("corpus: counting pass builds vocabulary and id stream", "[corpus]") {
   const detail::PreparedCorpus r = detail::prepareCorpus(corpus, fixed);
   CHECK(r.tokens == 6);
   CHECK(r.stream.words() == 3);  // b, c, b
-  CHECK_THROWS_AS(detail::prepareCorpus(CorpusSource::fromSentences({{"zzz"}}), fixed),
-                  InputError);
+  CHECK_THROWS_AS(detail::prepareCorpus(CorpusSource::fromSentences({{"zzz"}}), fixed), InputError);
   CHECK_THROWS_AS(detail::prepareCorpus(CorpusSource::fromSentences({{}, {}}), 1, 0), InputError);
 }
 

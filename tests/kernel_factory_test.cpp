@@ -92,10 +92,10 @@ TEST_CASE("kernel factory: each configuration maps to the documented kernel", "[
 }
 
 TEST_CASE("kernel factory: builds the kernel it names, with the same updates", "[kernels]") {
-  const TrainConfig batched = configFor(Architecture::SkipGram, Loss::NegativeSampling,
-                                        Kernel::Batched);
-  const TrainConfig classic = configFor(Architecture::SkipGram, Loss::NegativeSampling,
-                                        Kernel::Classic);
+  const TrainConfig batched =
+      configFor(Architecture::SkipGram, Loss::NegativeSampling, Kernel::Batched);
+  const TrainConfig classic =
+      configFor(Architecture::SkipGram, Loss::NegativeSampling, Kernel::Classic);
   const auto viaFactoryB = trainOnce(batched, makeKernel);
   const auto directB = trainOnce(batched, batchedDirect);
   const auto viaFactoryC = trainOnce(classic, makeKernel);
@@ -130,8 +130,7 @@ TEST_CASE("kernel factory: refuses shared state that cannot serve the kernel", "
     }
   };
   const TrainConfig ns = configFor(Architecture::SkipGram, Loss::NegativeSampling, Kernel::Batched);
-  const TrainConfig hs =
-      configFor(Architecture::Cbow, Loss::HierarchicalSoftmax, Kernel::Classic);
+  const TrainConfig hs = configFor(Architecture::Cbow, Loss::HierarchicalSoftmax, Kernel::Classic);
   Fixture f(ns), g(hs);
   KernelShared noNoise = f.shared();
   noNoise.noise = nullptr;
