@@ -1,4 +1,4 @@
-#include "corpus.hpp"
+#include "corpus_detail.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "ascii_space.hpp"
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
 #include "posvec/tokenizer.hpp"
@@ -231,10 +232,6 @@ bool ShardReader::next(std::vector<std::int32_t>& sentence) {
 
 namespace {
 
-bool isSpace(unsigned char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
 // Whitespace-split lines, read in large blocks; a line is a sentence.
 void readPretokenized(std::istream& in, const std::string& name,
                       const std::function<void(std::string_view)>& onWord,
@@ -258,7 +255,7 @@ void readPretokenized(std::istream& in, const std::string& name,
         if (lineOpen) onEnd();
         lineOpen = false;
         ++i;
-      } else if (isSpace(c)) {
+      } else if (isAsciiSpace(static_cast<char>(c))) {
         if (!carry.empty()) {
           onWord(carry);
           carry.clear();
@@ -266,7 +263,7 @@ void readPretokenized(std::istream& in, const std::string& name,
         ++i;
       } else {
         std::size_t j = i;
-        while (j < got && buf[j] != '\n' && !isSpace(static_cast<unsigned char>(buf[j]))) ++j;
+        while (j < got && buf[j] != '\n' && !isAsciiSpace(buf[j])) ++j;
         if (j == got) {
           carry.append(buf, i, j - i);
         } else if (carry.empty()) {
@@ -377,3 +374,23 @@ PreparedCorpus prepareCorpus(const CorpusSource& corpus, const Vocabulary& vocab
 }
 
 }  // namespace posvec::detail
+
+namespace posvec {
+
+CorpusSource CorpusSource::fromFiles(std::vector<std::string> paths, bool pretokenized,
+                                     TokenizerOptions tokenizer) {
+  if (paths.empty()) throw InputError("no corpus file given");
+  CorpusSource c;
+  c.paths_ = std::move(paths);
+  c.pretokenized_ = pretokenized;
+  c.tokenizer_ = std::move(tokenizer);
+  return c;
+}
+
+CorpusSource CorpusSource::fromSentences(std::vector<Sentence> sentences) {
+  CorpusSource c;
+  c.sentences_ = std::move(sentences);
+  return c;
+}
+
+}  // namespace posvec

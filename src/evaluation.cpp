@@ -14,6 +14,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "ascii_space.hpp"
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
 #include "utf8.hpp"
@@ -24,9 +25,7 @@ namespace {
 
 std::string inQuotes(const std::string& path) { return "'" + path + "'"; }
 
-bool isSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
-}
+using detail::isAsciiSpace;
 
 // Calls f(lineNumber, line) for each '\n'-terminated line (1-based numbers).
 template <typename F>
@@ -44,21 +43,21 @@ std::vector<std::string_view> splitWhitespace(std::string_view s) {
   std::vector<std::string_view> out;
   std::size_t i = 0;
   while (i < s.size()) {
-    while (i < s.size() && isSpace(s[i])) ++i;
+    while (i < s.size() && isAsciiSpace(s[i])) ++i;
     std::size_t j = i;
-    while (j < s.size() && !isSpace(s[j])) ++j;
+    while (j < s.size() && !isAsciiSpace(s[j])) ++j;
     if (j > i) out.push_back(s.substr(i, j - i));
     i = j;
   }
   return out;
 }
 
-bool blank(std::string_view s) { return std::all_of(s.begin(), s.end(), isSpace); }
+bool blank(std::string_view s) { return std::all_of(s.begin(), s.end(), isAsciiSpace); }
 
 // Python's float(): surrounding whitespace allowed, optional sign.
 bool parseScore(std::string_view s, double& out) {
-  while (!s.empty() && isSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && isSpace(s.back())) s.remove_suffix(1);
+  while (!s.empty() && isAsciiSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && isAsciiSpace(s.back())) s.remove_suffix(1);
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
   if (s.empty()) return false;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
@@ -169,7 +168,7 @@ AnalogyResult evaluateAnalogies(const Embeddings& e, const std::string& path,
     if (line.substr(0, 2) == ": ") {
       std::string_view name = line;
       while (!name.empty() && (name.front() == ':' || name.front() == ' ')) name.remove_prefix(1);
-      while (!name.empty() && isSpace(name.back())) name.remove_suffix(1);
+      while (!name.empty() && isAsciiSpace(name.back())) name.remove_suffix(1);
       result.sections.push_back({std::string(name)});
       return;
     }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <random>
 #include <sstream>
 
@@ -68,6 +69,17 @@ void writeFileAtomically(const std::string& path, const std::function<void(std::
     fs::remove(tmp, ec);
     throw;
   }
+}
+
+void writeToPathOrStdout(const std::string& path,
+                         const std::function<void(std::ostream&)>& write) {
+  if (path.empty() || path == "-") {
+    write(std::cout);
+    std::cout.flush();
+    if (!std::cout) throw IoError("cannot write to standard output");
+    return;
+  }
+  writeFileAtomically(path, write);
 }
 
 void openForReading(const std::string& path, std::ifstream& in) {

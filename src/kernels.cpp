@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernel_batched.hpp"
 #include "posvec/error.hpp"
 
 namespace posvec::detail {
@@ -232,12 +231,9 @@ class Cbow final : public TrainKernel {
 
 }  // namespace
 
-std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelShared& shared) {
+std::unique_ptr<TrainKernel> makeClassicKernel(const TrainConfig& config,
+                                               const KernelShared& shared) {
   const bool hs = config.loss == Loss::HierarchicalSoftmax;
-  // The batched kernel covers skip-gram with negative sampling; CBOW and
-  // hierarchical softmax always run the classic loops.
-  if (config.kernel == Kernel::Batched && !hs && config.architecture == Architecture::SkipGram)
-    return makeBatchedSkipGram(config, shared);
   if (config.architecture == Architecture::SkipGram) {
     if (hs) return std::make_unique<SkipGram<Out::Hierarchical>>(config, shared);
     return std::make_unique<SkipGram<Out::Negative>>(config, shared);

@@ -113,6 +113,9 @@ class TrainKernel {
                           std::int64_t& predictions) const = 0;
 };
 
-std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelShared& shared);
+// word2vec.c's loops for config's architecture and loss (config.kernel is not
+// looked at: kernel_factory.hpp chooses between these and the batched kernel).
+std::unique_ptr<TrainKernel> makeClassicKernel(const TrainConfig& config,
+                                               const KernelShared& shared);
 
 }  // namespace posvec::detail

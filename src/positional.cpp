@@ -10,8 +10,8 @@
 #include <limits>
 #include <sstream>
 
-#include "posvec/embeddings.hpp"
 #include "posvec/error.hpp"
+#include "posvec/vector_math.hpp"
 
 namespace posvec {
 
@@ -50,7 +50,7 @@ double physicalMemoryBytes() {
 
 // Throws before any allocation when len x dim values of `scalarBytes` cannot fit.
 void checkSize(std::int64_t start, std::size_t len, std::size_t dim, std::size_t scalarBytes) {
-  if (len == 0) throw ConfigError("the number of positions (--len) must be at least 1");
+  if (len == 0) throw ConfigError("the number of positions must be at least 1");
   if (start < 0)
     throw ConfigError("the start position must be 0 or more (got " + std::to_string(start) + ")");
   if (len > static_cast<std::size_t>(kMaxPosition) ||
@@ -123,15 +123,15 @@ std::string encodingName(Encoding encoding) {
 }
 
 void PositionalOptions::validate() const {
-  if (dim == 0) throw ConfigError("d_model (--dim) must be at least 2 (got 0)");
+  if (dim == 0) throw ConfigError("d_model must be at least 2 (got 0)");
   if (dim % 2 != 0)
     throw ConfigError(
-        "d_model (--dim) must be even: each sine column is paired with a cosine "
+        "d_model must be even: each sine column is paired with a cosine "
         "column of the same frequency (got " +
         std::to_string(dim) + ")");
   if (!std::isfinite(base) || base <= 1.0) {
     std::ostringstream s;
-    s << "the base (--base) must be a finite number greater than 1 (got " << base << ")";
+    s << "the base must be a finite number greater than 1 (got " << base << ")";
     throw ConfigError(s.str());
   }
   if (encoding == Encoding::Fairseq && paddingIdx < 0)

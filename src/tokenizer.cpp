@@ -12,12 +12,12 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <exception>
 #include <fstream>
 #include <iostream>
 #include <mutex>
 
 #include "posvec/error.hpp"
+#include "parallel.hpp"
 #include "posvec/io.hpp"
 #include "tokenizer_detail.hpp"
 #include "utf8.hpp"
@@ -112,7 +112,7 @@ void TokenizerOptions::validate() const {
         "' does not start with a known language code (use e.g. en, de, es_ES, zh, ja)");
 }
 
-namespace {
+namespace detail {
 
 // Shared, read-only after construction: options and prototype ICU iterators.
 struct TokenizerCore {
@@ -149,10 +149,6 @@ struct TokenizerCore {
     return std::unique_ptr<icu::BreakIterator>(proto.clone());
   }
 };
-
-}  // namespace
-
-namespace detail {
 
 void icuPieces(icu::BreakIterator& word, UText*& ut, const char* s, std::size_t n,
                std::vector<Piece>& pieces) {
@@ -262,6 +258,8 @@ void asciiPieces(const char* s, std::size_t n, std::vector<Piece>& pieces) {
 }  // namespace detail
 
 namespace {
+
+using detail::TokenizerCore;
 
 // Per-thread state of the word stage: one sentence (or line) in, tokens out.
 class WordWorker {
@@ -497,7 +495,7 @@ class Stream {
         opt_(impl.opt),
         sink_(sink),
         norm_(impl.opt.mode == TokenizerOptions::Mode::Whitespace, impl.opt.replaceInvalid, source),
-        threads_(opt_.threads == 0 ? omp_get_max_threads() : opt_.threads),
+        threads_(static_cast<std::size_t>(detail::resolveThreads(opt_.threads))),
         threshold_(opt_.chunkBytes) {}
   ~Stream() {
     for (UText* ut : uts_) utext_close(ut);
@@ -629,19 +627,11 @@ class Stream {
       bounds_.swap(parts_[0]);
       return;
     }
-    std::exception_ptr error;
-    std::mutex errorMutex;
+    detail::ParallelErrors errors;
 #pragma omp parallel for num_threads(static_cast <int>(std::min(blocks, threads_))) \
     schedule(dynamic, 1)
-    for (std::size_t k = 0; k < blocks; ++k) {
-      try {
-        block(k, starts_[k], until(k));
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(errorMutex);
-        if (!error) error = std::current_exception();
-      }
-    }
-    if (error) std::rethrow_exception(error);
+    for (std::size_t k = 0; k < blocks; ++k) errors.run([&] { block(k, starts_[k], until(k)); });
+    errors.rethrow();
     bounds_.clear();
     std::size_t k = 0, i = 0;  // following parts_[k] from index i
     while (true) {
@@ -691,19 +681,15 @@ class Stream {
       return;
     }
     if (results_.size() < m) results_.resize(m);
-    std::exception_ptr error;
-    std::mutex errorMutex;
+    detail::ParallelErrors errors;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 32)
     for (std::size_t i = 0; i < m; ++i) {
-      try {
+      errors.run([&] {
         workers_[static_cast<std::size_t>(omp_get_thread_num())]->run(
             text_.data() + ranges_[i].begin, ranges_[i].end - ranges_[i].begin, results_[i]);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(errorMutex);
-        if (!error) error = std::current_exception();
-      }
+      });
     }
-    if (error) std::rethrow_exception(error);
+    errors.rethrow();
     for (std::size_t i = 0; i < m; ++i)
       if (!results_[i].empty()) sink_(std::move(results_[i]));
   }
@@ -728,12 +714,8 @@ class Stream {
 
 }  // namespace
 
-struct Tokenizer::Impl : TokenizerCore {
-  using TokenizerCore::TokenizerCore;
-};
-
 Tokenizer::Tokenizer(TokenizerOptions options)
-    : impl_(std::make_unique<Impl>(std::move(options))) {}
+    : impl_(std::make_unique<detail::TokenizerCore>(std::move(options))) {}
 Tokenizer::~Tokenizer() = default;
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;

@@ -12,7 +12,8 @@ namespace posvec {
 
 namespace {
 
-std::string num(double v) {
+// %.17g: reads back as the same double (stored configurations round-trip).
+std::string exactNumber(double v) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
@@ -42,23 +43,24 @@ double parseDouble(const std::string& key, const std::string& value) {
 void TrainConfig::validate() const {
   auto fail = [](const std::string& msg) { throw ConfigError(msg); };
   if (dim < 1 || dim > 100000)
-    fail("--dim must be between 1 and 100000 (got " + std::to_string(dim) + ")");
+    fail("dimension must be between 1 and 100000 (got " + std::to_string(dim) + ")");
   if (window < 1 || window > 1000)
-    fail("--window must be between 1 and 1000 (got " + std::to_string(window) + ")");
+    fail("window must be between 1 and 1000 (got " + std::to_string(window) + ")");
   if (loss == Loss::NegativeSampling && (negative < 1 || negative > 1000))
-    fail("--negative must be between 1 and 1000 (got " + std::to_string(negative) + ")");
+    fail("negative samples must be between 1 and 1000 (got " + std::to_string(negative) + ")");
   if (!(sample >= 0) || !std::isfinite(sample) || sample >= 1)
-    fail("--sample must be in [0, 1) (0 disables subsampling; got " + num(sample) + ")");
+    fail("subsampling threshold must be in [0, 1) (0 disables subsampling; got " +
+         exactNumber(sample) + ")");
   if (!(alpha > 0) || !std::isfinite(alpha) || alpha > 10)
-    fail("--alpha must be in (0, 10] (got " + num(alpha) + ")");
+    fail("initial learning rate must be in (0, 10] (got " + exactNumber(alpha) + ")");
   if (!(minAlpha >= 0) || minAlpha > alpha)
-    fail("--min-alpha must be between 0 and --alpha (" + num(alpha) + "; got " + num(minAlpha) +
-         ")");
+    fail("final learning rate must be between 0 and the initial learning rate (" +
+         exactNumber(alpha) + "; got " + exactNumber(minAlpha) + ")");
   if (epochs < 1 || epochs > 100000)
-    fail("--epochs must be between 1 and 100000 (got " + std::to_string(epochs) + ")");
-  if (minCount < 1) fail("--min-count must be at least 1 (got " + std::to_string(minCount) + ")");
+    fail("epochs must be between 1 and 100000 (got " + std::to_string(epochs) + ")");
+  if (minCount < 1) fail("minimum count must be at least 1 (got " + std::to_string(minCount) + ")");
   if (threads < 0 || threads > 4096)
-    fail("--threads must be between 0 (all cores) and 4096 (got " + std::to_string(threads) + ")");
+    fail("threads must be between 0 (all cores) and 4096 (got " + std::to_string(threads) + ")");
 }
 
 std::string TrainConfig::serialize() const {
@@ -68,9 +70,9 @@ std::string TrainConfig::serialize() const {
       << "negative=" << negative << "\n"
       << "loss=" << (loss == Loss::NegativeSampling ? "ns" : "hs") << "\n"
       << "architecture=" << (architecture == Architecture::SkipGram ? "skipgram" : "cbow") << "\n"
-      << "sample=" << num(sample) << "\n"
-      << "alpha=" << num(alpha) << "\n"
-      << "min_alpha=" << num(minAlpha) << "\n"
+      << "sample=" << exactNumber(sample) << "\n"
+      << "alpha=" << exactNumber(alpha) << "\n"
+      << "min_alpha=" << exactNumber(minAlpha) << "\n"
       << "epochs=" << epochs << "\n"
       << "min_count=" << minCount << "\n"
       << "max_vocab=" << maxVocab << "\n"

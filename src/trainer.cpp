@@ -7,31 +7,15 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <exception>
-#include <mutex>
 #include <sstream>
 
-#include "corpus.hpp"
+#include "corpus_detail.hpp"
+#include "kernel_factory.hpp"
 #include "kernels.hpp"
+#include "parallel.hpp"
 #include "posvec/error.hpp"
 
 namespace posvec {
-
-CorpusSource CorpusSource::fromFiles(std::vector<std::string> paths, bool pretokenized,
-                                     TokenizerOptions tokenizer) {
-  if (paths.empty()) throw InputError("no corpus file given");
-  CorpusSource c;
-  c.paths_ = std::move(paths);
-  c.pretokenized_ = pretokenized;
-  c.tokenizer_ = std::move(tokenizer);
-  return c;
-}
-
-CorpusSource CorpusSource::fromSentences(std::vector<Sentence> sentences) {
-  CorpusSource c;
-  c.sentences_ = std::move(sentences);
-  return c;
-}
 
 Embeddings embeddingsOf(const ModelState& model) {
   return Embeddings(model.words, model.input, model.counts);
@@ -63,11 +47,7 @@ std::string describeConfig(const TrainConfig& c, int threads) {
     << ": dim " << c.dim << ", window " << c.window << ", sample " << c.sample << ", alpha "
     << c.alpha << " -> " << c.minAlpha << ", epochs " << c.epochs << ", min-count " << c.minCount
     << ", max-vocab " << c.maxVocab << ", threads " << threads << ", seed " << c.seed
-    << ", kernel "
-    << (c.kernel == Kernel::Batched && c.architecture == Architecture::SkipGram &&
-                c.loss == Loss::NegativeSampling
-            ? "batched"
-            : "classic");
+    << ", kernel " << detail::kernelName(detail::kernelFor(c));
   return s.str();
 }
 
@@ -96,7 +76,7 @@ void checkModel(const ModelState& m, const TrainConfig& c) {
 // Runs epochs [model.epochsDone, totalEpochs) of the schedule for totalEpochs.
 void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const TrainConfig& config,
                int totalEpochs, const TrainObserver& observer) {
-  const int threads = config.threads > 0 ? config.threads : std::max(1, omp_get_max_threads());
+  const int threads = detail::resolveThreads(config.threads);
   const Vocabulary& vocab = corpus.vocabulary;
   const std::size_t v = vocab.size();
 
@@ -130,9 +110,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
     const auto epochStart = Clock::now();
     std::atomic<std::int64_t> processed{0};
     std::vector<ThreadTotals> totals(static_cast<std::size_t>(threads));
-    std::exception_ptr failure;
-    std::mutex failureMutex;
-    std::atomic<bool> abort{false};
+    detail::ParallelErrors errors;
     const double epochBase = static_cast<double>(epochWords) * epoch;
     const std::uint64_t epochSeed =
         detail::mixSeed(config.seed, 0x5EED0000ull + static_cast<std::uint64_t>(epoch));
@@ -140,7 +118,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
 #pragma omp parallel num_threads(threads)
     {
       const int tid = omp_get_thread_num();
-      try {
+      errors.run([&] {
         ThreadTotals& mine = totals[static_cast<std::size_t>(tid)];
         const auto [begin, end] = corpus.stream.shard(tid, threads);
         detail::ShardReader reader(corpus.stream, begin, end);
@@ -151,7 +129,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
         std::int64_t pending = 0;
         float alpha = static_cast<float>(alphaAt(epochBase));
         double lastReport = -1e9;  // report at the first flush, then a few times a second
-        while (!abort.load(std::memory_order_relaxed) && reader.next(sentence)) {
+        while (!errors.failed() && reader.next(sentence)) {
           kept.clear();
           for (const std::int32_t id : sentence) {
             const std::uint64_t k = keep[static_cast<std::size_t>(id)];
@@ -193,13 +171,9 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
           }
         }
         processed.fetch_add(pending);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(failureMutex);
-        if (!failure) failure = std::current_exception();
-        abort = true;
-      }
+      });
     }
-    if (failure) std::rethrow_exception(failure);
+    errors.rethrow();
 
     // Fixed merge order: the loss does not depend on which thread finished first.
     double loss = 0;
@@ -235,7 +209,7 @@ void logCorpus(const TrainObserver& observer, const detail::PreparedCorpus& c) {
 ModelState train(const CorpusSource& corpus, const TrainConfig& config,
                  const TrainObserver& observer) {
   config.validate();
-  const int threads = config.threads > 0 ? config.threads : std::max(1, omp_get_max_threads());
+  const int threads = detail::resolveThreads(config.threads);
   detail::PreparedCorpus prepared = detail::prepareCorpus(corpus, config.minCount, config.maxVocab);
   const auto v = static_cast<Eigen::Index>(prepared.vocabulary.size());
   if (config.loss == Loss::HierarchicalSoftmax && v < 2)
@@ -263,7 +237,7 @@ ModelState train(const CorpusSource& corpus, const TrainConfig& config,
 void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpochs,
                     const TrainObserver& observer) {
   if (moreEpochs < 1 || moreEpochs > 100000)
-    throw ConfigError("--epochs for resuming must be between 1 and 100000 (got " +
+    throw ConfigError("epochs to resume must be between 1 and 100000 (got " +
                       std::to_string(moreEpochs) + ")");
   TrainConfig config = TrainConfig::deserialize(model.config);
   try {
@@ -278,7 +252,7 @@ void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpoch
   const int total = model.epochsDone + moreEpochs;
   TrainConfig resumed = config;
   resumed.epochs = total;
-  const int threads = resumed.threads > 0 ? resumed.threads : std::max(1, omp_get_max_threads());
+  const int threads = detail::resolveThreads(resumed.threads);
   Vocabulary vocab(model.words, model.counts);
   detail::PreparedCorpus prepared = detail::prepareCorpus(corpus, vocab);
   if (observer.log) {

@@ -385,3 +385,28 @@ TEST_CASE("trainer reads raw text through the tokenizer", "[trainer]") {
   CHECK(std::find(m.words.begin(), m.words.end(), "Cat") == m.words.end());
   CHECK(std::find(m.words.begin(), m.words.end(), ",") != m.words.end());
 }
+
+TEST_CASE("trainer CLI names its flag in front of the library's option meaning",
+          "[trainer][cli]") {
+  test::TempDir dir;
+  const std::string corpus = writeCorpus(dir, 20);
+  const std::string out = dir.file("v.bin");
+  // The library says what the option means; the command line adds the flag.
+  const std::pair<const char*, const char*> cases[] = {
+      {"--dim 0", "posvec: error: --dim: dimension must be between 1 and 100000 (got 0)"},
+      {"--window 0", "posvec: error: --window: window must be between 1 and 1000 (got 0)"},
+      {"--alpha 0", "posvec: error: --alpha: initial learning rate must be in (0, 10]"},
+      {"--min-count 0", "posvec: error: --min-count: minimum count must be at least 1 (got 0)"},
+  };
+  for (const auto& [flags, message] : cases) {
+    INFO(flags);
+    const auto r = test::runCli("train " + test::quote(corpus) + " --pretokenized " + flags +
+                                " -o " + test::quote(out));
+    CHECK(r.status == 2);
+    CHECK(r.err.rfind(message, 0) == 0);
+  }
+  // The same check in the library carries no flag.
+  TrainConfig c;
+  c.dim = 0;
+  CHECK_THROWS_WITH(c.validate(), "dimension must be between 1 and 100000 (got 0)");
+}

@@ -5,7 +5,7 @@
 #include <queue>
 #include <random>
 
-#include "corpus.hpp"
+#include "corpus_detail.hpp"
 #include "kernels.hpp"
 #include "posvec/error.hpp"
 #include "posvec/train_config.hpp"
@@ -251,32 +251,32 @@ TEST_CASE("vocabulary train config validates, serialises and parses back", "[voc
   };
   TrainConfig b;
   b.dim = 0;
-  expectOption(b, "--dim");
+  expectOption(b, "dimension");
   b = {};
   b.window = 0;
-  expectOption(b, "--window");
+  expectOption(b, "window");
   b = {};
   b.window = -3;
-  expectOption(b, "--window");
+  expectOption(b, "window");
   b = {};
   b.epochs = 0;
-  expectOption(b, "--epochs");
+  expectOption(b, "epochs");
   b = {};
   b.negative = 0;
-  expectOption(b, "--negative");
+  expectOption(b, "negative samples");
   b = {};
   b.sample = -1;
-  expectOption(b, "--sample");
+  expectOption(b, "subsampling threshold");
   b = {};
   b.alpha = 0;
-  expectOption(b, "--alpha");
+  expectOption(b, "initial learning rate");
   b = {};
   b.minAlpha = 1;
-  expectOption(b, "--min-alpha");
+  expectOption(b, "final learning rate");
   b = {};
   b.minCount = 0;
-  expectOption(b, "--min-count");
+  expectOption(b, "minimum count");
   b = {};
   b.threads = -1;
-  expectOption(b, "--threads");
+  expectOption(b, "threads");
 }

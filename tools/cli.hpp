@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace posvec::cli {
@@ -23,6 +24,12 @@ struct Registrar {
 
 // Writes `data` to `path` atomically ("-" means stdout).
 void writeOutput(const std::string& path, const std::string& data);
+
+// Library errors name an option by its meaning ("dimension must be ..."): runs
+// `f` and rethrows a ConfigError whose message starts with one of the meanings
+// in `flags` ({meaning, flag}) with that flag in front ("--dim: dimension must ...").
+using FlagNames = std::vector<std::pair<std::string, std::string>>;
+void withFlagNames(const FlagNames& flags, const std::function<void()>& f);
 
 // Global flags, set by main before a subcommand runs.
 struct Globals {

@@ -53,15 +53,8 @@ bool parsePrecision(const std::string& name) {  // true: double
   throw ConfigError("unknown --precision '" + name + "' (choose float or double)");
 }
 
-// Writes to `path` atomically, or streams to stdout for "-".
 void emit(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  if (path.empty() || path == "-") {
-    write(std::cout);
-    std::cout.flush();
-    if (!std::cout) throw IoError("cannot write to standard output");
-    return;
-  }
-  writeFileAtomically(path, write);
+  writeToPathOrStdout(path, write);
 }
 
 // Text form of one value: %.9g for float, %.17g for double (both round-trip);
@@ -133,12 +126,19 @@ std::string jsonString(const std::string& s) {
 
 // ---- pe --------------------------------------------------------------------
 
+// PositionalEncoder's meanings in error messages, with the flags of pe and encode.
+const cli::FlagNames kPositionalFlags{{"d_model", "--dim"},
+                                     {"the base", "--base"},
+                                     {"the number of positions", "--len"},
+                                     {"the start position", "--start"}};
+
 struct PeOptions {
-  std::int64_t dim = 512;  // signed, so that a negative value gets a clear message
+  // signed, so that a negative value gets a clear message
+  std::int64_t dim = static_cast<std::int64_t>(PositionalOptions{}.dim);
   std::int64_t len = 0;
   std::int64_t start = 0;
-  double base = 10000.0;
-  std::string encoding = "interleaved";
+  double base = PositionalOptions{}.base;
+  std::string encoding = encodingName(PositionalOptions{}.encoding);
   std::string format = "auto";
   std::string precision = "float";
   std::string output = "-";
@@ -274,7 +274,7 @@ Registrar regPe(40, [](CLI::App& app) {
       ->allow_extra_args(false);
   sub->callback([opts, len] {
     opts->lenGiven = len->count() > 0;
-    runPe(*opts);
+    withFlagNames(kPositionalFlags, [&] { runPe(*opts); });
   });
 });
 
@@ -287,8 +287,8 @@ struct EncodeOptions {
   std::int64_t start = 0;
   std::string scale = "sqrt";
   std::string unk = "error";
-  double base = 10000.0;
-  std::string encoding = "interleaved";
+  double base = PositionalOptions{}.base;
+  std::string encoding = encodingName(PositionalOptions{}.encoding);
   bool padEncoding = false;
   bool keepCase = false;
   bool noPunctuation = false;
@@ -473,7 +473,7 @@ Registrar regEncode(41, [](CLI::App& app) {
       ->capture_default_str();
   sub->add_option("-o,--output", opts->output, "Output file ('-' is stdout)")
       ->capture_default_str();
-  sub->callback([opts] { runEncode(*opts); });
+  sub->callback([opts] { withFlagNames(kPositionalFlags, [&] { runEncode(*opts); }); });
 });
 
 }  // namespace

@@ -22,9 +22,11 @@ struct Options {
   bool noPunct = false;
   bool pretokenized = false;
   bool replaceInvalid = false;
+  // The command uses every core unless told otherwise (the library's default is
+  // one thread, so a program that embeds it decides); the output is the same.
   int threads = 0;
-  std::string locale = "en";
-  std::size_t chunkBytes = std::size_t{1} << 20;
+  std::string locale = posvec::TokenizerOptions{}.locale;
+  std::size_t chunkBytes = posvec::TokenizerOptions{}.chunkBytes;
 };
 
 // Writes sentences to `out` through a buffer and reports progress.
@@ -105,11 +107,7 @@ posvec::cli::Registrar reg(10, [](CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
   sub->callback([o] {
-    if (o->output.empty() || o->output == "-") {
-      run(*o, std::cout);
-      return;
-    }
-    posvec::writeFileAtomically(o->output, [&](std::ostream& out) { run(*o, out); });
+    posvec::writeToPathOrStdout(o->output, [&](std::ostream& out) { run(*o, out); });
   });
 });
 

@@ -30,7 +30,7 @@ struct Options {
   bool cbow = false;
   bool json = false;
   bool keepCase = false;
-  std::string kernel = "batched";
+  std::string kernel = TrainConfig{}.kernel == Kernel::Batched ? "batched" : "classic";
   TrainConfig config;
 };
 
@@ -211,7 +211,19 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
   sub->add_option("--save-model", opts->saveModel,
                   "Also save the full training state (for --resume) to this file");
   sub->add_flag("--json", opts->json, "Print a JSON summary (losses, sizes, time) on stdout");
-  sub->callback([opts] { run(*opts); });
+  sub->callback([opts] {
+    // TrainConfig::validate's meanings, and resumeTraining's, with their flags.
+    static const cli::FlagNames flags{{"dimension", "--dim"},
+                                      {"window", "--window"},
+                                      {"negative samples", "--negative"},
+                                      {"subsampling threshold", "--sample"},
+                                      {"initial learning rate", "--alpha"},
+                                      {"final learning rate", "--min-alpha"},
+                                      {"epochs", "--epochs"},
+                                      {"minimum count", "--min-count"},
+                                      {"threads", "--threads"}};
+    cli::withFlagNames(flags, [&] { run(*opts); });
+  });
 });
 
 }  // namespace

@@ -160,7 +160,7 @@ struct EvalCliOptions {
   std::string vectors;
   std::string analogies;
   std::vector<std::string> pairs;
-  std::size_t restrict = 300000;
+  std::size_t restrict = EvalOptions{}.restrictVocab;
   bool caseSensitive = false;
   bool json = false;
 };

@@ -24,13 +24,20 @@ Globals& globals() {
 }
 
 void writeOutput(const std::string& path, const std::string& data) {
-  if (path.empty() || path == "-") {
-    std::cout.write(data.data(), static_cast<std::streamsize>(data.size()));
-    std::cout.flush();
-    if (!std::cout) throw IoError("cannot write to standard output");
-    return;
+  writeToPathOrStdout(path, [&](std::ostream& out) {
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  });
+}
+
+void withFlagNames(const FlagNames& flags, const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    for (const auto& [meaning, flag] : flags)
+      if (message.rfind(meaning, 0) == 0) throw ConfigError(flag + ": " + message);
+    throw;
   }
-  writeFileAtomically(path, [&](std::ostream& out) { out.write(data.data(), static_cast<std::streamsize>(data.size())); });
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "posvec/types.hpp"
+#include "posvec/vector_math.hpp"  // cosine, used with rows of the matrix
 
 namespace posvec {
 
@@ -16,10 +17,6 @@ struct Neighbour {
   std::string word;
   double similarity;
 };
-
-// Cosine similarity computed in double; 0 when either vector is all zeros.
-double cosine(const float* a, const float* b, std::size_t n);
-double cosine(const double* a, const double* b, std::size_t n);
 
 class Embeddings {
  public:

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "posvec/embeddings.hpp"
+#include "posvec/model_state.hpp"
 #include "posvec/types.hpp"
 
 namespace posvec {
@@ -48,18 +49,6 @@ std::string npyVocabularyPath(const std::string& npyPath);
 // order, `shape` in row-major order) to `out`.
 void writeNpyArray(std::ostream& out, const float* data, const std::vector<std::size_t>& shape);
 void writeNpyArray(std::ostream& out, const double* data, const std::vector<std::size_t>& shape);
-
-// Everything needed to continue training. The trainer owns the meaning of
-// `config` (a serialised TrainConfig, key=value lines); the format just stores it.
-struct ModelState {
-  std::vector<std::string> words;
-  std::vector<std::int64_t> counts;
-  MatrixF input;   // word vectors (V x D)
-  MatrixF output;  // output weights: negative sampling (V x D) or HS inner nodes ((V-1) x D)
-  std::string config;
-  std::int32_t epochsDone = 0;
-  std::vector<double> epochLosses;  // mean loss of each epoch done
-};
 
 // Magic "POSVECM1" + version + little-endian fixed-width fields; saved atomically.
 void saveModel(const ModelState& model, const std::string& path);

@@ -14,6 +14,12 @@ namespace posvec {
 // writer's own exception) is thrown.
 void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 
+// For front ends that let "-" mean standard output: "-" (or an empty path)
+// streams to std::cout and throws IoError if it fails; any other path goes
+// through writeFileAtomically.
+void writeToPathOrStdout(const std::string& path,
+                         const std::function<void(std::ostream&)>& write);
+
 // Opens `path` for binary reading; throws IoError naming the path when it is
 // missing, a directory, or unreadable.
 void openForReading(const std::string& path, std::ifstream& in);

@@ -38,6 +38,10 @@ struct TokenizerOptions {
 // tokenize(); sentences are never empty. Exceptions it throws propagate.
 using SentenceSink = std::function<void(Sentence&&)>;
 
+namespace detail {
+struct TokenizerCore;  // options and ICU prototypes, shared by all calls
+}  // namespace detail
+
 class Tokenizer {
  public:
   explicit Tokenizer(TokenizerOptions options = {});
@@ -58,8 +62,7 @@ class Tokenizer {
   void tokenizeFile(const std::string& path, const SentenceSink& sink) const;
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<detail::TokenizerCore> impl_;
 };
 
 }  // namespace posvec

@@ -27,7 +27,9 @@ struct TrainConfig {
   std::uint64_t seed = 1;
   Kernel kernel = Kernel::Batched;
 
-  void validate() const;  // throws ConfigError with the option name and the allowed range
+  // Throws ConfigError naming the option by its meaning ("dimension must be between 1 and
+  // 100000 (got 0)") and the allowed range; the CLI adds its flag name.
+  void validate() const;
   // key=value lines; deserialize accepts what serialize writes and rejects the rest (FormatError).
   std::string serialize() const;
   static TrainConfig deserialize(const std::string& text);

@@ -6,33 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "posvec/corpus.hpp"
 #include "posvec/embeddings.hpp"
-#include "posvec/formats.hpp"
-#include "posvec/tokenizer.hpp"
+#include "posvec/model_state.hpp"
 #include "posvec/train_config.hpp"
 
 namespace posvec {
-
-// Where the sentences come from: files (raw text through the tokenizer, or
-// pre-tokenized whitespace-split lines) or sentences already in memory.
-class CorpusSource {
- public:
-  static CorpusSource fromFiles(std::vector<std::string> paths, bool pretokenized = false,
-                                TokenizerOptions tokenizer = {});
-  static CorpusSource fromSentences(std::vector<Sentence> sentences);
-
-  const std::vector<std::string>& paths() const { return paths_; }
-  bool pretokenized() const { return pretokenized_; }
-  const TokenizerOptions& tokenizer() const { return tokenizer_; }
-  const std::vector<Sentence>& sentences() const { return sentences_; }
-  bool inMemory() const { return paths_.empty(); }
-
- private:
-  std::vector<std::string> paths_;
-  bool pretokenized_ = false;
-  TokenizerOptions tokenizer_;
-  std::vector<Sentence> sentences_;
-};
 
 struct TrainProgress {
   int epoch = 0;  // 1-based

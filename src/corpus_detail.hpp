@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "posvec/trainer.hpp"
+#include "posvec/corpus.hpp"
 #include "posvec/vocabulary.hpp"
 
 namespace posvec::detail {
@@ -45,8 +45,6 @@ class IdStream {
   // a sentence start about every `indexStep` ids for sharding. Output never
   // outgrows input, so it runs in place.
   void remap(const std::vector<WordId>& map, std::int64_t indexStep = 1 << 16);
-  // Sentence starts recorded by remap (always starts with 0).
-  const std::vector<std::int64_t>& sentenceStarts() const { return starts_; }
   // [begin, end) of shard `k` of `n`, at sentence starts.
   std::pair<std::int64_t, std::int64_t> shard(int k, int n) const;
 

@@ -1,0 +1,134 @@
+#include "posvec/corpus.hpp"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "corpus_detail.hpp"
+#include "posvec/error.hpp"
+#include "test_util.hpp"
+
+using namespace posvec;
+
+namespace {
+
+// The token stream as one list, "|" standing for each sentence end.
+std::vector<std::string> tokensOf(const CorpusSource& corpus) {
+  std::vector<std::string> out;
+  detail::forEachToken(
+      corpus, [&](std::string_view w) { out.emplace_back(w); }, [&] { out.emplace_back("|"); });
+  return out;
+}
+
+using Tokens = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("corpus source: describes files or sentences", "[corpus]") {
+  CHECK_THROWS_AS(CorpusSource::fromFiles({}), InputError);
+  const CorpusSource files = CorpusSource::fromFiles({"a.txt", "b.txt"}, true);
+  CHECK_FALSE(files.inMemory());
+  CHECK(files.pretokenized());
+  CHECK(files.paths() == std::vector<std::string>{"a.txt", "b.txt"});
+  const CorpusSource mem = CorpusSource::fromSentences({{"x", "y"}, {"z"}});
+  CHECK(mem.inMemory());
+  CHECK(mem.sentences().size() == 2);
+}
+
+TEST_CASE("corpus: pre-tokenized lines split on ASCII whitespace, one sentence a line",
+          "[corpus]") {
+  test::TempDir dir;
+  const std::string path = dir.file("c.txt");
+  // CRLF ends, tabs, a blank line (no sentence), padded words, no final newline.
+  test::writeText(path, "a b\tc\r\n\n  d  \ne");
+  CHECK(tokensOf(CorpusSource::fromFiles({path}, true)) ==
+        Tokens{"a", "b", "c", "|", "d", "|", "e", "|"});
+  // A non-breaking space (U+00A0) is not ASCII whitespace: it stays inside the word.
+  test::writeText(path, "x\xc2\xa0y z\n");
+  CHECK(tokensOf(CorpusSource::fromFiles({path}, true)) == Tokens{"x\xc2\xa0y", "z", "|"});
+}
+
+TEST_CASE("corpus: a pre-tokenized word across the 1 MiB read block stays whole", "[corpus]") {
+  test::TempDir dir;
+  const std::string path = dir.file("c.txt");
+  // The reader takes 1 MiB blocks: "bcdef" starts 2 bytes before the first block ends.
+  const std::size_t block = std::size_t{1} << 20;
+  const std::string first(block - 3, 'a');
+  test::writeText(path, first + " bcdef\ng\n");
+  CHECK(tokensOf(CorpusSource::fromFiles({path}, true)) == Tokens{first, "bcdef", "|", "g", "|"});
+}
+
+TEST_CASE("corpus: raw text goes through the tokenizer, several files in order", "[corpus]") {
+  test::TempDir dir;
+  test::writeText(dir.file("1.txt"), "The cat sat. A dog ran!\n");
+  test::writeText(dir.file("2.txt"), "Birds fly.");
+  const CorpusSource raw = CorpusSource::fromFiles({dir.file("1.txt"), dir.file("2.txt")});
+  CHECK(tokensOf(raw) == Tokens{"the", "cat", "sat", ".", "|", "a", "dog", "ran", "!", "|", "birds",
+                                "fly", ".", "|"});
+  TokenizerOptions keep;
+  keep.lowercase = false;
+  CHECK(tokensOf(CorpusSource::fromFiles({dir.file("2.txt")}, false, keep)) ==
+        Tokens{"Birds", "fly", ".", "|"});
+}
+
+TEST_CASE("corpus: counting pass builds vocabulary and id stream", "[corpus]") {
+  // a: 3, b: 2, c: 1. With min-count 2, c goes, and its sentence becomes empty and is dropped.
+  const CorpusSource corpus = CorpusSource::fromSentences({{"a", "b", "a"}, {"c"}, {"a", "b"}});
+  const detail::PreparedCorpus p = detail::prepareCorpus(corpus, 2, 0);
+  CHECK(p.vocabulary.words() == std::vector<std::string>{"a", "b"});
+  CHECK(p.vocabulary.counts() == std::vector<std::int64_t>{3, 2});
+  CHECK(p.tokens == 6);
+  CHECK(p.distinctWords == 3);
+  CHECK(p.stream.words() == 5);
+  const std::int32_t E = detail::IdStream::kEnd;
+  const std::vector<std::int32_t> want{0, 1, 0, E, 0, 1, E};
+  std::vector<std::int32_t> got(want.size() + 4, 99);
+  REQUIRE(p.stream.read(0, got.data(), got.size()) == want.size());
+  got.resize(want.size());
+  CHECK(got == want);
+
+  // Resuming: a fixed vocabulary, other words skipped.
+  const Vocabulary fixed({"b", "c"}, {5, 4});
+  const detail::PreparedCorpus r = detail::prepareCorpus(corpus, fixed);
+  CHECK(r.tokens == 6);
+  CHECK(r.stream.words() == 3);  // b, c, b
+  CHECK_THROWS_AS(detail::prepareCorpus(CorpusSource::fromSentences({{"zzz"}}), fixed), InputError);
+  CHECK_THROWS_AS(detail::prepareCorpus(CorpusSource::fromSentences({{}, {}}), 1, 0), InputError);
+}
+
+TEST_CASE("corpus: shards start at sentence starts, in memory and on disk alike", "[corpus]") {
+  for (const bool inMemory : {true, false}) {
+    INFO("in memory: " << inMemory);
+    // 100 sentences of 9 words: each takes 10 ids with its end marker, 1000 in all.
+    detail::IdStream s(inMemory);
+    std::vector<WordId> identity(9);
+    for (int i = 0; i < 9; ++i) identity[static_cast<std::size_t>(i)] = i;
+    for (int k = 0; k < 100; ++k) {
+      for (int w = 0; w < 9; ++w) s.push(w);
+      s.push(detail::IdStream::kEnd);
+    }
+    s.remap(identity);
+    CHECK(s.size() == 1000);
+    CHECK(s.words() == 900);
+    // A shard point is recorded at the first sentence end at least 64 ids after the
+    // last one (64 is the smallest step): every 70 ids. Half of 1000 is 500, and the
+    // first shard point at or after it is 560.
+    CHECK(s.shard(0, 1) == std::pair<std::int64_t, std::int64_t>{0, 1000});
+    CHECK(s.shard(0, 2) == std::pair<std::int64_t, std::int64_t>{0, 560});
+    CHECK(s.shard(1, 2) == std::pair<std::int64_t, std::int64_t>{560, 1000});
+    // Four shards: targets 250, 500, 750 -> 280, 560, 770.
+    CHECK(s.shard(1, 4) == std::pair<std::int64_t, std::int64_t>{280, 560});
+    CHECK(s.shard(3, 4) == std::pair<std::int64_t, std::int64_t>{770, 1000});
+    // Reading a shard gives whole sentences: (1000 - 560) / 10 = 44 of them.
+    const auto [b, e] = s.shard(1, 2);
+    detail::ShardReader reader(s, b, e);
+    std::vector<std::int32_t> sentence;
+    int sentences = 0;
+    while (reader.next(sentence)) {
+      ++sentences;
+      CHECK(sentence == std::vector<std::int32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8});
+      sentence.clear();
+    }
+    CHECK(sentences == 44);
+  }
+}
