@@ -527,7 +527,7 @@ std::string summaryJson(const StudyResults& r) {
   json pairs = json::array();
   for (const auto& q : r.pairs) pairs.push_back(pairJson(q));
   j["pairs"] = pairs;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 std::string resultsJson(const StudyResults& r) {
@@ -580,7 +580,7 @@ std::string resultsJson(const StudyResults& r) {
                   {"combined_book", t.combinedBook},
                   {"combined_interleaved", t.combinedInterleaved}});
   j["training"] = tr;
-  return j.dump(1) + "\n";
+  return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 std::string reportHtml(const StudyResults& r, const std::vector<Figure>& figures) {

@@ -426,6 +426,38 @@ TEST_CASE("trainer CLI refuses bad input with one error line and no output", "[t
   }
 }
 
+TEST_CASE("trainer CLI says what is wrong with a negative size and an output over an input",
+          "[trainer][cli]") {
+  test::TempDir dir;
+  const std::string corpus = writeCorpus(dir, 50);
+  const std::string before = test::readText(corpus);
+  for (const std::string option : {"--dim", "--max-vocab"}) {
+    const auto r = test::runCli("train " + test::quote(corpus) + " --pretokenized " + option +
+                                " -1 -o " + test::quote(dir.file("v.bin")));
+    CHECK(r.status == 2);
+    CHECK(lineCount(r.err) == 1);
+    CHECK(r.err.find(option + ": must not be negative (got -1)") != std::string::npos);
+    CHECK(r.err.find("18446744073709551615") == std::string::npos);
+  }
+  // The corpus as output (by another spelling, and through a hard link), or as --save-model.
+  std::filesystem::create_hard_link(corpus, dir.file("link.txt"));
+  const std::string dotted = (dir.path() / "." / "corpus.txt").string();
+  for (const std::string& out : {"-o " + test::quote(corpus),
+                                "-o " + test::quote(dotted) + " --format text",
+                                "-o " + test::quote(dir.file("link.txt")) + " --format text",
+                                "-o " + test::quote(dir.file("v.bin")) + " --save-model " +
+                                    test::quote(dotted)}) {
+    INFO(out);
+    const auto r = test::runCli("train " + test::quote(corpus) +
+                                " --pretokenized --min-count 1 --dim 4 --epochs 1 " + out);
+    CHECK(r.status == 2);
+    CHECK(lineCount(r.err) == 1);
+    CHECK(r.err.find("is the input file") != std::string::npos);
+    CHECK(test::readText(corpus) == before);
+    CHECK_FALSE(std::filesystem::exists(dir.file("v.bin")));
+  }
+}
+
 TEST_CASE("trainer reads raw text through the tokenizer", "[trainer]") {
   test::TempDir dir;
   std::string text;

@@ -213,7 +213,8 @@ static cli::Registrar reg(50, [](CLI::App& app) {
       ->delimiter(',')
       ->capture_default_str();
   auto* dim = sub->add_option("--dim", opts->dim, "d_model: the dimension trained (must be even)")
-                  ->capture_default_str();
+                  ->capture_default_str()
+                  ->check(cli::notNegative());
   sub->add_option("--scale", opts->scale,
                   "Embedding scale before adding PE: sqrt (√d), none, or a number")
       ->capture_default_str();
