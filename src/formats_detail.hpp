@@ -1,0 +1,229 @@
+// Shared pieces of the file-format readers and writers (src/formats_*.cpp): the
+// bounded sequential reader, overflow-checked size arithmetic, little-endian
+// fixed-width values, token splitting and number parsing, and the checks every
+// loaded word and vector passes. Internal to the library.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "posvec/embeddings.hpp"
+#include "posvec/error.hpp"
+#include "ascii_space.hpp"
+#include "posvec/formats.hpp"
+#include "utf8.hpp"
+
+namespace posvec::detail {
+
+inline constexpr char kModelMagic[8] = {'P', 'O', 'S', 'V', 'E', 'C', 'M', '1'};
+inline constexpr char kNpyMagic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
+// A word longer than this in a binary file means we are reading vector bytes as text.
+inline constexpr std::size_t kMaxWordBytes = 1 << 16;
+inline constexpr std::size_t kChunkBytes = 4 << 20;
+
+inline std::string inQuotes(const std::string& path) { return "'" + path + "'"; }
+
+// Shows a word from a possibly corrupt file without flooding the terminal.
+std::string shown(std::string_view word);
+
+inline std::uint64_t mulChecked(std::uint64_t a, std::uint64_t b, bool& overflow) {
+  std::uint64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) overflow = true;
+  return r;
+}
+inline std::uint64_t addChecked(std::uint64_t a, std::uint64_t b, bool& overflow) {
+  std::uint64_t r;
+  if (__builtin_add_overflow(a, b, &r)) overflow = true;
+  return r;
+}
+
+// Little-endian fixed-width values, whatever the host's byte order.
+template <typename T>
+T fromLittle(T v) {
+  if constexpr (std::endian::native == std::endian::big) {
+    auto* b = reinterpret_cast<unsigned char*>(&v);
+    std::reverse(b, b + sizeof(T));
+  }
+  return v;
+}
+
+inline void swapFloatsIfBigEndian([[maybe_unused]] float* data, [[maybe_unused]] std::size_t n) {
+  if constexpr (std::endian::native == std::endian::big)
+    for (std::size_t i = 0; i < n; ++i) data[i] = fromLittle(data[i]);
+}
+
+// Writes floats as little-endian bytes.
+void writeFloats(std::ostream& out, const float* data, std::size_t n);
+
+template <typename T>
+void put(std::string& buf, T v) {
+  v = fromLittle(v);
+  buf.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+// Sequential reader over a file in large blocks: lines and space-terminated
+// words as views into the block, raw bytes copied straight into the destination.
+class ChunkReader {
+ public:
+  explicit ChunkReader(const std::string& path);
+
+  std::uint64_t fileSize() const { return size_; }
+  // File offset of the next unread byte.
+  std::uint64_t offset() const { return base_ + begin_; }
+  std::uint64_t remaining() const { return size_ > offset() ? size_ - offset() : 0; }
+
+  // Makes at least `n` bytes available (fewer only at the end of the file).
+  std::size_t ensure(std::size_t n) {
+    while (end_ - begin_ < n && !eof_) refill(n);
+    return end_ - begin_;
+  }
+  const char* data() const { return buf_.data() + begin_; }
+  void skip(std::size_t n) { begin_ += n; }
+
+  // The bytes up to (not including) `delim`; the delimiter is consumed. At the
+  // end of the file, the rest (if any). False when nothing is left. When
+  // `maxBytes` pass without a delimiter, returns false with `tooLong` set.
+  bool until(char delim, std::string_view& out, std::size_t maxBytes, bool& tooLong) {
+    tooLong = false;
+    std::size_t scanned = 0;
+    for (;;) {
+      const char* start = buf_.data() + begin_;
+      const std::size_t avail = end_ - begin_;
+      if (const void* hit = std::memchr(start + scanned, delim, avail - scanned)) {
+        const std::size_t len = static_cast<const char*>(hit) - start;
+        if (len > maxBytes) return tooLong = true, false;
+        out = std::string_view(start, len);
+        begin_ += len + 1;
+        return true;
+      }
+      scanned = avail;
+      if (scanned > maxBytes) return tooLong = true, false;
+      if (eof_) {
+        if (avail == 0) return false;
+        out = std::string_view(start, avail);
+        begin_ = end_;
+        return true;
+      }
+      refill(avail + 1);
+    }
+  }
+
+  // Copies exactly `n` bytes to `dst`; returns how many were available.
+  std::size_t read(char* dst, std::size_t n) {
+    std::size_t done = 0;
+    while (done < n) {
+      if (begin_ == end_) {
+        if (eof_) break;
+        refill(1);
+        continue;
+      }
+      const std::size_t take = std::min(n - done, end_ - begin_);
+      std::memcpy(dst + done, buf_.data() + begin_, take);
+      begin_ += take;
+      done += take;
+    }
+    return done;
+  }
+
+ private:
+  // Moves unread bytes to the front, grows the buffer to hold `need` bytes, reads more.
+  void refill(std::size_t need);
+
+  std::string path_;
+  std::ifstream in_;
+  std::vector<char> buf_;
+  std::size_t begin_ = 0, end_ = 0;
+  std::uint64_t base_ = 0;  // file offset of buf_[0]
+  std::uint64_t size_ = 0;
+  bool eof_ = false;
+};
+
+// Calls f for each field of a line, fields being separated by runs of ASCII
+// whitespace (isAsciiSpace).
+template <typename F>
+void forEachField(std::string_view line, F&& f) {
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && isAsciiSpace(line[i])) ++i;
+    if (i >= line.size()) break;
+    std::size_t j = i;
+    while (j < line.size() && !isAsciiSpace(line[j])) ++j;
+    f(line.substr(i, j - i));
+    i = j;
+  }
+}
+
+inline bool parseFloat(std::string_view token, float& out) {
+  if (!token.empty() && token[0] == '+') token.remove_prefix(1);
+  double d;
+  // Through double, as gensim (Python float, then float32) reads text values.
+  const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), d);
+  if (ec != std::errc() || ptr != token.data() + token.size()) return false;
+  out = static_cast<float>(d);
+  return true;
+}
+
+inline bool parseUnsigned(std::string_view token, std::uint64_t& out) {
+  if (!token.empty() && token[0] == '+') token.remove_prefix(1);
+  const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), out);
+  return ec == std::errc() && ptr == token.data() + token.size() && !token.empty();
+}
+
+// `where` builds the location part of the message, only when there is an error.
+template <typename Where>
+void checkWord(std::string_view word, Where&& where) {
+  if (word.empty()) throw FormatError(where() + ": empty word");
+  if (!detail::isValidUtf8(word))
+    throw FormatError(where() + ": word '" + shown(word) + "' is not valid UTF-8");
+  for (char c : word)
+    if (isAsciiSpace(c)) throw FormatError(where() + ": word '" + shown(word) + "' contains whitespace");
+}
+
+template <typename Where>
+void checkFinite(const float* v, std::size_t n, std::string_view word, Where&& where) {
+  // Branch-free scan of the exponent bits (vectorises); the slow loop only names the culprit.
+  std::uint32_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t u;
+    std::memcpy(&u, v + i, sizeof u);
+    bad |= static_cast<std::uint32_t>((u & 0x7f800000u) == 0x7f800000u);
+  }
+  if (!bad) return;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!std::isfinite(v[i]))
+      throw FormatError(where() + ": value " + std::to_string(i + 1) + " of '" + shown(word) +
+                        "' is " + (std::isnan(v[i]) ? "NaN" : "infinite (or beyond float32)"));
+}
+
+// Words must be non-empty valid UTF-8 and values finite before anything is written.
+void checkSavable(const Embeddings& e);
+
+// Per-format entry points (formats_word2vec.cpp, formats_npy.cpp, formats_model.cpp).
+struct Word2VecHeader {
+  std::uint64_t words = 0;
+  std::uint64_t dim = 0;
+};
+// Reads the "V D" line; FormatError when the file does not start with one.
+Word2VecHeader readWord2VecHeader(ChunkReader& r, const std::string& path);
+// True when `line` is "word v1 ... vD" with D parseable numbers.
+bool looksLikeTextRecord(std::string_view line, std::uint64_t dim);
+Embeddings loadWord2VecText(const std::string& path);
+Embeddings loadWord2VecBinary(const std::string& path);
+void writeWord2VecBinary(const Embeddings& e, std::ostream& out);
+void writeWord2VecText(const Embeddings& e, std::ostream& out);
+Embeddings loadNpy(const std::string& path);
+// FILE.npy and its FILE.vocab, each written atomically.
+void writeNpy(const Embeddings& e, const std::string& path);
+// A model's words, counts, losses and input vectors; the output weights only with `withOutput`.
+ModelState readModel(const std::string& path, bool withOutput);
+
+}  // namespace posvec::detail
