@@ -81,10 +81,10 @@ VectorFormat detectFormat(const std::string& path) {
     // exactly that width in every record would be a coincidence, for binary it is
     // the layout).
     const std::size_t space = line.find(' ');
-    const bool binaryShaped = space != std::string_view::npos && space > 0 &&
-                              line.size() - space - 1 == 4 * h.dim;
+    const bool binaryShaped =
+        space != std::string_view::npos && space > 0 && line.size() - space - 1 == 4 * h.dim;
     return binaryShaped && binaryReadingIsExact(path, h) ? VectorFormat::Word2VecBinary
-                                                          : VectorFormat::Word2VecText;
+                                                         : VectorFormat::Word2VecText;
   }
   // A broken text record still reads as text (so its error has a line number);
   // float32 bytes nearly always hold control bytes or invalid UTF-8.

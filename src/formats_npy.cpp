@@ -150,7 +150,8 @@ Embeddings loadNpy(const std::string& path) {
   // be an empty table of dimension 10^9, (10^12, 0) 10^12 words to reserve.
   if (rows == 0 || cols == 0)
     throw FormatError(inQuotes(path) + ": .npy shape (" + std::to_string(rows) + ", " +
-                      std::to_string(cols) + ") holds no vectors; word vectors need at least one "
+                      std::to_string(cols) +
+                      ") holds no vectors; word vectors need at least one "
                       "word and a dimension of at least 1");
   const std::uint64_t item = h.descr == "<f4" ? 4 : 8;
   bool overflow = false;
@@ -234,19 +235,20 @@ Embeddings loadNpy(const std::string& path) {
 void writeNpy(const Embeddings& e, const std::string& path) {
   // One transaction: a full disk must not leave a new .vocab beside the old .npy.
   const std::string vocabPath = npyVocabularyPath(path);
-  writeFilesAtomically(
-      {{path,
-        [&](std::ostream& out) { writeNpyArray(out, e.vectors().data(), {e.size(), e.dim()}); }},
-       {vocabPath, [&](std::ostream& out) {
-          std::string buf;
-          for (std::size_t i = 0; i < e.size(); ++i) {
-            buf += e.words()[i];
-            buf += ' ';
-            buf += std::to_string(e.counts().empty() ? 0 : e.counts()[i]);
-            buf += '\n';
-          }
-          out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-        }}});
+  const auto matrix = [&](std::ostream& out) {
+    writeNpyArray(out, e.vectors().data(), {e.size(), e.dim()});
+  };
+  const auto vocabulary = [&](std::ostream& out) {
+    std::string buf;
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      buf += e.words()[i];
+      buf += ' ';
+      buf += std::to_string(e.counts().empty() ? 0 : e.counts()[i]);
+      buf += '\n';
+    }
+    out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+  };
+  writeFilesAtomically({{path, matrix}, {vocabPath, vocabulary}});
 }
 
 }  // namespace detail

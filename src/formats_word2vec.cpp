@@ -99,7 +99,8 @@ Word2VecHeader readWord2VecHeader(ChunkReader& r, const std::string& path) {
   // No words means no data to back the dimension: "0 1000000000" would load as an
   // empty table whose dimension later sizes a 20 GB positional matrix.
   if (h.words == 0)
-    throw FormatError(inQuotes(path) + ": header says 0 words (an empty vocabulary); a vectors "
+    throw FormatError(inQuotes(path) +
+                      ": header says 0 words (an empty vocabulary); a vectors "
                       "file needs at least one word and its vector");
   if (h.dim == 0)
     throw FormatError(inQuotes(path) + ": header says dimension 0 for " + std::to_string(h.words) +

@@ -65,9 +65,9 @@ namespace {
 // One output of a transaction: where it goes and how it is written.
 struct Planned {
   const AtomicWrite* file;
-  fs::path target;   // after following a symlink
-  bool inPlace;      // a device, pipe or /dev/stdout-style link
-  std::string tmp;   // temporary name, once created
+  fs::path target;  // after following a symlink
+  bool inPlace;     // a device, pipe or /dev/stdout-style link
+  std::string tmp;  // temporary name, once created
   bool renamed = false;
 };
 

@@ -178,9 +178,10 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
             const std::int64_t done = processed.fetch_add(pending) + pending;
             pending = 0;
             if (!std::isfinite(mine.loss))
-              throwDiverged(epoch + 1,
-                            mine.loss / static_cast<double>(std::max<std::int64_t>(1, mine.predictions)),
-                            config.alpha);
+              throwDiverged(
+                  epoch + 1,
+                  mine.loss / static_cast<double>(std::max<std::int64_t>(1, mine.predictions)),
+                  config.alpha);
             alpha = static_cast<float>(alphaAt(epochBase + static_cast<double>(done)));
             mine.publishedLoss.store(mine.loss, std::memory_order_relaxed);
             mine.publishedPredictions.store(mine.predictions, std::memory_order_relaxed);

@@ -447,9 +447,11 @@ TEST_CASE("formats: empty vocabularies and dimensions no data backs are refused"
   m.input = MatrixF(0, 0);
   saveModel(m, dir.file("m.posvec"));
   std::string model = readText(dir.file("m.posvec"));
-  for (int k = 0; k < 8; ++k) model[24 + k] = static_cast<char>(((std::uint64_t(1) << 40) >> (8 * k)) & 0xFF);
+  for (int k = 0; k < 8; ++k)
+    model[24 + k] = static_cast<char>(((std::uint64_t(1) << 40) >> (8 * k)) & 0xFF);
   writeText(dir.file("m.posvec"), model);
-  requireError([&] { loadVectors(dir.file("m.posvec")); }, "has 0 words of dimension 1099511627776");
+  requireError([&] { loadVectors(dir.file("m.posvec")); },
+               "has 0 words of dimension 1099511627776");
   requireError([&] { loadModel(dir.file("m.posvec")); }, "has 0 words");
 }
 
@@ -472,8 +474,7 @@ TEST_CASE("formats: npy counts are bounded by what the files hold before any res
                "has 4 bytes, too few for the 5 words");
 }
 
-TEST_CASE("formats: a binary file whose float bytes are printable is read as binary",
-          "[formats]") {
+TEST_CASE("formats: a binary file whose float bytes are printable is read as binary", "[formats]") {
   TempDir dir;
   // 16 bytes that also read as the text record "1.25 2.5 3.75 4".
   const std::string bytes = "1.25 2.5 3.75 4 ";
@@ -514,8 +515,9 @@ TEST_CASE("formats: .npy and .vocab are written as one transaction", "[formats]"
   // A full device: nothing appears beside it.
   if (!std::filesystem::exists("/dev/full")) POSVEC_SKIP("no /dev/full on this system");
   if (std::filesystem::exists("/dev/full.vocab")) POSVEC_SKIP("/dev/full.vocab already exists");
-  const auto r = test::runCli("-q train " + quote(test::sourcePath("corpus/posvec-corpus.txt")) +
-                              " --min-count 1 --epochs 1 --dim 4 --threads 1 -o /dev/full --format npy");
+  const auto r =
+      test::runCli("-q train " + quote(test::sourcePath("corpus/posvec-corpus.txt")) +
+                   " --min-count 1 --epochs 1 --dim 4 --threads 1 -o /dev/full --format npy");
   const bool created = std::filesystem::exists("/dev/full.vocab");
   if (created) std::filesystem::remove("/dev/full.vocab");
   CHECK(r.status == 3);

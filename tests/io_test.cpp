@@ -82,10 +82,10 @@ TEST_CASE("io atomic write removes temporaries that killed writers left behind",
   const std::vector<std::string> stale{"out.txt.tmp-" + dead + "-12345",
                                        "out.txt.tmp-" + dead + "-9"};
   const std::vector<std::string> kept{
-      "out.txt.tmp-" + alive + "-777",    // its writer may still be running
-      "other.txt.tmp-" + dead + "-1",     // another output's
-      "out.txt.tmp-" + dead + "-12x",     // not a name we make
-      "out.txt.tmp-" + dead,              // nor this
+      "out.txt.tmp-" + alive + "-777",  // its writer may still be running
+      "other.txt.tmp-" + dead + "-1",   // another output's
+      "out.txt.tmp-" + dead + "-12x",   // not a name we make
+      "out.txt.tmp-" + dead,            // nor this
       "out.txt.tmp-notes"};
   for (const auto& n : stale) test::writeText(dir.file(n), "half");
   for (const auto& n : kept) test::writeText(dir.file(n), "keep");
@@ -116,12 +116,11 @@ TEST_CASE("io a set of files is written all or nothing", "[io]") {
   CHECK(test::readText(b) == "new b");
   // A device that fails (no space left) after the regular file was written.
   if (fs::exists("/dev/full")) {
-    CHECK_THROWS_AS(writeFilesAtomically({{a, [](std::ostream& out) { out << "newer a"; }},
-                                          {"/dev/full",
-                                           [](std::ostream& out) {
-                                             out << std::string(1 << 16, 'x');
-                                           }}}),
-                    IoError);
+    CHECK_THROWS_AS(
+        writeFilesAtomically(
+            {{a, [](std::ostream& out) { out << "newer a"; }},
+             {"/dev/full", [](std::ostream& out) { out << std::string(1 << 16, 'x'); }}}),
+        IoError);
     CHECK(test::readText(a) == "new a");
   }
   std::size_t entries = 0;

@@ -536,7 +536,8 @@ TEST_CASE("posvec encode: bad input gives one error line and no output", "[posit
   }
 }
 
-TEST_CASE("posvec encode: the input file or the vectors as output are refused", "[positional][cli]") {
+TEST_CASE("posvec encode: the input file or the vectors as output are refused",
+          "[positional][cli]") {
   using namespace posvec::test;
   TempDir tmp;
   const std::string vectors = "2 4\nthe 1 2 3 4\ncat 0 0 1 0\n";

@@ -229,8 +229,7 @@ TEST_CASE("tokenizer: a text without sentence ends is cut, memory stays bounded"
   CHECK(streamed(text, o) == s);
 }
 
-TEST_CASE("tokenizer: a word with 340000 clitics splits without deep recursion",
-          "[tokenizer]") {
+TEST_CASE("tokenizer: a word with 340000 clitics splits without deep recursion", "[tokenizer]") {
   // 680 KB in one word (the sentence limit is 1 MiB): a stack frame per clitic
   // overflows an 8 MB stack.
   constexpr int kClitics = 340000;

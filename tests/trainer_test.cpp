@@ -371,8 +371,7 @@ TEST_CASE("trainer CLI trains, writes vectors and a resumable model", "[trainer]
   CHECK(m.epochLosses.size() == 3);
 }
 
-TEST_CASE("trainer CLI refuses to resume a model whose counts overflow 64 bits",
-          "[trainer][cli]") {
+TEST_CASE("trainer CLI refuses to resume a model whose counts overflow 64 bits", "[trainer][cli]") {
   test::TempDir dir;
   const std::string corpus = writeCorpus(dir, 50);
   TrainConfig c = smallConfig();
@@ -442,11 +441,10 @@ TEST_CASE("trainer CLI says what is wrong with a negative size and an output ove
   // The corpus as output (by another spelling, and through a hard link), or as --save-model.
   std::filesystem::create_hard_link(corpus, dir.file("link.txt"));
   const std::string dotted = (dir.path() / "." / "corpus.txt").string();
-  for (const std::string& out : {"-o " + test::quote(corpus),
-                                "-o " + test::quote(dotted) + " --format text",
-                                "-o " + test::quote(dir.file("link.txt")) + " --format text",
-                                "-o " + test::quote(dir.file("v.bin")) + " --save-model " +
-                                    test::quote(dotted)}) {
+  for (const std::string& out :
+       {"-o " + test::quote(corpus), "-o " + test::quote(dotted) + " --format text",
+        "-o " + test::quote(dir.file("link.txt")) + " --format text",
+        "-o " + test::quote(dir.file("v.bin")) + " --save-model " + test::quote(dotted)}) {
     INFO(out);
     const auto r = test::runCli("train " + test::quote(corpus) +
                                 " --pretokenized --min-count 1 --dim 4 --epochs 1 " + out);
