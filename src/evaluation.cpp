@@ -284,6 +284,10 @@ WordPairResult evaluateWordPairs(const Embeddings& e, const std::string& path,
       ++result.invalidLines;
       return;
     }
+    // Python's float() reads "nan" and "inf" too, but one of them makes every correlation NaN.
+    if (!std::isfinite(score))
+      throw FormatError(inQuotes(path) + " line " + std::to_string(no) + ": score '" +
+                        std::string(line.substr(t2 + 1)) + "' is not a finite number");
     const WordId a = vocab.find(line.substr(0, t1)),
                  b = vocab.find(line.substr(t1 + 1, t2 - t1 - 1));
     if (a < 0 || b < 0) {

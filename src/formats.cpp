@@ -66,7 +66,6 @@ VectorFormat detectFormat(const std::string& path) {
     throw FormatError(inQuotes(path) + ": a posvec model of another format generation ('" +
                       shown(std::string_view(r.data(), 8)) + "'); this posvec reads 'POSVECM1'");
   const Word2VecHeader h = readWord2VecHeader(r, path);
-  if (h.words == 0) return VectorFormat::Word2VecText;
   // Text when the first record is a word and D numbers on one line; binary otherwise.
   const std::size_t want =
       std::min<std::uint64_t>(r.remaining(), std::max<std::uint64_t>(64 * h.dim + 4096, 1 << 16));
@@ -74,7 +73,19 @@ VectorFormat detectFormat(const std::string& path) {
   const char* p = r.data();
   const void* nl = std::memchr(p, '\n', avail);
   const std::string_view line(p, nl ? static_cast<const char*>(nl) - p : avail);
-  if (looksLikeTextRecord(line, h.dim)) return VectorFormat::Word2VecText;
+  if (looksLikeTextRecord(line, h.dim)) {
+    // Float bytes can be printable digits and spaces ("1 4\nx " + 16 such bytes reads
+    // as a text record too). A binary first record is exactly word, space, 4 x dim
+    // bytes; only when the line has that length can both readings hold, and then the
+    // one that consumes the whole file exactly wins, binary on a tie (text numbers of
+    // exactly that width in every record would be a coincidence, for binary it is
+    // the layout).
+    const std::size_t space = line.find(' ');
+    const bool binaryShaped =
+        space != std::string_view::npos && space > 0 && line.size() - space - 1 == 4 * h.dim;
+    return binaryShaped && binaryReadingIsExact(path, h) ? VectorFormat::Word2VecBinary
+                                                         : VectorFormat::Word2VecText;
+  }
   // A broken text record still reads as text (so its error has a line number);
   // float32 bytes nearly always hold control bytes or invalid UTF-8.
   std::string_view window(p, std::min<std::size_t>(avail, 4 * h.dim + 256));
@@ -89,6 +100,10 @@ VectorFormat detectFormat(const std::string& path) {
                       const auto u = static_cast<unsigned char>(c);
                       return (u < 0x20 && c != '\t' && c != '\n' && c != '\r') || u == 0x7f;
                     });
+  // Printable bytes that are not a text record: binary if that reading consumes the
+  // file exactly (a gensim binary has no newline between records, so its first
+  // "line" runs on), text otherwise (so the error names a line).
+  if (text && binaryReadingIsExact(path, h)) return VectorFormat::Word2VecBinary;
   return text ? VectorFormat::Word2VecText : VectorFormat::Word2VecBinary;
 }
 

@@ -88,6 +88,18 @@ class ChunkReader {
   }
   const char* data() const { return buf_.data() + begin_; }
   void skip(std::size_t n) { begin_ += n; }
+  // Skips up to `n` bytes (fewer at the end of the file); returns how many.
+  std::uint64_t discard(std::uint64_t n) {
+    std::uint64_t done = 0;
+    while (done < n) {
+      const std::size_t avail = ensure(1);
+      if (avail == 0) break;
+      const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(avail, n - done));
+      begin_ += take;
+      done += take;
+    }
+    return done;
+  }
 
   // The bytes up to (not including) `delim`; the delimiter is consumed. At the
   // end of the file, the rest (if any). False when nothing is left. When
@@ -217,12 +229,15 @@ struct Word2VecHeader {
 Word2VecHeader readWord2VecHeader(ChunkReader& r, const std::string& path);
 // True when `line` is "word v1 ... vD" with D parseable numbers.
 bool looksLikeTextRecord(std::string_view line, std::uint64_t dim);
+// True when the file, read as word2vec binary, holds exactly the header's records
+// (word, space, 4 x dim bytes, optional newlines) and nothing after them.
+bool binaryReadingIsExact(const std::string& path, const Word2VecHeader& h);
 Embeddings loadWord2VecText(const std::string& path);
 Embeddings loadWord2VecBinary(const std::string& path);
 void writeWord2VecBinary(const Embeddings& e, std::ostream& out);
 void writeWord2VecText(const Embeddings& e, std::ostream& out);
 Embeddings loadNpy(const std::string& path);
-// FILE.npy and its FILE.vocab, each written atomically.
+// FILE.npy and its FILE.vocab, written as one transaction (both or neither).
 void writeNpy(const Embeddings& e, const std::string& path);
 // A model's words, counts, losses and input vectors; the output weights only with `withOutput`.
 ModelState readModel(const std::string& path, bool withOutput);

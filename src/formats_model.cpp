@@ -58,6 +58,11 @@ ModelState readModel(const std::string& path, bool withOutput) {
   if (h.epochsDone < 0)
     throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(h.epochsDone) +
                       " epochs done (corrupt file?)");
+  if (h.words == 0 || h.dim == 0)
+    throw FormatError(inQuotes(path) + ": posvec model has " + std::to_string(h.words) +
+                      " words of dimension " + std::to_string(h.dim) +
+                      "; a model needs at least one word and a dimension of at least 1 "
+                      "(corrupt file?)");
   if (h.outputRows > h.words)
     throw FormatError(inQuotes(path) + ": posvec model has " + std::to_string(h.outputRows) +
                       " output rows for " + std::to_string(h.words) + " words (corrupt file?)");

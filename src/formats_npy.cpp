@@ -146,6 +146,13 @@ Embeddings loadNpy(const std::string& path) {
     throw FormatError(inQuotes(path) + ": .npy array has " + std::to_string(h.shape.size()) +
                       " dimensions; word vectors need shape (words, dimension)");
   const std::uint64_t rows = h.shape[0], cols = h.shape[1];
+  // With a zero in the shape, no data bytes back the other number: (0, 10^9) would
+  // be an empty table of dimension 10^9, (10^12, 0) 10^12 words to reserve.
+  if (rows == 0 || cols == 0)
+    throw FormatError(inQuotes(path) + ": .npy shape (" + std::to_string(rows) + ", " +
+                      std::to_string(cols) +
+                      ") holds no vectors; word vectors need at least one "
+                      "word and a dimension of at least 1");
   const std::uint64_t item = h.descr == "<f4" ? 4 : 8;
   bool overflow = false;
   const std::uint64_t bytes = mulChecked(mulChecked(rows, cols, overflow), item, overflow);
@@ -179,6 +186,12 @@ Embeddings loadNpy(const std::string& path) {
     throw IoError("cannot load " + inQuotes(path) + ": its vocabulary file " + inQuotes(vocabPath) +
                   " (one 'word count' line per row) is missing");
   ChunkReader v(vocabPath);
+  // Every 'word count' line takes at least 4 bytes ("w 0\n"): a vocabulary file too
+  // small for the rows is refused before anything is reserved for them.
+  if (rows > (v.fileSize() + 1) / 4)
+    throw FormatError(inQuotes(vocabPath) + " has " + std::to_string(v.fileSize()) +
+                      " bytes, too few for the " + std::to_string(rows) + " words of " +
+                      inQuotes(path) + " (one 'word count' line per row)");
   std::vector<std::string> words;
   std::vector<std::int64_t> counts;
   words.reserve(rows);
@@ -220,8 +233,12 @@ Embeddings loadNpy(const std::string& path) {
 }
 
 void writeNpy(const Embeddings& e, const std::string& path) {
+  // One transaction: a full disk must not leave a new .vocab beside the old .npy.
   const std::string vocabPath = npyVocabularyPath(path);
-  writeFileAtomically(vocabPath, [&](std::ostream& out) {
+  const auto matrix = [&](std::ostream& out) {
+    writeNpyArray(out, e.vectors().data(), {e.size(), e.dim()});
+  };
+  const auto vocabulary = [&](std::ostream& out) {
     std::string buf;
     for (std::size_t i = 0; i < e.size(); ++i) {
       buf += e.words()[i];
@@ -230,10 +247,8 @@ void writeNpy(const Embeddings& e, const std::string& path) {
       buf += '\n';
     }
     out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-  });
-  writeFileAtomically(path, [&](std::ostream& out) {
-    writeNpyArray(out, e.vectors().data(), {e.size(), e.dim()});
-  });
+  };
+  writeFilesAtomically({{path, matrix}, {vocabPath, vocabulary}});
 }
 
 }  // namespace detail

@@ -69,6 +69,25 @@ bool looksLikeTextRecord(std::string_view line, std::uint64_t dim) {
   return numbers && tokens == dim + 1;
 }
 
+bool binaryReadingIsExact(const std::string& path, const Word2VecHeader& h) {
+  ChunkReader r(path);
+  std::string_view line, word;
+  bool tooLong = false, overflow = false;
+  const std::uint64_t rowBytes = mulChecked(h.dim, sizeof(float), overflow);
+  if (overflow || !r.until('\n', line, 4096, tooLong)) return false;
+  auto skipNewlines = [&] {
+    while (r.ensure(1) > 0 && r.data()[0] == '\n') r.skip(1);
+  };
+  for (std::uint64_t i = 0; i < h.words; ++i) {
+    skipNewlines();
+    if (r.ensure(1) == 0 || !r.until(' ', word, kMaxWordBytes, tooLong) || word.empty() ||
+        word.find('\n') != std::string_view::npos || r.discard(rowBytes) != rowBytes)
+      return false;
+  }
+  skipNewlines();
+  return r.remaining() == 0;
+}
+
 Word2VecHeader readWord2VecHeader(ChunkReader& r, const std::string& path) {
   std::string_view line;
   bool tooLong = false;
@@ -77,7 +96,13 @@ Word2VecHeader readWord2VecHeader(ChunkReader& r, const std::string& path) {
     throw FormatError(inQuotes(path) +
                       ": not a word2vec file (the first line should be 'WORDS DIMENSION'), "
                       "nor an .npy or posvec model file");
-  if (h.dim == 0 && h.words > 0)
+  // No words means no data to back the dimension: "0 1000000000" would load as an
+  // empty table whose dimension later sizes a 20 GB positional matrix.
+  if (h.words == 0)
+    throw FormatError(inQuotes(path) +
+                      ": header says 0 words (an empty vocabulary); a vectors "
+                      "file needs at least one word and its vector");
+  if (h.dim == 0)
     throw FormatError(inQuotes(path) + ": header says dimension 0 for " + std::to_string(h.words) +
                       " words");
   return h;

@@ -1,5 +1,6 @@
 #include "posvec/io.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,25 +26,67 @@ void writeInPlace(const std::string& path, const std::function<void(std::ostream
   if (!out) throw IoError("error while writing '" + path + "'");
 }
 
+// The temporary name of a write to `target` by process `pid`: "OUT.tmp-PID-RAND".
+std::string tmpPrefix(const fs::path& target) { return target.filename().string() + ".tmp-"; }
+
+// A process killed during a write (SIGKILL, power loss) leaves its temporary file
+// behind. The next write of the same output removes those whose process is gone;
+// a live PID (the writer may still be running) keeps its file.
+void removeStaleTemporaries(const fs::path& target) {
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string prefix = tmpPrefix(target);
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    // PID, '-', random digits: nothing else is ours.
+    const std::string rest = name.substr(prefix.size());
+    const std::size_t dash = rest.find('-');
+    if (dash == 0 || dash == std::string::npos || dash + 1 == rest.size() ||
+        rest.find_first_not_of("0123456789", 0) != dash ||
+        rest.find_first_not_of("0123456789", dash + 1) != std::string::npos || dash > 9)
+      continue;
+    const long pid = std::stol(rest.substr(0, dash));
+    if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
+      std::error_code rm;
+      if (fs::is_regular_file(it->symlink_status(rm))) fs::remove(it->path(), rm);
+    }
+  }
+}
+
 bool isUnder(const fs::path& p, const char* top) {
   auto it = p.begin();
   return it != p.end() && *it == "/" && ++it != p.end() && *it == top;
 }
 }  // namespace
 
-void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
+namespace {
+
+// One output of a transaction: where it goes and how it is written.
+struct Planned {
+  const AtomicWrite* file;
+  fs::path target;  // after following a symlink
+  bool inPlace;     // a device, pipe or /dev/stdout-style link
+  std::string tmp;  // temporary name, once created
+  bool renamed = false;
+};
+
+Planned plan(const AtomicWrite& file) {
+  const std::string& path = file.path;
   if (path.empty()) throw IoError("output path is empty");
   fs::path target(path);
   std::error_code ec;
   if (fs::is_directory(target, ec)) throw IoError("cannot write '" + path + "': it is a directory");
   // Devices, pipes and /dev/stdout-style links are written in place: renaming a
   // temporary file over them would replace the device node or the link itself.
+  // A name under /dev that does not exist is an ordinary file (so a failed
+  // write leaves nothing there).
   const fs::path absolute = fs::absolute(target, ec);
-  if (isUnder(absolute, "dev") || isUnder(absolute, "proc") ||
-      (fs::exists(target, ec) && !fs::is_regular_file(target, ec))) {
-    writeInPlace(path, write);
-    return;
-  }
+  const bool exists = fs::exists(fs::symlink_status(target, ec));
+  if ((exists && (isUnder(absolute, "dev") || isUnder(absolute, "proc"))) ||
+      (fs::exists(target, ec) && !fs::is_regular_file(target, ec)))
+    return Planned{&file, target, true, {}};
   // Any other symlink keeps pointing where it did: replace the file it points to.
   if (fs::is_symlink(fs::symlink_status(target, ec))) {
     const fs::path resolved = fs::weakly_canonical(target, ec);
@@ -52,21 +95,54 @@ void writeFileAtomically(const std::string& path, const std::function<void(std::
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec))
     throw IoError("cannot write '" + path + "': directory '" + dir.string() + "' does not exist");
+  return Planned{&file, target, false, {}};
+}
+
+}  // namespace
+
+void writeFilesAtomically(const std::vector<AtomicWrite>& files) {
+  std::vector<Planned> plans;
+  plans.reserve(files.size());
+  for (const AtomicWrite& f : files) plans.push_back(plan(f));
   std::random_device rd;
-  const std::string tmp =
-      target.string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd());
   try {
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!out) throw IoError("cannot write '" + path + "': " + std::strerror(errno));
-      write(out);
+    // Every regular file goes to a temporary first; devices are written after all
+    // of them succeeded, renames come last.
+    for (Planned& p : plans) {
+      if (p.inPlace) continue;
+      removeStaleTemporaries(p.target);
+      const fs::path dir = p.target.has_parent_path() ? p.target.parent_path() : fs::path(".");
+      p.tmp = (dir / tmpPrefix(p.target)).string() + std::to_string(::getpid()) + "-" +
+              std::to_string(rd());
+      std::ofstream out(p.tmp, std::ios::binary | std::ios::trunc);
+      if (!out) {
+        const int err = errno;
+        p.tmp.clear();  // not created
+        throw IoError("cannot write '" + p.file->path + "': " + std::strerror(err));
+      }
+      p.file->write(out);
       out.flush();
-      if (!out) throw IoError("error while writing '" + path + "' (disk full?)");
+      if (!out) throw IoError("error while writing '" + p.file->path + "' (disk full?)");
     }
-    fs::rename(tmp, target, ec);
-    if (ec) throw IoError("cannot replace '" + path + "': " + ec.message());
+    for (const Planned& p : plans)
+      if (p.inPlace) writeInPlace(p.file->path, p.file->write);
+    for (Planned& p : plans) {
+      if (p.inPlace) continue;
+      std::error_code ec;
+      fs::rename(p.tmp, p.target, ec);
+      if (ec) throw IoError("cannot replace '" + p.file->path + "': " + ec.message());
+      p.renamed = true;
+    }
   } catch (...) {
-    fs::remove(tmp, ec);
+    // Nothing of a failed transaction stays: its temporaries, and the files it
+    // already renamed into place (they would not match the ones it could not write).
+    std::error_code ec;
+    for (const Planned& p : plans) {
+      if (p.renamed)
+        fs::remove(p.target, ec);
+      else if (!p.tmp.empty())
+        fs::remove(p.tmp, ec);
+    }
     throw;
   }
 }
@@ -80,6 +156,10 @@ void writeToPathOrStdout(const std::string& path,
     return;
   }
   writeFileAtomically(path, write);
+}
+
+void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  writeFilesAtomically({AtomicWrite{path, write}});
 }
 
 void openForReading(const std::string& path, std::ifstream& in) {

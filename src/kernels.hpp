@@ -39,12 +39,15 @@ std::uint64_t mixSeed(std::uint64_t a, std::uint64_t b);
 // Sigmoid and softplus (log(1 + e^x)) from tables with linear interpolation on
 // [-8, 8]: within ~1e-5 of the exact values. Beyond, the sigmoid is clipped and
 // the softplus is computed exactly (the loss stays true for confident mistakes).
+// A NaN score (a diverging model) comes back as NaN instead of becoming a table
+// index, so the trainer sees it in the loss and stops with a message.
 class Sigmoid {
  public:
   static constexpr float kMax = 8.0f;
   static constexpr int kSize = 2048;
   Sigmoid();
   float sigmoid(float x) const {
+    if (std::isnan(x)) return x;
     if (x <= -kMax) return sig_[0];
     if (x >= kMax) return sig_[kSize];
     const float t = (x + kMax) * kScale;
@@ -53,6 +56,7 @@ class Sigmoid {
     return sig_[i] + f * (sig_[i + 1] - sig_[i]);
   }
   float softplus(float x) const {
+    if (std::isnan(x)) return x;
     if (x <= -kMax || x >= kMax)
       return static_cast<float>(std::log1p(std::exp(-std::fabs(x)))) + std::fmax(x, 0.0f);
     const float t = (x + kMax) * kScale;

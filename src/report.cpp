@@ -152,7 +152,7 @@ std::string summaryJson(const StudyResults& r) {
   json pairs = json::array();
   for (const auto& q : r.pairs) pairs.push_back(pairJson(q));
   j["pairs"] = pairs;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 std::string resultsJson(const StudyResults& r) {
@@ -229,7 +229,7 @@ std::string resultsJson(const StudyResults& r) {
     tr.push_back(point);
   }
   j["training"] = tr;
-  return j.dump(1) + "\n";
+  return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 std::string reportHtml(const StudyResults& r, const std::vector<Figure>& figures) {

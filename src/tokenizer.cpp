@@ -163,17 +163,37 @@ void icuPieces(icu::BreakIterator& word, UText*& ut, const char* s, std::size_t 
   for (std::int32_t end = word.next(); end != icu::BreakIterator::DONE;
        start = end, end = word.next()) {
     const auto b = static_cast<std::uint32_t>(start), e = static_cast<std::uint32_t>(end);
-    Piece p{b, e, PieceKind::Word, gap, false};
-    if (word.getRuleStatus() < UBRK_WORD_NONE_LIMIT) {
-      if (allSpace(s + b, e - b)) {
-        gap = true;
-        continue;
-      }
-      p.kind = PieceKind::Other;
-      p.punct = allPunctuation(s + b, e - b);
+    if (word.getRuleStatus() >= UBRK_WORD_NONE_LIMIT) {
+      pieces.push_back(Piece{b, e, PieceKind::Word, gap, false});
+      gap = false;
+      continue;
     }
-    gap = false;
-    pieces.push_back(p);
+    if (allSpace(s + b, e - b)) {
+      gap = true;
+      continue;
+    }
+    // ICU keeps a space together with the combining marks after it (UAX #29 WB4:
+    // " \u0301", " \u05C5" are one segment), but no token may contain whitespace:
+    // such a segment splits at its whitespace, which counts as a gap.
+    std::int32_t i = start, run = -1;
+    auto push = [&](std::int32_t from, std::int32_t to) {
+      const auto f = static_cast<std::uint32_t>(from), t = static_cast<std::uint32_t>(to);
+      pieces.push_back(Piece{f, t, PieceKind::Other, gap, allPunctuation(s + f, t - f)});
+      gap = false;
+    };
+    while (i < end) {
+      const std::int32_t at = i;
+      UChar32 c;
+      U8_NEXT(s, i, end, c);
+      if (c >= 0 && (u_isUWhiteSpace(c) || u_charType(c) == U_CONTROL_CHAR)) {
+        if (run >= 0) push(run, at);
+        run = -1;
+        gap = true;
+      } else if (run < 0) {
+        run = at;
+      }
+    }
+    if (run >= 0) push(run, end);
   }
 }
 
@@ -344,16 +364,20 @@ class WordWorker {
     const std::size_t np = pieces_.size();
     auto text = [&](const Piece& p) { return std::string_view(s + p.begin, p.end - p.begin); };
     auto attached = [&](std::size_t i) { return i < np && !pieces_[i].gap; };
+    // The character toks_.back() repeats throughout, or 0: known without re-reading the
+    // token, so a run of a million '.' costs a million steps, not half a trillion.
+    char runOf = 0;
     for (std::size_t i = 0; i < np; ++i) {
       const Piece& p = pieces_[i];
       if (!toks_.empty() && !p.gap) {
         Piece& t = toks_.back();
         const std::string_view pt = text(p), tt = text(t);
         if (t.kind == Kind::Other && (pt == "." || pt == "-" || pt == "`" || pt == "'") &&
-            tt.find_first_not_of(pt[0]) == std::string_view::npos) {
+            runOf == pt[0]) {
           t.end = p.end;  // ellipsis, dash, `` and '' quotes
           continue;
         }
+        runOf = 0;  // every other merge below makes a mixed token
         if (t.kind == Kind::Word && (pt == "-" || pt == "/") && attached(i + 1) &&
             pieces_[i + 1].kind == Kind::Word) {
           t.end = pieces_[i + 1].end;  // well-known, and/or
@@ -379,6 +403,8 @@ class WordWorker {
       }
       toks_.push_back(p);
       Piece& q = toks_.back();
+      const std::string_view qt = text(q);
+      runOf = qt.find_first_not_of(qt[0]) == std::string_view::npos ? qt[0] : 0;
       if (text(q) == "\"") {
         bool open = q.gap || toks_.size() == 1;
         if (!open) {
@@ -437,15 +463,21 @@ class WordWorker {
     return 0;
   }
 
+  // Clitics come off the end one at a time (shouldn't've -> should n't 've). A loop,
+  // not recursion: a word may carry any number of them (a's's's... in a 1 MB line).
   void emitWithClitics(const char* w, std::size_t n, Sentence& out) {
-    std::size_t cut = cliticStart(w, n);
-    if (cut == 0) cut = fusedWordCut(w, n);
-    if (cut == 0) {
-      emit(w, n, out);
-      return;
+    cuts_.clear();
+    cuts_.push_back(n);
+    while (true) {
+      std::size_t cut = cliticStart(w, n);
+      if (cut == 0) cut = fusedWordCut(w, n);
+      if (cut == 0) break;
+      cuts_.push_back(cut);
+      n = cut;
     }
-    emitWithClitics(w, cut, out);  // shouldn't've -> should n't 've
-    emit(w + cut, n - cut, out);
+    emit(w, n, out);
+    for (std::size_t k = cuts_.size() - 1; k > 0; --k)
+      emit(w + cuts_[k], cuts_[k - 1] - cuts_[k], out);
   }
 
   void emit(const char* s, std::size_t n, Sentence& out) {
@@ -483,6 +515,7 @@ class WordWorker {
   UText* ut_ = nullptr;
   UCaseMap* caseMap_ = nullptr;
   std::vector<Piece> pieces_, toks_;
+  std::vector<std::size_t> cuts_;  // clitic boundaries of one word, last first
 };
 
 // One pass over one input: normalised text accumulates in text_, complete

@@ -71,6 +71,20 @@ void checkModel(const ModelState& m, const TrainConfig& c) {
   if (m.epochsDone < 0) bad("negative epoch count");
   for (std::size_t i = 1; i < m.counts.size(); ++i)
     if (m.counts[i] > m.counts[i - 1]) bad("counts are not sorted");
+  std::int64_t total = 0;
+  for (const std::int64_t c : m.counts)
+    if (c <= 0 || __builtin_add_overflow(total, c, &total))
+      bad(c <= 0 ? "a word count is not positive" : "word counts add up to more than 2^63 - 1");
+}
+
+// A learning rate too high for the data makes the weights overflow: scores turn
+// into inf and NaN and every later update spreads them. Stop at once and say what
+// to change, rather than train on for hours and write NaN vectors.
+[[noreturn]] void throwDiverged(int epoch, double loss, double alpha) {
+  std::ostringstream s;
+  s << "training diverged at epoch " << epoch << " (loss " << loss
+    << "); lower the learning rate (--alpha, now " << alpha << ")";
+  throw ConfigError(s.str());
 }
 
 // Runs epochs [model.epochsDone, totalEpochs) of the schedule for totalEpochs.
@@ -141,6 +155,11 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
           if (pending >= kFlushWords) {
             const std::int64_t done = processed.fetch_add(pending) + pending;
             pending = 0;
+            if (!std::isfinite(mine.loss))
+              throwDiverged(
+                  epoch + 1,
+                  mine.loss / static_cast<double>(std::max<std::int64_t>(1, mine.predictions)),
+                  config.alpha);
             alpha = static_cast<float>(alphaAt(epochBase + static_cast<double>(done)));
             mine.publishedLoss.store(mine.loss, std::memory_order_relaxed);
             mine.publishedPredictions.store(mine.predictions, std::memory_order_relaxed);
@@ -187,6 +206,9 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
     report.loss = predictions > 0 ? loss / static_cast<double>(predictions) : 0;
     report.words = processed.load();
     report.seconds = secondsSince(epochStart);
+    // Weights can overflow without the loss showing it yet (the last updates of the epoch).
+    if (!std::isfinite(report.loss) || !model.input.allFinite() || !model.output.allFinite())
+      throwDiverged(epoch + 1, report.loss, config.alpha);
     model.epochLosses.push_back(report.loss);
     model.epochsDone = epoch + 1;
     if (observer.epochEnd) observer.epochEnd(report);

@@ -134,6 +134,13 @@ class TextNormalizer {
 
   std::uint64_t bytesSeen() const { return offset_; }
 
+  // Line breaks waiting for the next character decide between ' ' and '\n'. Only
+  // "one" or "two or more" matters, so the count stops at 2: no file can overflow it
+  // (an int wrapped after 2^31 breaks and glued two paragraphs into one token).
+  using BreakCount = std::uint64_t;
+  // For tests: as if `n` line breaks had just been read (no file of 2^31 of them needed).
+  void setPendingBreaksForTest(BreakCount n) { pendingBreaks_ = n; }
+
  private:
   std::uint32_t decode() const {
     const auto* s = reinterpret_cast<const unsigned char*>(seq_);
@@ -162,7 +169,7 @@ class TextNormalizer {
     if (cp == '\n' || cp == '\r') {
       if (lines_) {
         out.push_back('\n');
-      } else if (started_) {
+      } else if (started_ && pendingBreaks_ < 2) {
         ++pendingBreaks_;
       }
       return;
@@ -195,7 +202,7 @@ class TextNormalizer {
   bool first_ = true;
   bool lastCr_ = false;
   bool started_ = false;
-  int pendingBreaks_ = 0;
+  BreakCount pendingBreaks_ = 0;
 };
 
 }  // namespace posvec::detail

@@ -21,7 +21,11 @@ Vocabulary::Vocabulary(std::vector<std::string> words, std::vector<std::int64_t>
                        std::to_string(counts_[i]) + " (counts must be positive)");
     if (!index_.emplace(words_[i], static_cast<WordId>(i)).second)
       throw InputError("vocabulary word '" + words_[i] + "' appears twice");
-    total_ += counts_[i];
+    // A wrapped total would turn the subsampling thresholds into nonsense silently.
+    if (__builtin_add_overflow(total_, counts_[i], &total_))
+      throw InputError("vocabulary counts add up to more than 2^63 - 1 (at word " +
+                       std::to_string(i) + ", '" + words_[i] +
+                       "'); no corpus has that many tokens, so the counts are corrupt");
   }
 }
 

@@ -156,6 +156,23 @@ TEST_CASE("evaluation: word pairs drop OOV pairs, skip comments and bad lines", 
   CHECK_THROWS_AS(evaluateWordPairs(e, f), InputError);
 }
 
+TEST_CASE("evaluation: word pairs refuse scores that are not finite numbers", "[evaluation]") {
+  TempDir dir;
+  const std::string f = dir.file("p.tsv");
+  const Embeddings e = royalty();
+  for (const std::string bad : {"nan", "inf", "-Infinity", " NaN "}) {
+    INFO(bad);
+    writeText(f, "man\twoman\t8.5\nking\tqueen\t" + bad + "\nman\tfar\t1.5\n");
+    try {
+      evaluateWordPairs(e, f);
+      FAIL("expected FormatError");
+    } catch (const FormatError& err) {
+      CHECK(std::string(err.what()).find("line 2: score '" + bad + "' is not a finite number") !=
+            std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("evaluation: numbers match gensim's evaluate_word_analogies and evaluate_word_pairs",
           "[evaluation][gensim]") {
   if (!havePython("gensim")) POSVEC_SKIP("gensim is not installed for /usr/bin/python3");
@@ -280,6 +297,22 @@ TEST_CASE("cli vectors: similarity, similar, analogy and eval print tables and J
   CHECK(r.out.find("Total accuracy") != std::string::npos);
 }
 
+TEST_CASE("cli vectors: eval --json with a file name that is not UTF-8", "[evaluation][cli]") {
+  TempDir dir;
+  const std::string v = dir.file("v\xE9.bin");  // Latin-1 e-acute: not UTF-8
+  saveVectors(royalty(), v);
+  writeText(dir.file("p.tsv"), "man\twoman\t8\nking\tqueen\t9\nman\tfar\t1\n");
+  const auto r = runCli("eval " + quote(v) + " --pairs " + quote(dir.file("p.tsv")) + " --json");
+  REQUIRE(r.status == 0);
+  CHECK(r.err.empty());
+  const auto j = nlohmann::json::parse(r.out);
+  // The byte that is not UTF-8 shows as U+FFFD; the rest of the name is kept.
+  const std::string shown = j["vectors"].get<std::string>();
+  CHECK(shown.size() >= 8);
+  CHECK(shown.substr(shown.size() - 8) == "v\xEF\xBF\xBD.bin");
+  CHECK(j["pairs"][0]["pairs"] == 3);
+}
+
 TEST_CASE("cli vectors: bad input gives one error line and the right exit code",
           "[evaluation][cli]") {
   TempDir dir;
@@ -291,6 +324,8 @@ TEST_CASE("cli vectors: bad input gives one error line and the right exit code",
     std::string says;
   };
   writeText(dir.file("bad.txt"), "3 3\nman 1 2 3\nwoman 1 2\n");
+  writeText(dir.file("p.tsv"), "man\twoman\t8\n");
+  writeText(dir.file("nan.tsv"), "man\twoman\tnan\nking\tqueen\t9\n");
   const std::vector<Case> cases{
       {"similarity " + quote(v) + " man nobody", 5, "unknown word 'nobody'"},
       {"similarity " + quote(v) + " MAN king", 5, "did you mean 'man'?"},
@@ -301,6 +336,12 @@ TEST_CASE("cli vectors: bad input gives one error line and the right exit code",
       {"analogy " + quote(v) + " man king", 2, ""},
       {"similar " + quote(v) + " man -k 0", 2, ""},
       {"eval " + quote(v), 2, "nothing to evaluate"},
+      {"eval " + quote(v) + " --restrict -1 --pairs " + quote(dir.file("p.tsv")), 2,
+       "--restrict: must not be negative (got -1)"},
+      {"analogy " + quote(v) + " man king woman --restrict -1", 2,
+       "--restrict: must not be negative (got -1)"},
+      {"eval " + quote(v) + " --pairs " + quote(dir.file("nan.tsv")), 4,
+       "line 1: score 'nan' is not a finite number"},
       {"eval " + quote(v) + " --pairs " + quote(dir.file("none.tsv")), 3, "none.tsv"},
   };
   for (const auto& c : cases) {

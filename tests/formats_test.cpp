@@ -177,9 +177,9 @@ TEST_CASE("formats: readers accept what word2vec.c and gensim write", "[formats]
   const Embeddings d = loadVectors(dir.file("d.txt"));
   REQUIRE(d.size() == 2);
   CHECK(d.vectors()(0, 0) == 1.0f);
-  // An empty vocabulary is a valid file.
+  // An empty vocabulary is refused: nothing backs its dimension (see the test below).
   writeText(dir.file("e.txt"), "0 4\n");
-  CHECK(loadVectors(dir.file("e.txt")).size() == 0);
+  CHECK_THROWS_AS(loadVectors(dir.file("e.txt")), FormatError);
 }
 
 TEST_CASE("formats: model files keep the full training state", "[formats]") {
@@ -414,4 +414,113 @@ print('ok')
   CHECK(f.vectors()(1, 0) == 3.0f);
   CHECK(f.vectors()(0, 2) == 2.0f);
   CHECK(f.counts() == std::vector<std::int64_t>{1, 2});
+}
+
+namespace {
+
+// An .npy file with a hand-written shape and `dataBytes` zero bytes of float32 data.
+std::string npyWithShape(const TempDir& dir, const std::string& name, const std::string& shape,
+                         std::size_t dataBytes) {
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
+  dict += '\n';
+  std::string s = std::string("\x93NUMPY\x01\x00", 8);
+  s += static_cast<char>(dict.size() & 0xFF);
+  s += static_cast<char>(dict.size() >> 8);
+  s += dict + std::string(dataBytes, '\0');
+  const std::string path = dir.file(name);
+  writeText(path, s);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("formats: empty vocabularies and dimensions no data backs are refused", "[formats]") {
+  TempDir dir;
+  // 13 bytes that used to load as 0 words of dimension 10^9.
+  writeText(dir.file("empty.txt"), "0 1000000000\n");
+  requireError([&] { loadVectors(dir.file("empty.txt")); }, "header says 0 words");
+  writeText(dir.file("empty0.txt"), "0 0\n");
+  requireError([&] { loadVectors(dir.file("empty0.txt")); }, "header says 0 words");
+  // A model of 0 words whose header claims dimension 2^40.
+  ModelState m;
+  m.input = MatrixF(0, 0);
+  saveModel(m, dir.file("m.posvec"));
+  std::string model = readText(dir.file("m.posvec"));
+  for (int k = 0; k < 8; ++k)
+    model[24 + k] = static_cast<char>(((std::uint64_t(1) << 40) >> (8 * k)) & 0xFF);
+  writeText(dir.file("m.posvec"), model);
+  requireError([&] { loadVectors(dir.file("m.posvec")); },
+               "has 0 words of dimension 1099511627776");
+  requireError([&] { loadModel(dir.file("m.posvec")); }, "has 0 words");
+}
+
+TEST_CASE("formats: npy counts are bounded by what the files hold before any reservation",
+          "[formats]") {
+  TempDir dir;
+  writeText(dir.file("a.vocab"), "");
+  writeText(dir.file("b.vocab"), "");
+  writeText(dir.file("c.vocab"), "");
+  writeText(dir.file("d.vocab"), "a 1\n");
+  // (10^12, 0) with an empty vocabulary used to reserve 32 TB of strings.
+  requireError([&] { loadVectors(npyWithShape(dir, "a.npy", "(1000000000000, 0)", 0)); },
+               "holds no vectors");
+  requireError([&] { loadVectors(npyWithShape(dir, "b.npy", "(9223372036854775808, 0)", 0)); },
+               "holds no vectors");
+  requireError([&] { loadVectors(npyWithShape(dir, "c.npy", "(0, 1000000000)", 0)); },
+               "holds no vectors");
+  // 5 rows of data but a 4-byte vocabulary: refused before reading the words.
+  requireError([&] { loadVectors(npyWithShape(dir, "d.npy", "(5, 2)", 5 * 2 * 4)); },
+               "has 4 bytes, too few for the 5 words");
+}
+
+TEST_CASE("formats: a binary file whose float bytes are printable is read as binary", "[formats]") {
+  TempDir dir;
+  // 16 bytes that also read as the text record "1.25 2.5 3.75 4".
+  const std::string bytes = "1.25 2.5 3.75 4 ";
+  REQUIRE(bytes.size() == 16);
+  float expected[4];
+  std::memcpy(expected, bytes.data(), 16);  // little-endian host: the file's floats
+  for (const std::string& tail : {std::string(), std::string("\n")}) {  // gensim, word2vec.c
+    writeText(dir.file("p.bin"), "1 4\nx " + bytes + tail);
+    const Embeddings e = loadVectors(dir.file("p.bin"));
+    REQUIRE(e.size() == 1);
+    REQUIRE(e.dim() == 4);
+    for (int j = 0; j < 4; ++j) CHECK(e.vectors()(0, j) == expected[j]);
+  }
+  // Two gensim records of printable bytes that are not numbers at all.
+  const std::string x = "abcdefghijklmnop", y = "qrstuvwxyzABCDEF";
+  writeText(dir.file("q.bin"), "2 4\nx " + x + "y " + y);
+  const Embeddings q = loadVectors(dir.file("q.bin"));
+  REQUIRE(q.size() == 2);
+  float qy[4];
+  std::memcpy(qy, y.data(), 16);
+  CHECK(q.words()[1] == "y");
+  for (int j = 0; j < 4; ++j) CHECK(q.vectors()(1, j) == qy[j]);
+  // Real text files stay text, also when one line has the binary record's length.
+  writeText(dir.file("t.txt"), "2 4\nx 1.25 2.5 3.75 4\ny 0.5 0.25 1 2\n");
+  const Embeddings t = loadVectors(dir.file("t.txt"));
+  CHECK(t.vectors()(0, 1) == 2.5f);
+  CHECK(t.vectors()(1, 0) == 0.5f);
+}
+
+TEST_CASE("formats: .npy and .vocab are written as one transaction", "[formats]") {
+  TempDir dir;
+  const Embeddings e({"a", "b"}, sampleMatrix(2, 3));
+  // The matrix cannot be written (its name is a directory): the old vocabulary stays.
+  std::filesystem::create_directory(dir.file("v.npy"));
+  writeText(dir.file("v.vocab"), "old 1\n");
+  CHECK_THROWS_AS(saveVectors(e, dir.file("v.npy")), IoError);
+  CHECK(readText(dir.file("v.vocab")) == "old 1\n");
+  // A full device: nothing appears beside it.
+  if (!std::filesystem::exists("/dev/full")) POSVEC_SKIP("no /dev/full on this system");
+  if (std::filesystem::exists("/dev/full.vocab")) POSVEC_SKIP("/dev/full.vocab already exists");
+  const auto r =
+      test::runCli("-q train " + quote(test::sourcePath("corpus/posvec-corpus.txt")) +
+                   " --min-count 1 --epochs 1 --dim 4 --threads 1 -o /dev/full --format npy");
+  const bool created = std::filesystem::exists("/dev/full.vocab");
+  if (created) std::filesystem::remove("/dev/full.vocab");
+  CHECK(r.status == 3);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK_FALSE(created);
 }

@@ -1,5 +1,8 @@
 #include "posvec/io.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <ostream>
@@ -66,4 +69,61 @@ TEST_CASE("io atomic write goes through symlinks and keeps them", "[io]") {
   writeFileAtomically(link, [](std::ostream& out) { out << "new"; });
   CHECK(fs::is_symlink(fs::symlink_status(link)));
   CHECK(test::readText(real) == "new");
+}
+
+TEST_CASE("io atomic write removes temporaries that killed writers left behind", "[io]") {
+  test::TempDir dir;
+  // A PID that surely runs no process: a child that has exited and been reaped.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) ::_exit(0);
+  REQUIRE(::waitpid(child, nullptr, 0) == child);
+  const std::string dead = std::to_string(child), alive = std::to_string(::getpid());
+  const std::vector<std::string> stale{"out.txt.tmp-" + dead + "-12345",
+                                       "out.txt.tmp-" + dead + "-9"};
+  const std::vector<std::string> kept{
+      "out.txt.tmp-" + alive + "-777",  // its writer may still be running
+      "other.txt.tmp-" + dead + "-1",   // another output's
+      "out.txt.tmp-" + dead + "-12x",   // not a name we make
+      "out.txt.tmp-" + dead,            // nor this
+      "out.txt.tmp-notes"};
+  for (const auto& n : stale) test::writeText(dir.file(n), "half");
+  for (const auto& n : kept) test::writeText(dir.file(n), "keep");
+  writeFileAtomically(dir.file("out.txt"), [](std::ostream& out) { out << "new"; });
+  CHECK(test::readText(dir.file("out.txt")) == "new");
+  for (const auto& n : stale) CHECK_FALSE(fs::exists(dir.file(n)));
+  for (const auto& n : kept) CHECK(test::readText(dir.file(n)) == "keep");
+}
+
+TEST_CASE("io a set of files is written all or nothing", "[io]") {
+  test::TempDir dir;
+  const std::string a = dir.file("m.npy"), b = dir.file("m.vocab");
+  test::writeText(a, "old a");
+  test::writeText(b, "old b");
+  writeFilesAtomically({{a, [](std::ostream& out) { out << "new a"; }},
+                        {b, [](std::ostream& out) { out << "new b"; }}});
+  CHECK(test::readText(a) == "new a");
+  CHECK(test::readText(b) == "new b");
+  // The second writer fails after the first one finished: neither file changes.
+  CHECK_THROWS_AS(writeFilesAtomically({{a, [](std::ostream& out) { out << "newer a"; }},
+                                        {b,
+                                         [](std::ostream& out) {
+                                           out << "half";
+                                           throw IoError("disk full");
+                                         }}}),
+                  IoError);
+  CHECK(test::readText(a) == "new a");
+  CHECK(test::readText(b) == "new b");
+  // A device that fails (no space left) after the regular file was written.
+  if (fs::exists("/dev/full")) {
+    CHECK_THROWS_AS(
+        writeFilesAtomically(
+            {{a, [](std::ostream& out) { out << "newer a"; }},
+             {"/dev/full", [](std::ostream& out) { out << std::string(1 << 16, 'x'); }}}),
+        IoError);
+    CHECK(test::readText(a) == "new a");
+  }
+  std::size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(dir.path())) entries += e.is_regular_file();
+  CHECK(entries == 2);
 }

@@ -652,4 +652,23 @@ TEST_CASE("positional: timescale and fairseq agree with a long-double reference 
       INFO(encodingName(e) << " start=" << s);
       CHECK(static_cast<double>(worst) <= 1e-13 + 3e-16 * static_cast<double>(s + 300));
     }
+
+TEST_CASE("posvec encode: the input file or the vectors as output are refused",
+          "[positional][cli]") {
+  using namespace posvec::test;
+  TempDir tmp;
+  const std::string vectors = "2 4\nthe 1 2 3 4\ncat 0 0 1 0\n";
+  const std::string vec = writeVectors(tmp, vectors);
+  const std::string in = tmp.file("in.txt");
+  writeText(in, "the cat\n");
+  for (const std::string& args : {quote(vec) + " --input " + quote(in) + " -o " + quote(in),
+                                  quote(vec) + " -s 'the cat' --format tsv -o " + quote(vec)}) {
+    const auto r = runCli("encode " + args);
+    INFO(args << " -> " << r.err);
+    CHECK(r.status == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find("is the input file") != std::string::npos);
+  }
+  CHECK(readText(in) == "the cat\n");
+  CHECK(readText(vec) == vectors);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <random>
 #include <set>
@@ -11,6 +12,7 @@
 #include "posvec/error.hpp"
 #include "test_util.hpp"
 #include "tokenizer_detail.hpp"
+#include "utf8.hpp"
 
 using namespace posvec;
 using posvec::test::TempDir;
@@ -227,6 +229,74 @@ TEST_CASE("tokenizer: a text without sentence ends is cut, memory stays bounded"
   CHECK(streamed(text, o) == s);
 }
 
+TEST_CASE("tokenizer: a word with 340000 clitics splits without deep recursion", "[tokenizer]") {
+  // 680 KB in one word (the sentence limit is 1 MiB): a stack frame per clitic
+  // overflows an 8 MB stack.
+  constexpr int kClitics = 340000;
+  std::string text = "a";
+  for (int i = 0; i < kClitics; ++i) text += "'s";
+  Sentence expected{"a"};
+  expected.insert(expected.end(), kClitics, "'s");
+  CHECK(tok(text) == Sentences{expected});
+  // The order of mixed clitics is kept (should n't 've, then 's).
+  CHECK(tok("shouldn't've's") == Sentences{{"should", "n't", "'ve", "'s"}});
+}
+
+// Runs of the characters the tokenizer glues into one token ("...", "--", "''"):
+// each run is one token however long. Quadratic work (re-reading the token at each
+// new character) takes minutes here; the test's CTest timeout catches that.
+TEST_CASE("tokenizer: long runs of . - ' take linear time", "[.][linear-time]") {
+  constexpr std::size_t kRun = 1000000;  // just below the 1 MiB sentence cut
+  for (const char c : {'.', '-', '\''}) {
+    for (const std::string prefix : {"x ", "\xC3\xA9 "}) {  // ASCII and ICU segmenters
+      INFO("run of " << c << " after " << prefix);
+      const Sentences s = tok(prefix + std::string(kRun, c));
+      REQUIRE(s.size() == 1);
+      REQUIRE(s[0].size() == 2);
+      CHECK(s[0][1] == std::string(kRun, c));
+    }
+  }
+}
+
+TEST_CASE("tokenizer: a space before a combining mark is a gap and never part of a token",
+          "[tokenizer]") {
+  // ICU segments " \u0301" and " \u05C5" (a space, then a mark) as one piece.
+  const std::string acute = "\xCC\x81", hebrew = "\xD7\x85";
+  for (const std::string& text :
+       {"caf\xC3\xA9 " + acute + "x y", "a " + hebrew + "b " + hebrew + " c", "\xC3\xA9 " + acute,
+        "\xC3\xA9  " + acute + acute + "   z"}) {
+    INFO(text);
+    const Sentences s = tok(text);
+    REQUIRE_FALSE(s.empty());
+    for (const Sentence& sent : s)
+      for (const std::string& t : sent) {
+        CHECK_FALSE(t.empty());
+        CHECK(t.find_first_of(" \t\n\r") == std::string::npos);
+      }
+  }
+  CHECK(tok("caf\xC3\xA9 " + acute + "x y") == Sentences{{"caf\xC3\xA9", acute, "x", "y"}});
+}
+
+TEST_CASE("tokenizer: the line normaliser counts any number of line breaks without overflow",
+          "[tokenizer]") {
+  // A file of 2^31 line breaks is too big for a test; start the count near the
+  // largest value its type holds instead, then read two more breaks.
+  using Normalizer = detail::TextNormalizer;
+  const auto nearLimit = std::numeric_limits<Normalizer::BreakCount>::max() - 1;
+  for (const std::string& more : {std::string("\n\n"), std::string("\r\n\r"), std::string()}) {
+    Normalizer n(false, false, "<test>");
+    std::string out;
+    n.feed("a", 1, out);
+    n.setPendingBreaksForTest(nearLimit);
+    n.feed(more.data(), more.size(), out);
+    n.feed("b", 1, out);
+    n.finish(out);
+    CHECK(out == "a\nb");  // a paragraph break, not one word "ab"
+  }
+  // The same through the public path with a hundred thousand breaks.
+  CHECK(tok("a" + std::string(100000, '\n') + "b") == Sentences{{"a"}, {"b"}});
+}
+
 TEST_CASE("tokenizer: invalid UTF-8, BOM, empty input", "[tokenizer]") {
   try {
     tok("abc d\xC3(e");
@@ -410,4 +480,35 @@ TEST_CASE("tokenizer: posvec tokenize rejects bad input with one error line", "[
   r = runCli("-q tokenize --locale '' " + quote(bad));
   CHECK(r.status == 2);
   CHECK(lines(r.err) == 1);
+
+  // The input as output (the same file by another path) is refused and stays as it was.
+  const std::string text = dir.file("text.txt");
+  posvec::test::writeText(text, "Some text. More text.\n");
+  for (const std::string& same : {text, (dir.path() / "." / "text.txt").string()}) {
+    r = runCli("-q tokenize " + quote(text) + " -o " + quote(same));
+    CHECK(r.status == 2);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.find("is the input file") != std::string::npos);
+    CHECK(posvec::test::readText(text) == "Some text. More text.\n");
+  }
+}
+
+TEST_CASE("tokenizer: posvec tokenize and train agree on a space before a combining mark",
+          "[tokenizer][cli]") {
+  using posvec::test::quote;
+  using posvec::test::runCli;
+  TempDir dir;
+  const std::string in = dir.file("marks.txt");
+  std::string text;
+  for (int i = 0; i < 20; ++i) text += "Caf\xC3\xA9 \xCC\x81x and \xD7\x90 \xD7\x85\xD7\x91 here. ";
+  posvec::test::writeText(in, text);
+  auto r = runCli("-q tokenize " + quote(in));
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("  ") == std::string::npos);
+  CHECK(r.out.find(" \n") == std::string::npos);
+  r = runCli("-q train " + quote(in) + " --min-count 1 --epochs 1 --dim 4 --threads 1 -o " +
+             quote(dir.file("v.txt")));
+  CHECK(r.status == 0);
+  CHECK(r.err.empty());
+  CHECK(std::filesystem::exists(dir.file("v.txt")));
 }

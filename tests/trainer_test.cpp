@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
@@ -287,6 +288,20 @@ TEST_CASE("trainer sigmoid and softplus tables match the exact functions", "[tra
   }
 }
 
+TEST_CASE("trainer sigmoid and softplus pass NaN through instead of indexing with it",
+          "[trainer]") {
+  detail::Sigmoid s;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  CHECK(std::isnan(s.sigmoid(nan)));
+  CHECK(std::isnan(s.softplus(nan)));
+  // Clipped at +-8 like every large score.
+  CHECK(s.sigmoid(inf) == Approx(1 / (1 + std::exp(-8.0))).epsilon(1e-5));
+  CHECK(s.sigmoid(-inf) == Approx(1 / (1 + std::exp(8.0))).epsilon(1e-3));
+  CHECK(std::isinf(s.softplus(inf)));
+  CHECK(s.softplus(-inf) == 0.0f);
+}
+
 namespace {
 
 std::string writeCorpus(const test::TempDir& dir, int sentences = 400) {
@@ -305,6 +320,26 @@ int lineCount(const std::string& s) {
 }
 
 }  // namespace
+
+TEST_CASE("trainer CLI stops a diverging run with a message in every kernel", "[trainer][cli]") {
+  // The shipped corpus with a learning rate of 1 overflows the weights within the first
+  // epoch, whichever update rule runs (CBOW averages its context, so it needs 5).
+  test::TempDir dir;
+  const std::string corpus = test::sourcePath("corpus/posvec-corpus.txt");
+  const std::string out = dir.file("a.bin");
+  for (const char* variant : {"--alpha 1", "--alpha 1 --kernel classic", "--alpha 1 --hs",
+                              "--alpha 5 --cbow", "--alpha 1 --cbow --hs"}) {
+    INFO(variant);
+    const auto r = test::runCli("train " + test::quote(corpus) + " " + variant +
+                                " --min-count 1 --epochs 1 --threads 1 --dim 8 -o " +
+                                test::quote(out) + " --quiet");
+    CHECK(r.status == 2);
+    CHECK(lineCount(r.err) == 1);
+    CHECK(r.err.find("training diverged at epoch 1 (loss ") != std::string::npos);
+    CHECK(r.err.find("lower the learning rate (--alpha") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(out));
+  }
+}
 
 TEST_CASE("trainer CLI trains, writes vectors and a resumable model", "[trainer][cli]") {
   test::TempDir dir;
@@ -334,6 +369,24 @@ TEST_CASE("trainer CLI trains, writes vectors and a resumable model", "[trainer]
   m = loadModel(dir.file("m3.posvec"));
   CHECK(m.epochsDone == 3);
   CHECK(m.epochLosses.size() == 3);
+}
+
+TEST_CASE("trainer CLI refuses to resume a model whose counts overflow 64 bits", "[trainer][cli]") {
+  test::TempDir dir;
+  const std::string corpus = writeCorpus(dir, 50);
+  TrainConfig c = smallConfig();
+  ModelState m = train(CorpusSource::fromSentences(plantedCorpus(11, 50)), c);
+  // Still sorted and positive, but the sum wraps past INT64_MAX.
+  m.counts[0] = std::numeric_limits<std::int64_t>::max() - 1;
+  m.counts[1] = m.counts[0];
+  saveModel(m, dir.file("huge.posvec"));
+  const std::string out = dir.file("out.bin");
+  const auto r = test::runCli("train " + test::quote(corpus) + " --pretokenized --resume " +
+                              test::quote(dir.file("huge.posvec")) + " -o " + test::quote(out));
+  CHECK(r.status == 4);
+  CHECK(lineCount(r.err) == 1);
+  CHECK(r.err.find("word counts add up to more than 2^63 - 1") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
 }
 
 TEST_CASE("trainer CLI refuses bad input with one error line and no output", "[trainer][cli]") {
@@ -369,6 +422,37 @@ TEST_CASE("trainer CLI refuses bad input with one error line and no output", "[t
     CHECK(lineCount(r.err) == 1);
     CHECK(r.err.rfind("posvec: error: ", 0) == 0);
     CHECK_FALSE(std::filesystem::exists(out));
+  }
+}
+
+TEST_CASE("trainer CLI says what is wrong with a negative size and an output over an input",
+          "[trainer][cli]") {
+  test::TempDir dir;
+  const std::string corpus = writeCorpus(dir, 50);
+  const std::string before = test::readText(corpus);
+  for (const std::string option : {"--dim", "--max-vocab"}) {
+    const auto r = test::runCli("train " + test::quote(corpus) + " --pretokenized " + option +
+                                " -1 -o " + test::quote(dir.file("v.bin")));
+    CHECK(r.status == 2);
+    CHECK(lineCount(r.err) == 1);
+    CHECK(r.err.find(option + ": must not be negative (got -1)") != std::string::npos);
+    CHECK(r.err.find("18446744073709551615") == std::string::npos);
+  }
+  // The corpus as output (by another spelling, and through a hard link), or as --save-model.
+  std::filesystem::create_hard_link(corpus, dir.file("link.txt"));
+  const std::string dotted = (dir.path() / "." / "corpus.txt").string();
+  for (const std::string& out :
+       {"-o " + test::quote(corpus), "-o " + test::quote(dotted) + " --format text",
+        "-o " + test::quote(dir.file("link.txt")) + " --format text",
+        "-o " + test::quote(dir.file("v.bin")) + " --save-model " + test::quote(dotted)}) {
+    INFO(out);
+    const auto r = test::runCli("train " + test::quote(corpus) +
+                                " --pretokenized --min-count 1 --dim 4 --epochs 1 " + out);
+    CHECK(r.status == 2);
+    CHECK(lineCount(r.err) == 1);
+    CHECK(r.err.find("is the input file") != std::string::npos);
+    CHECK(test::readText(corpus) == before);
+    CHECK_FALSE(std::filesystem::exists(dir.file("v.bin")));
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <queue>
 #include <random>
 
@@ -66,6 +67,19 @@ TEST_CASE("vocabulary reports empty corpora and unreachable min-count", "[vocabu
   }
   CHECK_THROWS_AS(Vocabulary({"a", "a"}, {2, 1}), InputError);
   CHECK_THROWS_AS(Vocabulary({"a"}, {0}), InputError);
+}
+
+TEST_CASE("vocabulary refuses counts whose total does not fit in 64 bits", "[vocabulary]") {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  // Exactly at the limit is fine: kMax - 1 + 1 == kMax.
+  CHECK(Vocabulary({"a", "b"}, {kMax - 1, 1}).totalCount() == kMax);
+  try {
+    Vocabulary({"a", "b", "c"}, {kMax / 2 + 1, kMax / 2, 1});
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("add up to more than 2^63 - 1") != std::string::npos);
+    CHECK(std::string(e.what()).find("'c'") != std::string::npos);
+  }
 }
 
 TEST_CASE("vocabulary builder prunes rare words to bound its table", "[vocabulary]") {

@@ -3,8 +3,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +22,13 @@ struct Registrar {
   Registrar(int order, Registration add) { commands().push_back({order, std::move(add)}); }
 };
 
+// Refuses to write `output` when it is one of `inputs` (the same file by device and
+// inode, so "x", "./x" and a hard link all count): the atomic rename would replace
+// the input with the output. `option` names the output in the message. Checked
+// before any work starts; "-" and outputs that do not exist yet always pass.
+void refuseOutputOverInput(const std::string& output, const std::string& option,
+                           const std::vector<std::string>& inputs);
+
 // Writes `data` to `path` atomically ("-" means stdout).
 void writeOutput(const std::string& path, const std::string& data);
 
@@ -30,6 +37,25 @@ void writeOutput(const std::string& path, const std::string& data);
 // in `flags` ({meaning, flag}) with that flag in front ("--dim: dimension must ...").
 using FlagNames = std::vector<std::pair<std::string, std::string>>;
 void withFlagNames(const FlagNames& flags, const std::function<void()>& f);
+
+// JSON text for stdout. A string that is not UTF-8 (a Latin-1 file name) shows as
+// U+FFFD instead of aborting the command with the JSON library's exception.
+inline std::string jsonText(const nlohmann::json& j, int indent = 2) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// For unsigned options: CLI11 reads "-1" as 2^64 - 1, so "--dim -1" said "got
+// 18446744073709551615" and "--restrict -1" silently meant all words.
+inline CLI::Validator notNegative() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        const auto first = value.find_first_not_of(" \t");
+        if (first != std::string::npos && value[first] == '-')
+          return "must not be negative (got " + value + ")";
+        return {};
+      },
+      "", "NOT_NEGATIVE");
+}
 
 // Global flags, set by main before a subcommand runs.
 struct Globals {

@@ -415,6 +415,7 @@ void runEncode(const EncodeOptions& o) {
   const Scale scale = Scale::parse(o.scale);
   const OutFormat fmt = o.json ? OutFormat::Json : resolveFormat(o.format, o.output);
   const bool dbl = parsePrecision(o.precision);
+  refuseOutputOverInput(o.output, "output", {o.vectors, o.input});
   PositionalOptions po;
   po.base = o.base;
   po.encoding = parseEncoding(o.encoding);

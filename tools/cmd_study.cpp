@@ -165,7 +165,8 @@ static cli::Registrar reg(50, [](CLI::App& app) {
             return v.find_first_not_of('0') == std::string::npos ? "d_model must be positive"
                                                                  : std::string();
           },
-          "", "POSITIVE"));
+          "", "POSITIVE"))
+      ->check(cli::notNegative());
   sub->add_option("--scale", flags->scale,
                   "Embedding scale before adding PE: sqrt (√d), none, or a number")
       ->capture_default_str();

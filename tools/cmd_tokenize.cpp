@@ -107,6 +107,7 @@ posvec::cli::Registrar reg(10, [](CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
   sub->callback([o] {
+    posvec::cli::refuseOutputOverInput(o->output, "output", {o->input});
     posvec::writeToPathOrStdout(o->output, [&](std::ostream& out) { run(*o, out); });
   });
 });

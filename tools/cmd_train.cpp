@@ -78,6 +78,12 @@ void run(const Options& o) {
       o.format.empty() ? formatFromExtension(o.output) : parseVectorFormat(o.format);
   checkWritable(o.output, "output");
   if (!o.saveModel.empty()) checkWritable(o.saveModel, "--save-model");
+  std::vector<std::string> inputs = o.corpus;
+  if (!o.resume.empty()) inputs.push_back(o.resume);
+  cli::refuseOutputOverInput(o.output, "output", inputs);
+  if (format == VectorFormat::Npy)
+    cli::refuseOutputOverInput(npyVocabularyPath(o.output), "output vocabulary", inputs);
+  cli::refuseOutputOverInput(o.saveModel, "--save-model", inputs);
 
   TokenizerOptions tok;
   tok.lowercase = !o.keepCase;
@@ -148,7 +154,7 @@ void run(const Options& o) {
     j["format"] = formatName(format);
     j["seconds"] = seconds;
     if (!o.saveModel.empty()) j["model"] = o.saveModel;
-    std::cout << j.dump(2) << "\n";
+    std::cout << cli::jsonText(j) << "\n";
   } else if (!quiet) {
     std::fprintf(stderr, "wrote %zu x %ld vectors to %s (%s) in %.1f s\n",
                  summary["words"].get<std::size_t>(), summary["dim"].get<long>(), o.output.c_str(),
@@ -174,7 +180,9 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
   sub->add_flag("--pretokenized", opts->pretokenized,
                 "Corpus is one sentence a line, tokens split on whitespace (as word2vec.c reads)");
   sub->add_flag("--keep-case", opts->keepCase, "Raw text: do not lowercase");
-  sub->add_option("--dim", c.dim, "Vector dimension")->capture_default_str();
+  sub->add_option("--dim", c.dim, "Vector dimension")
+      ->capture_default_str()
+      ->check(cli::notNegative());
   sub->add_option("--window", c.window, "Maximum context window (shrunk at random per word)")
       ->capture_default_str();
   sub->add_option("--negative", c.negative, "Noise words per positive (negative sampling)")
@@ -191,7 +199,8 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--min-count", c.minCount, "Ignore words rarer than this")->capture_default_str();
   sub->add_option("--max-vocab", c.maxVocab, "Keep at most this many words (0: no limit)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(cli::notNegative());
   sub->add_option("--threads", c.threads, "Training threads (0: all cores)")->capture_default_str();
   sub->add_option("--seed", c.seed, "Random seed (one thread: same seed, same bits)")
       ->capture_default_str();

@@ -92,7 +92,7 @@ static Registrar similarityReg(30, [](CLI::App& app) {
     const double s = cosine(e.vectors().row(a).data(), e.vectors().row(b).data(), e.dim());
     if (o->json) {
       writeOutput("-",
-                  json{{"a", o->words[0]}, {"b", o->words[1]}, {"similarity", s}}.dump(2) + "\n");
+                  jsonText(json{{"a", o->words[0]}, {"b", o->words[1]}, {"similarity", s}}) + "\n");
     } else {
       writeOutput("-", "cosine(" + o->words[0] + ", " + o->words[1] + ") = " + fixed6(s) + "\n");
     }
@@ -115,7 +115,7 @@ static Registrar similarReg(31, [](CLI::App& app) {
     if (o->json) {
       writeOutput(
           "-",
-          json{{"word", o->words[0]}, {"k", o->k}, {"neighbours", neighboursJson(rows)}}.dump(2) +
+          jsonText(json{{"word", o->words[0]}, {"k", o->k}, {"neighbours", neighboursJson(rows)}}) +
               "\n");
     } else {
       writeOutput("-", table(rows));
@@ -134,20 +134,20 @@ static Registrar analogyReg(32, [](CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
   sub->add_option("--restrict", o->restrict, "Search only the N most frequent words (0: all)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(notNegative());
   sub->add_flag("--json", o->json, "Print JSON");
   sub->callback([o] {
     const Embeddings e = loadVectors(o->vectors);
     for (const auto& w : o->words) requireWord(e, w, o->vectors);
     const auto rows = e.analogy(o->words[0], o->words[1], o->words[2], o->k, o->restrict);
     if (o->json) {
-      writeOutput("-", json{{"a", o->words[0]},
-                            {"b", o->words[1]},
-                            {"c", o->words[2]},
-                            {"k", o->k},
-                            {"restrict", o->restrict},
-                            {"answers", neighboursJson(rows)}}
-                               .dump(2) +
+      writeOutput("-", jsonText(json{{"a", o->words[0]},
+                                     {"b", o->words[1]},
+                                     {"c", o->words[2]},
+                                     {"k", o->k},
+                                     {"restrict", o->restrict},
+                                     {"answers", neighboursJson(rows)}}) +
                            "\n");
     } else {
       writeOutput(
@@ -184,7 +184,8 @@ static Registrar evalReg(33, [](CLI::App& app) {
       "Word-pair file ('w1<TAB>w2<TAB>score', '#' comments), e.g. wordsim353.tsv; repeatable");
   sub->add_option("--restrict", o->restrict,
                   "Use only the N most frequent words (gensim's restrict_vocab; 0: all)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(notNegative());
   sub->add_flag("--case-sensitive", o->caseSensitive,
                 "Match words exactly (default: upper-case both sides, as gensim)");
   sub->add_flag("--json", o->json, "Print JSON");
@@ -270,7 +271,7 @@ static Registrar evalReg(33, [](CLI::App& app) {
       }
       out["pairs"] = pairs;
     }
-    writeOutput("-", o->json ? out.dump(2) + "\n" : text.str());
+    writeOutput("-", o->json ? jsonText(out) + "\n" : text.str());
   });
 });
 

@@ -1,5 +1,6 @@
 // posvec: one binary, one subcommand per stage. Library errors arrive here as
 // posvec exceptions and leave as one "posvec: error: ..." line and an exit code.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +22,19 @@ std::vector<Command>& commands() {
 Globals& globals() {
   static Globals g;
   return g;
+}
+
+void refuseOutputOverInput(const std::string& output, const std::string& option,
+                           const std::vector<std::string>& inputs) {
+  struct stat out {};
+  if (output.empty() || output == "-" || ::stat(output.c_str(), &out) != 0) return;
+  for (const std::string& input : inputs) {
+    struct stat in {};
+    if (input.empty() || input == "-" || ::stat(input.c_str(), &in) != 0) continue;
+    if (in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+      throw ConfigError(option + " '" + output + "' is the input file '" + input +
+                        "'; writing it would replace the input: choose another output file");
+  }
 }
 
 void writeOutput(const std::string& path, const std::string& data) {

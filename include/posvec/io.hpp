@@ -5,13 +5,16 @@
 #include <functional>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace posvec {
 
 // Calls `write` with a stream to a temporary file beside `path`, then renames it
 // over `path`. On any failure (exception from `write`, stream error, rename
 // error) the temporary file is removed, `path` is untouched, and IoError (or the
-// writer's own exception) is thrown.
+// writer's own exception) is thrown. The temporary is "PATH.tmp-PID-RAND"; one
+// left behind by a killed process (its PID no longer running) is removed by the
+// next write of the same `path`.
 void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 // For front ends that let "-" mean standard output: "-" (or an empty path)
@@ -19,6 +22,19 @@ void writeFileAtomically(const std::string& path, const std::function<void(std::
 // through writeFileAtomically.
 void writeToPathOrStdout(const std::string& path,
                          const std::function<void(std::ostream&)>& write);
+
+// Several files that belong together (an .npy matrix and its .vocab) as one
+// transaction: every writer runs to its own temporary file, then all are renamed
+// into place. If any writer or rename fails, no temporary stays behind and no
+// file of the set has been replaced (except in the rare case of a rename that
+// fails after another succeeded: then the renamed files are removed, so no
+// mismatched set remains). Devices are written in place, after every
+// temporary file succeeded.
+struct AtomicWrite {
+  std::string path;
+  std::function<void(std::ostream&)> write;
+};
+void writeFilesAtomically(const std::vector<AtomicWrite>& files);
 
 // Opens `path` for binary reading; throws IoError naming the path when it is
 // missing, a directory, or unreadable.

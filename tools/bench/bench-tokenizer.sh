@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Tokenizer throughput on the Brown corpus (brown-raw.txt, 6.1 MB): posvec's
 # library at 1 and 2 threads against ICU's BreakIterators alone, the CLI end to
-# end, and gensim's regex tokenizer as a peer, all measured in this run.
-# Usage: bash tools/bench/bench-tokenizer.sh [REPEAT]   (build first; BUILD=dir to choose)
+# end, and gensim's regex tokenizer as a peer, all measured in this run. Then the
+# worst-case inputs (tokenizer_bench --worst-case): adversarial text at two sizes,
+# whose time must double, not quadruple, when the text doubles.
+# Usage: bash tools/bench/bench-tokenizer.sh [REPEAT]   (build first; BUILD=dir to choose;
+#        WORST_MB=size of the larger worst-case inputs in MiB, default 8)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${BUILD:-$root/build}"
@@ -54,3 +57,6 @@ awk -v b="$bytes" -v c1="$cli1" -v c2="$cli2" -v g="$gensim" 'BEGIN {
     printf "  posvec CLI 1 thread vs gensim tokenize: %.1fx faster\n", g / c1
   }
 }'
+
+echo
+"$build/tokenizer_bench" --worst-case "${WORST_MB:-8}" "$(( repeat < 3 ? repeat : 3 ))"

@@ -2,6 +2,10 @@
 // posvec's Tokenizer at 1 and 2 threads and in whitespace mode, against the
 // floor of the same work done with ICU alone (one sentence pass and one word
 // pass over the text, no tokens built) measured in the same run.
+// With --worst-case: adversarial inputs generated in memory (runs of '.', '-',
+// '\'', a chain of clitics, spaces before combining marks, text without sentence
+// ends, ...), each at two sizes: linear work takes twice the time for twice the
+// text, quadratic work four times.
 #include <time.h>
 #include <unicode/brkiter.h>
 #include <unicode/utext.h>
@@ -12,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
@@ -44,11 +49,70 @@ Timing measure(int repeat, const std::function<void()>& f) {
   return best;
 }
 
+// Repeats `unit` (after `head`) up to about `bytes` bytes.
+std::string repeated(const std::string& head, const std::string& unit, std::size_t bytes) {
+  std::string s = head;
+  s.reserve(bytes + unit.size());
+  while (s.size() < bytes) s += unit;
+  return s;
+}
+
+int worstCase(std::size_t megabytes, int repeat) {
+  struct Input {
+    const char* name;
+    std::string head, unit;
+  };
+  const std::vector<Input> inputs{
+      {"run of '.'", "x ", "."},
+      {"run of '-'", "x ", "-"},
+      {"run of apostrophes (')", "x ", "'"},
+      {"run of '.' (non-ASCII: ICU words)", "\xC3\xA9 ", "."},
+      {"clitic chain a's's's...", "a", "'s"},
+      {"space + combining mark", "\xC3\xA9", " \xCC\x81"},
+      {"no sentence end (word word ...)", "", "word "},
+      {"one word without spaces", "", "abcdefgh"},
+      {"line breaks only", "a", "\n"},
+      {"abbreviations (Mr. Mr. ...)", "", "Mr. "},
+      {"closing quotes after a period", "", "a.'' "},
+  };
+  const std::size_t big = megabytes << 20, small = big / 2;
+  std::printf("tokenizer_bench --worst-case: %zu MiB and %zu MiB of each input, best of %d runs\n",
+              megabytes, megabytes / 2, repeat);
+  std::printf("  %-36s %9s %9s %14s\n", "", "wall s", "MB/s", "t(2x) / t(x)");
+  const posvec::Tokenizer tok{posvec::TokenizerOptions{}};
+  for (const Input& in : inputs) {
+    auto time = [&](std::size_t bytes) {
+      const std::string text = repeated(in.head, in.unit, bytes);
+      return measure(repeat, [&] {
+        std::size_t tokens = 0;
+        for (const auto& s : tok.tokenize(text)) tokens += s.size();
+        if (tokens == 0 && !text.empty()) std::fprintf(stderr, "(no tokens)\n");
+      });
+    };
+    const Timing t2 = time(big), t1 = time(small);
+    std::printf("  %-36s %9.3f %9.1f %13.2fx\n", in.name, t2.wall,
+                static_cast<double>(big) / 1e6 / t2.wall, t2.cpu / t1.cpu);
+  }
+  std::printf(
+      "  (2x: linear; 4x: quadratic. The ratio uses CPU time, less noisy than wall time.)\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "--worst-case") {
+    const std::size_t mb = argc > 2 ? std::max(2, std::atoi(argv[2])) : 8;
+    const int repeat = argc > 3 ? std::max(1, std::atoi(argv[3])) : 3;
+    try {
+      return worstCase(mb, repeat);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tokenizer_bench: error: %s\n", e.what());
+      return 1;
+    }
+  }
   if (argc < 2) {
-    std::fprintf(stderr, "usage: tokenizer_bench FILE [REPEAT]\n");
+    std::fprintf(stderr, "usage: tokenizer_bench FILE [REPEAT] | --worst-case [MIB] [REPEAT]\n");
     return 2;
   }
   const std::string path = argv[1];
