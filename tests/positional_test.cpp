@@ -652,6 +652,7 @@ TEST_CASE("positional: timescale and fairseq agree with a long-double reference 
       INFO(encodingName(e) << " start=" << s);
       CHECK(static_cast<double>(worst) <= 1e-13 + 3e-16 * static_cast<double>(s + 300));
     }
+}
 
 TEST_CASE("posvec encode: the input file or the vectors as output are refused",
           "[positional][cli]") {
