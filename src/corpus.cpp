@@ -290,6 +290,15 @@ void readPretokenized(std::istream& in, const std::string& name,
 
 void forEachToken(const CorpusSource& corpus, const std::function<void(std::string_view)>& onWord,
                   const std::function<void()>& onEnd) {
+  if (corpus.generator()) {
+    corpus.generator()([&](Sentence&& s) {
+      for (const auto& w : s) {
+        if (!w.empty()) onWord(w);
+      }
+      onEnd();
+    });
+    return;
+  }
   if (corpus.inMemory()) {
     for (const auto& s : corpus.sentences()) {
       for (const auto& w : s) {
@@ -321,7 +330,7 @@ void forEachToken(const CorpusSource& corpus, const std::function<void(std::stri
 namespace {
 
 std::string describe(const CorpusSource& corpus) {
-  if (corpus.inMemory()) return "the corpus";
+  if (corpus.paths().empty()) return "the corpus";
   std::string s;
   for (const auto& p : corpus.paths()) s += (s.empty() ? "'" : ", '") + p + "'";
   return (corpus.paths().size() == 1 ? "corpus " : "corpus files ") + s;

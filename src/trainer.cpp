@@ -33,6 +33,13 @@ CorpusSource CorpusSource::fromSentences(std::vector<Sentence> sentences) {
   return c;
 }
 
+CorpusSource CorpusSource::fromGenerator(Generator generate) {
+  if (!generate) throw InputError("no sentence generator given");
+  CorpusSource c;
+  c.generator_ = std::move(generate);
+  return c;
+}
+
 Embeddings embeddingsOf(const ModelState& model) {
   return Embeddings(model.words, model.input, model.counts);
 }

@@ -14,24 +14,33 @@
 namespace posvec {
 
 // Where the sentences come from: files (raw text through the tokenizer, or
-// pre-tokenized whitespace-split lines) or sentences already in memory.
+// pre-tokenized whitespace-split lines), sentences already in memory, or a
+// generator that hands sentences to a sink (e.g. a Python iterable).
 class CorpusSource {
  public:
+  // Called once, by the counting pass, on the thread that called train(); each
+  // sentence is recorded as ids (in a temporary file) and dropped, so a generated
+  // corpus is never held in memory. Exceptions it throws propagate.
+  using Generator = std::function<void(const SentenceSink&)>;
+
   static CorpusSource fromFiles(std::vector<std::string> paths, bool pretokenized = false,
                                 TokenizerOptions tokenizer = {});
   static CorpusSource fromSentences(std::vector<Sentence> sentences);
+  static CorpusSource fromGenerator(Generator generate);
 
   const std::vector<std::string>& paths() const { return paths_; }
   bool pretokenized() const { return pretokenized_; }
   const TokenizerOptions& tokenizer() const { return tokenizer_; }
   const std::vector<Sentence>& sentences() const { return sentences_; }
-  bool inMemory() const { return paths_.empty(); }
+  const Generator& generator() const { return generator_; }
+  bool inMemory() const { return paths_.empty() && !generator_; }
 
  private:
   std::vector<std::string> paths_;
   bool pretokenized_ = false;
   TokenizerOptions tokenizer_;
   std::vector<Sentence> sentences_;
+  Generator generator_;
 };
 
 struct TrainProgress {
