@@ -409,7 +409,8 @@ class KeyedVectors:
         n = r["pairs"]
         pearson = PearsonRResult(r["pearson"], correlation_pvalue(r["pearson"], n))
         spearman = SpearmanrResult(r["spearman"], correlation_pvalue(r["spearman"], n))
-        return pearson, spearman, r["oov_percent"]
+        oov_ratio = float(r["oov"]) / (n + r["oov"]) * 100  # gensim's expression, to the last bit
+        return pearson, spearman, oov_ratio
 
     def __repr__(self) -> str:
         return f"<posvec.KeyedVectors: {len(self)} words x {self.vector_size} dimensions>"

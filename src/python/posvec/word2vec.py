@@ -47,8 +47,10 @@ class _Progress:
             if hasattr(cb, "on_epoch_end"):
                 cb.on_epoch_end(self.model)
 
-    def close(self) -> None:
+    def close(self, finished: bool) -> None:
         if self.bar is not None:
+            if finished:
+                self.bar.update(self.bar.total - self.bar.n)
             self.bar.close()
 
 
@@ -119,23 +121,30 @@ class Word2Vec:
         for cb in self.callbacks:
             if hasattr(cb, "on_train_begin"):
                 cb.on_train_begin(self)
+        finished = False
         try:
-            return fn(progress=reporter.progress, epoch_end=reporter.epoch_end,
-                      log=lambda line: logger.info("%s", line), **kwargs)
+            result = fn(progress=reporter.progress, epoch_end=reporter.epoch_end,
+                        log=lambda line: logger.info("%s", line), **kwargs)
+            finished = True
+            return result
         finally:
-            reporter.close()
+            reporter.close(finished)
 
     def train(
         self,
         corpus_iterable: Optional[Iterable[Sequence[str]]] = None,
         corpus_file: Optional[Union[str, os.PathLike]] = None,
         epochs: Optional[int] = None,
+        pretokenized: Optional[bool] = None,
         **ignored: Any,
     ) -> "Word2Vec":
         """Trains ``epochs`` epochs: from scratch on a new model, otherwise further
         on the stored learning-rate schedule (as if the model had been trained for
         the sum from the start). The corpus defaults to the one given before; a
-        generator given before is spent, so pass the sentences again."""
+        generator given before is spent, so pass the sentences again. gensim's
+        total_examples/total_words are accepted and ignored (posvec counts)."""
+        if pretokenized is not None:
+            self.pretokenized = pretokenized
         if corpus_iterable is not None and corpus_file is not None:
             raise ValueError("give corpus_iterable or corpus_file, not both")
         if corpus_iterable is not None or corpus_file is not None:
