@@ -3,7 +3,8 @@
 The same C++ engine as the ``posvec`` command line, with gensim 4's names where
 they overlap: :class:`KeyedVectors`, :class:`Word2Vec`, plus the tokenizer
 (:func:`tokenize`, :func:`tokenize_file`) and sinusoidal positional encodings
-(:func:`positional_encoding`, :func:`encode`, :func:`relative_shift`).
+(:func:`positional_encoding`, :func:`encode`, :func:`relative_shift`), and the
+black/brown study (:func:`study`).
 Matrices are NumPy arrays; long calls release the GIL; errors are Python
 exceptions (OSError/FileNotFoundError for files, ValueError for bad input or
 options, KeyError for unknown words).
@@ -20,6 +21,7 @@ import numpy as np
 
 from . import _posvec
 from .keyedvectors import KeyedVectors
+from .study import Figure, StudyResult, study
 from .word2vec import Word2Vec
 
 __version__ = "0.1.0"
@@ -32,6 +34,9 @@ __all__ = [
     "positional_encoding",
     "encode",
     "relative_shift",
+    "study",
+    "StudyResult",
+    "Figure",
     "__version__",
 ]
 
