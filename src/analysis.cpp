@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
+#include <cstdio>
 #include <numbers>
 
 #include "posvec/error.hpp"
@@ -24,18 +24,43 @@ void checkDim(const Eigen::RowVectorXf& v, const PositionalEncoder& encoder, con
                      std::to_string(encoder.options().dim) + " (use the vectors' dimension)");
 }
 
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+}  // namespace
+
 std::string scaleLabel(double factor, std::size_t dim) {
   const double root = std::sqrt(static_cast<double>(dim));
   if (factor == 0) return "0";
   if (factor == 1) return "1";
   if (std::abs(factor - root) < 1e-12 * root) return "sqrt(d)";
   if (std::abs(factor - 2 * root) < 1e-12 * root) return "2 sqrt(d)";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", factor);
-  return buf;
+  return number(factor);
 }
 
-}  // namespace
+std::string toString(const Scale& scale) {
+  switch (scale.kind) {
+    case Scale::Kind::Sqrt:
+      return "sqrt";
+    case Scale::Kind::None:
+      return "none";
+    case Scale::Kind::Value:
+      break;
+  }
+  return number(scale.value);
+}
+
+double SweepScale::factor(std::size_t dim) const {
+  return ofRootDim ? multiple * std::sqrt(static_cast<double>(dim)) : multiple;
+}
+
+std::string SweepScale::name() const {
+  if (!ofRootDim) return number(multiple);
+  return multiple == 1 ? "sqrt(d)" : number(multiple) + " sqrt(d)";
+}
 
 const std::vector<std::string>& studySentenceWords() {
   static const std::vector<std::string> words = {"the",   "black", "cat", "sat",   "on",  "the",
@@ -47,15 +72,15 @@ const std::vector<std::string>& studySentenceWords() {
 WordAt parseWordAt(const std::string& text) {
   const auto colon = text.rfind(':');
   if (colon == std::string::npos)
-    throw ConfigError("--pair '" + text + "' has no colon: write WORD:POSITION, e.g. black:2");
+    throw ConfigError("placed word '" + text + "' has no colon: write WORD:POSITION, e.g. black:2");
   WordAt w;
   w.word = text.substr(0, colon);
   const std::string pos = text.substr(colon + 1);
   if (w.word.empty())
-    throw ConfigError("--pair '" + text + "' has an empty word: write WORD:POSITION");
+    throw ConfigError("placed word '" + text + "' has an empty word: write WORD:POSITION");
   if (pos.empty() || pos.size() > 12 ||
       !std::all_of(pos.begin(), pos.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    throw ConfigError("--pair '" + text + "': position '" + pos +
+    throw ConfigError("placed word '" + text + "': position '" + pos +
                       "' is not a non-negative integer (write WORD:POSITION, e.g. black:2)");
   w.position = std::stoll(pos);
   return w;
@@ -76,11 +101,12 @@ std::vector<PairSimilarity> studySimilarities(const Embeddings& embeddings,
                                               const std::vector<WordAt>& words,
                                               const std::vector<Encoding>& encodings, Scale scale,
                                               double base) {
-  if (words.size() < 2) throw ConfigError("the study needs at least two --pair WORD:POSITION");
+  if (words.size() < 2)
+    throw ConfigError("the study needs at least two placed words (WORD:POSITION)");
   std::vector<Eigen::RowVectorXf> vectors;
   for (const auto& w : words) {
     if (!embeddings.find(w.word))
-      throw InputError("--pair '" + toString(w) + "': the word '" + w.word +
+      throw InputError("placed word '" + toString(w) + "': the word '" + w.word +
                        "' is not in the vocabulary (" + std::to_string(embeddings.size()) +
                        " words); pick a word of the corpus");
     vectors.push_back(embeddings.vector(w.word));
@@ -104,10 +130,10 @@ std::vector<PairSimilarity> studySimilarities(const Embeddings& embeddings,
         r.b = words[j];
         r.encoding = encodings[k];
         r.scale = factor;
-        r.word = word;
-        r.positional = encoders[k].similarity(words[i].position, words[j].position);
-        r.combined = combinedSimilarity(vectors[i], words[i].position, vectors[j],
-                                        words[j].position, encoders[k], factor);
+        r.wordSimilarity = word;
+        r.positionalSimilarity = encoders[k].similarity(words[i].position, words[j].position);
+        r.combinedSimilarity = combinedSimilarity(vectors[i], words[i].position, vectors[j],
+                                                  words[j].position, encoders[k], factor);
         out.push_back(r);
       }
     }
@@ -173,8 +199,8 @@ BinaryCounting binaryCounting(std::size_t positions, std::size_t bits, int sampl
 }
 
 Decomposition decompose(const Eigen::RowVectorXf& a, std::int64_t pa, const Eigen::RowVectorXf& b,
-                        std::int64_t pb, const PositionalEncoder& encoder,
-                        const std::string& scaleName, double scale) {
+                        std::int64_t pb, const PositionalEncoder& encoder, SweepScale sweepScale) {
+  const double scale = sweepScale.factor(encoder.options().dim);
   checkDim(a, encoder, "the first vector");
   checkDim(b, encoder, "the second vector");
   const Eigen::RowVectorXd ea = toDouble(a) * scale, eb = toDouble(b) * scale;
@@ -182,11 +208,11 @@ Decomposition decompose(const Eigen::RowVectorXf& a, std::int64_t pa, const Eige
   Decomposition d;
   d.dim = encoder.options().dim;
   d.encoding = encoder.options().encoding;
-  d.scaleName = scaleName;
-  d.scale = scale;
-  d.word = cosine(a.data(), b.data(), static_cast<std::size_t>(a.size()));
-  d.positional = cosineD(pea, peb);
-  d.combined = cosineD(ea + pea, eb + peb);
+  d.scale = sweepScale;
+  d.factor = scale;
+  d.wordSimilarity = cosine(a.data(), b.data(), static_cast<std::size_t>(a.size()));
+  d.positionalSimilarity = cosineD(pea, peb);
+  d.combinedSimilarity = cosineD(ea + pea, eb + peb);
   const double words = ea.dot(eb), cross = ea.dot(peb) + pea.dot(eb), positions = pea.dot(peb);
   const double total = words + cross + positions;
   if (total != 0) {
@@ -198,72 +224,28 @@ Decomposition decompose(const Eigen::RowVectorXf& a, std::int64_t pa, const Eige
   return d;
 }
 
-std::vector<std::pair<std::string, double>> decompositionScales(std::size_t dim) {
-  const double root = std::sqrt(static_cast<double>(dim));
-  return {{"0", 0.0}, {"1", 1.0}, {"sqrt(d)", root}, {"2 sqrt(d)", 2 * root}};
+std::vector<SweepScale> experimentScales() { return {{1, false}, {1, true}, {2, true}}; }
+
+std::vector<SweepScale> decompositionScales() {
+  return {{0, false}, {1, false}, {1, true}, {2, true}};
 }
 
-std::vector<TrainingPoint> trainingSweep(const std::vector<Sentence>& sentences,
-                                         const TrainConfig& config, const WordAt& a,
-                                         const WordAt& b, const std::vector<int>& epochs,
-                                         const std::vector<double>& fractions) {
-  std::vector<TrainingPoint> out;
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  for (double fraction : fractions) {
-    if (!(fraction > 0 && fraction <= 1))
-      throw ConfigError("training sweep: corpus fraction " + std::to_string(fraction) +
-                        " is not in (0, 1]");
-    const auto n = std::max<std::size_t>(
-        1,
-        static_cast<std::size_t>(std::llround(fraction * static_cast<double>(sentences.size()))));
-    std::vector<Sentence> part(
-        sentences.begin(),
-        sentences.begin() + static_cast<std::ptrdiff_t>(std::min(n, sentences.size())));
-    std::int64_t tokens = 0;
-    for (const auto& s : part) tokens += static_cast<std::int64_t>(s.size());
-    const CorpusSource source = CorpusSource::fromSentences(part);
-    for (int e : epochs) {
-      TrainConfig c = config;
-      c.epochs = e;
-      TrainingPoint t;
-      t.epochs = e;
-      t.fraction = fraction;
-      t.sentences = part.size();
-      t.tokens = tokens;
-      t.word = t.combinedBook = t.combinedInterleaved = nan;
-      const Embeddings emb = embeddingsOf(train(source, c));
-      if (emb.find(a.word) && emb.find(b.word)) {
-        const auto ea = emb.vector(a.word), eb = emb.vector(b.word);
-        t.word = cosine(ea.data(), eb.data(), emb.dim());
-        const double s = std::sqrt(static_cast<double>(emb.dim()));
-        PositionalOptions o;
-        o.dim = emb.dim();
-        o.encoding = Encoding::Book;
-        t.combinedBook =
-            combinedSimilarity(ea, a.position, eb, b.position, PositionalEncoder(o), s);
-        o.encoding = Encoding::Interleaved;
-        t.combinedInterleaved =
-            combinedSimilarity(ea, a.position, eb, b.position, PositionalEncoder(o), s);
-      }
-      out.push_back(t);
-    }
-  }
-  return out;
-}
-
-StudyResults runExperiments(const Embeddings& embeddings, const ExperimentOptions& options,
-                            const std::vector<const Embeddings*>& extraDims) {
-  StudyResults r;
+PositionalExperiments positionalExperiments(const Embeddings& embeddings,
+                                            const ExperimentOptions& options,
+                                            const std::vector<const Embeddings*>& extraDims) {
+  if (options.encodings.empty())
+    throw ConfigError("the positional experiments need at least one encoding");
+  for (const Embeddings* e : extraDims)
+    for (const WordAt* w : {&options.first, &options.second})
+      if (!e->find(w->word))
+        throw InputError("the word '" + w->word + "' is not in the vocabulary of the " +
+                         std::to_string(e->dim()) + "-d vectors");
+  for (const WordAt* w : {&options.first, &options.second})
+    if (!embeddings.find(w->word))
+      throw InputError("the word '" + w->word + "' is not in the vocabulary (" +
+                       std::to_string(embeddings.size()) + " words)");
+  PositionalExperiments r;
   const std::size_t d = embeddings.dim();
-  r.settings.dim = d;
-  r.settings.base = options.base;
-  r.settings.scale = options.scale.factor(d);
-  r.settings.scaleName = scaleLabel(r.settings.scale, d);
-  r.settings.vocabulary = embeddings.size();
-  r.words = options.words;
-  r.pairs =
-      studySimilarities(embeddings, options.words, options.encodings, options.scale, options.base);
-
   auto encoderFor = [&](Encoding e, std::size_t dim) {
     PositionalOptions o;
     o.dim = dim;
@@ -271,36 +253,32 @@ StudyResults runExperiments(const Embeddings& embeddings, const ExperimentOption
     o.encoding = e;
     return PositionalEncoder(o);
   };
-  const PositionalEncoder book = encoderFor(Encoding::Book, d);
-  const PositionalEncoder inter = encoderFor(Encoding::Interleaved, d);
-  const std::vector<std::pair<std::string, const PositionalEncoder*>> both = {
-      {"book", &book}, {"interleaved", &inter}};
-  const WordAt& first = options.words[0];
-  const WordAt& second = options.words[1];
-  const Eigen::RowVectorXf ea = embeddings.vector(first.word), eb = embeddings.vector(second.word);
-  const double root = std::sqrt(static_cast<double>(d));
-  const std::vector<std::pair<std::string, double>> scales = {
-      {"1", 1.0}, {"sqrt(d)", root}, {"2 sqrt(d)", 2 * root}};
+  std::vector<PositionalEncoder> encoders;
+  for (Encoding e : options.encodings) encoders.push_back(encoderFor(e, d));
+  const WordAt& first = options.first;
+  const Eigen::RowVectorXf ea = embeddings.vector(first.word),
+                           eb = embeddings.vector(options.second.word);
 
   r.sameTokenWord = first.word;
-  for (const auto& [name, enc] : both)
-    for (const auto& [sname, s] : scales)
-      r.sameToken.push_back({name + ", scale " + sname,
-                             sameTokenAcrossPositions(ea, *enc, s, options.sameTokenPositions)});
+  for (const auto& enc : encoders)
+    for (const SweepScale& s : experimentScales())
+      r.sameToken.push_back(
+          {enc.options().encoding, s,
+           sameTokenAcrossPositions(ea, enc, s.factor(d), options.sameTokenPositions)});
 
   r.profilePosition = options.profilePosition;
-  for (const auto& [name, enc] : both)
-    r.profiles.push_back(
-        {name, distanceProfile(*enc, options.profilePosition, options.profileLength)});
+  for (const auto& enc : encoders)
+    r.profiles.push_back({enc.options().encoding,
+                          distanceProfile(enc, options.profilePosition, options.profileLength)});
 
-  for (const auto& [name, enc] : both)
-    for (const auto& [sname, s] : scales)
+  for (const auto& enc : encoders)
+    for (const SweepScale& s : experimentScales())
       r.combinedByDistance.push_back(
-          {name + ", scale " + sname,
-           combinedVsDistance(ea, eb, first.position, options.maxDistance, *enc, s)});
+          {enc.options().encoding, s,
+           combinedVsDistance(ea, eb, first.position, options.maxDistance, enc, s.factor(d))});
 
-  r.peInterleaved = inter.matrix(0, options.heatmapPositions);
-  r.peBook = book.matrix(0, options.heatmapPositions);
+  r.peInterleaved = encoderFor(Encoding::Interleaved, d).matrix(0, options.heatmapPositions);
+  r.peBook = encoderFor(Encoding::Book, d).matrix(0, options.heatmapPositions);
   for (std::size_t c : {0u, 32u, 64u, 128u})
     if (c < d) r.columns.push_back(c);
   r.counting = binaryCounting(32, 5);
@@ -309,11 +287,11 @@ StudyResults runExperiments(const Embeddings& embeddings, const ExperimentOption
   all.push_back(&embeddings);
   std::sort(all.begin(), all.end(), [](auto* x, auto* y) { return x->dim() < y->dim(); });
   for (const Embeddings* e : all) {
-    const Eigen::RowVectorXf a = e->vector(first.word), b = e->vector(second.word);
-    for (Encoding enc : {Encoding::Book, Encoding::Interleaved}) {
+    const Eigen::RowVectorXf a = e->vector(first.word), b = e->vector(options.second.word);
+    for (Encoding enc : options.encodings) {
       const PositionalEncoder pe = encoderFor(enc, e->dim());
-      for (const auto& [sname, s] : decompositionScales(e->dim()))
-        r.decompositions.push_back(decompose(a, first.position, b, second.position, pe, sname, s));
+      for (const SweepScale& s : decompositionScales())
+        r.decompositions.push_back(decompose(a, first.position, b, options.second.position, pe, s));
     }
   }
   return r;

@@ -59,11 +59,11 @@ double textWidth(const std::string& s, double size = 12) {
   return w * size;
 }
 
-struct Range {
+struct AxisRange {
   double lo, hi;
 };
 
-Range dataRange(const std::vector<Series>& series, bool xAxis) {
+AxisRange dataRange(const std::vector<Series>& series, bool xAxis) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (const auto& s : series)
     for (double v : xAxis ? s.x : s.y)
@@ -75,7 +75,7 @@ Range dataRange(const std::vector<Series>& series, bool xAxis) {
 
 struct Frame {
   double left, top, right, bottom;  // plot area in px
-  Range x, y;
+  AxisRange x, y;
   double px(double v) const { return left + (v - x.lo) / (x.hi - x.lo) * (right - left); }
   double py(double v) const { return bottom - (v - y.lo) / (y.hi - y.lo) * (bottom - top); }
 };
@@ -112,7 +112,7 @@ std::string axes(const Frame& f, const std::vector<Tick>& xt, const std::vector<
   return o.str();
 }
 
-std::vector<Tick> ticksFor(const std::vector<Tick>& given, Range r, int target) {
+std::vector<Tick> ticksFor(const std::vector<Tick>& given, AxisRange r, int target) {
   if (!given.empty()) return given;
   std::vector<Tick> out;
   for (double v : niceTicks(r.lo, r.hi, target))
@@ -226,7 +226,7 @@ std::vector<double> niceTicks(double lo, double hi, int target) {
   return out;
 }
 
-std::string render(const LineChart& c) {
+std::string render(const LineChart& c, DocumentIds& ids) {
   std::vector<LegendEntry> legend;
   for (std::size_t i = 0; i < c.series.size(); ++i)
     if (!c.series[i].label.empty())
@@ -237,11 +237,11 @@ std::string render(const LineChart& c) {
   f.top = (c.title.empty() ? 16 : 40) + (c.markers.empty() ? 0 : 34);
   f.right = c.width - (right ? legendWidth(legend) + 24 : 20);
   f.bottom = c.height - (c.xLabel.empty() ? 30 : 52);
-  f.x = c.xMin < c.xMax ? Range{c.xMin, c.xMax} : dataRange(c.series, true);
+  f.x = c.xMin < c.xMax ? AxisRange{c.xMin, c.xMax} : dataRange(c.series, true);
   if (c.yMin < c.yMax) {
     f.y = {c.yMin, c.yMax};
   } else {
-    Range r = dataRange(c.series, false);
+    AxisRange r = dataRange(c.series, false);
     const auto t = niceTicks(r.lo, r.hi, 6);
     const double step = t.size() > 1 ? t[1] - t[0] : 1;
     f.y = {std::floor(r.lo / step + 1e-9) * step, std::ceil(r.hi / step - 1e-9) * step};
@@ -250,8 +250,7 @@ std::string render(const LineChart& c) {
   std::ostringstream o;
   o << header(c.width, c.height) << titleText(c.width, c.title);
   o << axes(f, ticksFor(c.xTicks, f.x, 8), ticksFor(c.yTicks, f.y, 6), c.yGrid, c.xLabel, c.yLabel);
-  static int clipCounter = 0;
-  const std::string clip = "clip" + std::to_string(++clipCounter);
+  const std::string clip = "clip" + std::to_string(++ids.clips);
   o << "<clipPath id=\"" << clip << "\"><rect x=\"" << num(f.left) << "\" y=\"" << num(f.top)
     << "\" width=\"" << num(f.right - f.left) << "\" height=\"" << num(f.bottom - f.top)
     << "\"/></clipPath>\n";
@@ -382,7 +381,7 @@ std::uint32_t divergingColour(double t) {
   return rgb;
 }
 
-std::string render(const Heatmap& m) {
+std::string render(const Heatmap& m, DocumentIds& ids) {
   Frame f;
   f.left = 74;
   f.top = m.title.empty() ? 16 : 40;
@@ -420,8 +419,7 @@ std::string render(const Heatmap& m) {
   o << axes(f, centred(m.xTicks), centred(m.yTicks), false, m.xLabel, m.yLabel);
   // Colour bar: a gradient with the same anchors, ticks at nice values.
   const double bx = f.right + 22, bw = 16;
-  static int gradientCounter = 0;
-  const std::string gradient = "cbar" + std::to_string(++gradientCounter);
+  const std::string gradient = "cbar" + std::to_string(++ids.gradients);
   o << "<linearGradient id=\"" << gradient << "\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">";
   for (int i = 0; i <= 16; ++i)
     o << "<stop offset=\"" << num(i / 16.0 * 100) << "%\" stop-color=\""
@@ -429,7 +427,7 @@ std::string render(const Heatmap& m) {
   o << "</linearGradient>\n<rect x=\"" << num(bx) << "\" y=\"" << num(f.top) << "\" width=\""
     << num(bw) << "\" height=\"" << num(f.bottom - f.top) << "\" fill=\"url(#" << gradient
     << ")\" stroke=\"#444\"/>\n";
-  const Range cr{m.vMin, m.vMax};
+  const AxisRange cr{m.vMin, m.vMax};
   for (double v : niceTicks(cr.lo, cr.hi, 4)) {
     const double y = f.bottom - (v - cr.lo) / (cr.hi - cr.lo) * (f.bottom - f.top);
     o << "<line x1=\"" << num(bx + bw) << "\" x2=\"" << num(bx + bw + 4) << "\" y1=\"" << num(y)

@@ -22,6 +22,14 @@ std::string formatTick(double v);
 // Round numbers ("1-2-5" steps) covering [lo, hi]; about `target` of them.
 std::vector<double> niceTicks(double lo, double hi, int target = 6);
 
+// The element ids of one HTML page (or standalone SVG): figures inlined together
+// share one id space, so each page holds one of these and passes it to every
+// render call. Per page, not global: the same page always gets the same ids.
+struct DocumentIds {
+  int clips = 0;      // clip paths: clip1, clip2, ...
+  int gradients = 0;  // colour-bar gradients: cbar1, ...
+};
+
 struct Tick {
   double value;
   std::string label;
@@ -66,7 +74,7 @@ struct LineChart {
   std::vector<Note> notes;
   std::vector<double> hLines;  // dashed horizontal reference lines (e.g. y = 0)
 };
-std::string render(const LineChart& chart);
+std::string render(const LineChart& chart, DocumentIds& ids);
 
 struct BarGroup {
   std::string label;           // under the group
@@ -90,7 +98,7 @@ struct Heatmap {
   // Axis ticks in cell units (value = row or column index).
   std::vector<Tick> xTicks, yTicks;
 };
-std::string render(const Heatmap& map);
+std::string render(const Heatmap& map, DocumentIds& ids);
 
 // Diverging blue-white-red colour for t in [0, 1].
 std::uint32_t divergingColour(double t);

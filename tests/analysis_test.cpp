@@ -6,6 +6,7 @@
 
 #include "posvec/error.hpp"
 #include "posvec/tokenizer.hpp"
+#include "posvec/trainer.hpp"
 #include "test_util.hpp"
 
 using namespace posvec;
@@ -14,11 +15,12 @@ namespace {
 
 // Reference PE row in long double, written from the formulas (not the encoder):
 // interleaved: angle p / base^(i/d) for the pair (i, i+1), i even; book: p / base^(2i/d).
-std::vector<long double> refRow(std::int64_t p, std::size_t d, bool book) {
+std::vector<long double> refRow(std::int64_t p, std::size_t d, bool book,
+                                long double base = 10000.0L) {
   std::vector<long double> r(d);
   for (std::size_t i = 0; i < d; i += 2) {
     const long double e = (book ? 2.0L * i : static_cast<long double>(i)) / d;
-    const long double a = p / std::pow(10000.0L, e);
+    const long double a = p / std::pow(base, e);
     r[i] = std::sin(a);
     r[i + 1] = std::cos(a);
   }
@@ -62,9 +64,9 @@ TEST_CASE("analysis: positional similarity of PE[2] and PE[10] matches the study
                                        {Encoding::Book, Encoding::Interleaved}, Scale{});
   REQUIRE(pairs.size() == 2);
   CHECK(pairs[0].encoding == Encoding::Book);
-  CHECK(pairs[0].positional == Approx(0.8600013).margin(5e-7));
-  CHECK(pairs[1].positional == Approx(0.7225201).margin(5e-7));
-  CHECK(pairs[0].word == pairs[1].word);
+  CHECK(pairs[0].positionalSimilarity == Approx(0.8600013).margin(5e-7));
+  CHECK(pairs[1].positionalSimilarity == Approx(0.7225201).margin(5e-7));
+  CHECK(pairs[0].wordSimilarity == pairs[1].wordSimilarity);
   CHECK(pairs[0].scale == Approx(std::sqrt(512.0)));
 }
 
@@ -165,22 +167,33 @@ TEST_CASE("analysis: decomposition shares add up and explain the extremes", "[an
   const auto e = randomEmbeddings(64, {"a", "b"}, 9);
   const auto pe = encoder(Encoding::Interleaved, 64);
   const auto a = e.vector("a"), b = e.vector("b");
-  const auto zero = decompose(a, 2, b, 10, pe, "0", 0.0);
-  CHECK(zero.combined == Approx(pe.similarity(2, 10)).margin(1e-12));
+  const auto zero = decompose(a, 2, b, 10, pe, {0, false});
+  CHECK(zero.combinedSimilarity == Approx(pe.similarity(2, 10)).margin(1e-12));
   CHECK(zero.positionalShare == Approx(1.0));
   CHECK(zero.normRatio == 0.0);
-  const auto big = decompose(a, 2, b, 10, pe, "big", 1e5);
-  CHECK(big.combined == Approx(e.similarity("a", "b")).margin(1e-6));
-  for (const auto& d : {zero, big, decompose(a, 2, b, 10, pe, "1", 1.0)}) {
+  const auto big = decompose(a, 2, b, 10, pe, {1e5, false});
+  CHECK(big.combinedSimilarity == Approx(e.similarity("a", "b")).margin(1e-6));
+  for (const auto& d : {zero, big, decompose(a, 2, b, 10, pe, {1, false})}) {
     CHECK(d.wordShare + d.crossShare + d.positionalShare == Approx(1.0).margin(1e-9));
-    CHECK(d.combined == Approx(combinedSimilarity(a, 2, b, 10, pe, d.scale)).margin(1e-12));
+    CHECK(d.combinedSimilarity ==
+          Approx(combinedSimilarity(a, 2, b, 10, pe, d.factor)).margin(1e-12));
   }
   // ‖a·s‖ / ‖PE‖ with ‖PE[p]‖ = √(d/2) for interleaved.
-  const auto one = decompose(a, 2, b, 10, pe, "1", 1.0);
+  const auto one = decompose(a, 2, b, 10, pe, {1, false});
   CHECK(one.normRatio == Approx(0.5 * (a.norm() + b.norm()) / std::sqrt(32.0)).epsilon(1e-5));
-  const auto scales = decompositionScales(64);
+  const auto scales = decompositionScales();
   REQUIRE(scales.size() == 4);
-  CHECK(scales[2].second == Approx(8.0));
+  CHECK(scales[2].factor(64) == Approx(8.0));
+  // The names the report and results.json use.
+  CHECK(scales[0].name() == "0");
+  CHECK(scales[1].name() == "1");
+  CHECK(scales[2].name() == "sqrt(d)");
+  CHECK(scales[3].name() == "2 sqrt(d)");
+  CHECK(scales[3].factor(64) == Approx(16.0));
+  const auto rootScale = decompose(a, 2, b, 10, pe, scales[2]);
+  CHECK(rootScale.factor == Approx(8.0));
+  CHECK(rootScale.combinedSimilarity ==
+        Approx(combinedSimilarity(a, 2, b, 10, pe, 8.0)).margin(1e-12));
 }
 
 TEST_CASE("analysis: WORD:POSITION parsing", "[analysis]") {
@@ -196,17 +209,19 @@ TEST_CASE("analysis: WORD:POSITION parsing", "[analysis]") {
   CHECK(studySentenceWords()[9] == "brown");  // position 10
 }
 
-TEST_CASE("analysis: runExperiments fills every section", "[analysis]") {
+TEST_CASE("analysis: positionalExperiments fills every section", "[analysis]") {
   const auto e = randomEmbeddings(32, {"black", "brown"}, 1);
   const auto e16 = randomEmbeddings(16, {"black", "brown"}, 2);
   ExperimentOptions o;
-  o.words = {{"black", 2}, {"brown", 10}};
+  o.first = {"black", 2};
+  o.second = {"brown", 10};
+  o.encodings = {Encoding::Book, Encoding::Interleaved};
   o.sameTokenPositions = 20;
   o.profileLength = 64;
   o.profilePosition = 30;
   o.heatmapPositions = 12;
-  const auto r = runExperiments(e, o, {&e16});
-  CHECK(r.pairs.size() == 2);
+  const auto r = positionalExperiments(e, o, {&e16});
+  CHECK(studySimilarities(e, {o.first, o.second}, o.encodings, Scale{}).size() == 2);
   CHECK(r.sameToken.size() == 6);
   CHECK(r.profiles.size() == 2);
   CHECK(r.profiles[0].values.size() == 64);
@@ -214,6 +229,54 @@ TEST_CASE("analysis: runExperiments fills every section", "[analysis]") {
   CHECK(r.peInterleaved.cols() == 32);
   CHECK(r.decompositions.size() == 2 * 2 * 4);
   CHECK(r.decompositions.front().dim == 16);
+}
+
+TEST_CASE("analysis: experiments use the requested encodings and base", "[analysis]") {
+  const auto e = randomEmbeddings(16, {"black", "brown"}, 3);
+  const auto e8 = randomEmbeddings(8, {"black", "brown"}, 4);
+  ExperimentOptions o;
+  o.first = {"black", 2};
+  o.second = {"brown", 10};
+  o.encodings = {Encoding::Interleaved};
+  o.base = 50;
+  o.sameTokenPositions = 5;
+  o.profileLength = 40;
+  o.profilePosition = 7;
+  o.maxDistance = 6;
+  o.heatmapPositions = 4;
+  const auto r = positionalExperiments(e, o, {&e8});
+  // One curve per (requested encoding, scale 1, √d, 2√d), keyed by value.
+  REQUIRE(r.sameToken.size() == 3);
+  REQUIRE(r.combinedByDistance.size() == 3);
+  REQUIRE(r.profiles.size() == 1);
+  CHECK(r.profiles[0].encoding == Encoding::Interleaved);
+  CHECK(r.sameToken[1].encoding == Encoding::Interleaved);
+  CHECK(r.sameToken[1].scale == SweepScale{1, true});
+  CHECK(r.sameToken[2].scale == SweepScale{2, true});
+  // The profile at base 50, from the formula in long double.
+  const auto ref = refRow(7, 16, false, 50.0L);
+  for (std::size_t q = 0; q < 40; ++q)
+    CHECK(r.profiles[0].values[q] ==
+          Approx(static_cast<double>(
+                     refCos(ref, refRow(static_cast<std::int64_t>(q), 16, false, 50.0L))))
+              .margin(1e-12));
+  // Combined similarity of black at 2 and brown at 2 + k, scale √16 = 4, base 50.
+  const auto a = e.vector("black"), b = e.vector("brown");
+  for (std::size_t k = 0; k <= 6; ++k) {
+    const auto pa = refRow(2, 16, false, 50.0L),
+               pb = refRow(2 + static_cast<long>(k), 16, false, 50.0L);
+    std::vector<long double> x(16), y(16);
+    for (int i = 0; i < 16; ++i) x[i] = 4.0L * a[i] + pa[i], y[i] = 4.0L * b[i] + pb[i];
+    CHECK(r.combinedByDistance[1].values[k] ==
+          Approx(static_cast<double>(refCos(x, y))).margin(1e-9));
+  }
+  // Decompositions: per dim (8, then 16), per requested encoding, per scale.
+  REQUIRE(r.decompositions.size() == 2 * 1 * 4);
+  for (const auto& d : r.decompositions) {
+    CHECK(d.encoding == Encoding::Interleaved);
+    const auto pa = refRow(2, d.dim, false, 50.0L), pb = refRow(10, d.dim, false, 50.0L);
+    CHECK(d.positionalSimilarity == Approx(static_cast<double>(refCos(pa, pb))).margin(1e-12));
+  }
 }
 
 TEST_CASE("analysis: the study on its own text reaches the regime it reports", "[analysis][slow]") {
@@ -232,12 +295,13 @@ TEST_CASE("analysis: the study on its own text reaches the regime it reports", "
   const auto pairs = studySimilarities(e, {{"black", 2}, {"brown", 10}},
                                        {Encoding::Book, Encoding::Interleaved}, Scale{});
   REQUIRE(pairs.size() == 2);
-  INFO("word similarity " << pairs[0].word << ", combined " << pairs[0].combined);
-  CHECK(pairs[0].word >= 0.99);
-  CHECK(pairs[0].positional == Approx(0.8600013).margin(5e-7));
-  CHECK(pairs[1].positional == Approx(0.7225201).margin(5e-7));
+  INFO("word similarity " << pairs[0].wordSimilarity << ", combined "
+                          << pairs[0].combinedSimilarity);
+  CHECK(pairs[0].wordSimilarity >= 0.99);
+  CHECK(pairs[0].positionalSimilarity == Approx(0.8600013).margin(5e-7));
+  CHECK(pairs[1].positionalSimilarity == Approx(0.7225201).margin(5e-7));
   for (const auto& p : pairs) {
-    CHECK(p.combined <= std::max(p.word, p.positional));
-    CHECK(p.combined >= std::min(p.word, p.positional));
+    CHECK(p.combinedSimilarity <= std::max(p.wordSimilarity, p.positionalSimilarity));
+    CHECK(p.combinedSimilarity >= std::min(p.wordSimilarity, p.positionalSimilarity));
   }
 }

@@ -1,10 +1,12 @@
 #include "posvec/report.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <thread>
 
 #include "posvec/error.hpp"
 #include "svg.hpp"
@@ -99,16 +101,27 @@ Embeddings randomEmbeddings(std::size_t d, unsigned seed) {
 StudyResults smallResults() {
   static const Embeddings e = randomEmbeddings(64, 4), e32 = randomEmbeddings(32, 5);
   ExperimentOptions o;
-  o.words = {{"black", 2}, {"brown", 10}};
+  o.first = {"black", 2};
+  o.second = {"brown", 10};
+  o.encodings = {Encoding::Book, Encoding::Interleaved};
   o.profileLength = 256;
   o.profilePosition = 100;
   o.heatmapPositions = 40;
-  StudyResults r = runExperiments(e, o, {&e32});
+  StudyResults r;
+  r.words = {o.first, o.second};
+  r.encodings = o.encodings;
+  r.pairs = studySimilarities(e, r.words, r.encodings, Scale{});
+  r.experiments = positionalExperiments(e, o, {&e32});
   r.settings.source = "in-memory test vectors";
-  r.training.push_back({1, 0.5, 10, 100, 0.99, 0.9, 0.8});
-  r.training.push_back({5, 0.5, 10, 100, 0.95, 0.85, 0.75});
-  r.training.push_back({1, 1.0, 20, 200, 0.98, 0.88, 0.78});
-  r.training.push_back({5, 1.0, 20, 200, std::nan(""), std::nan(""), std::nan("")});
+  r.settings.dim = e.dim();
+  r.settings.base = o.base;
+  r.settings.scale = Scale{}.factor(e.dim());
+  r.settings.scaleName = scaleLabel(r.settings.scale, e.dim());
+  r.settings.vocabulary = e.size();
+  r.training.push_back({1, 0.5, 10, 100, 0.99, {0.9, 0.8}});
+  r.training.push_back({5, 0.5, 10, 100, 0.95, {0.85, 0.75}});
+  r.training.push_back({1, 1.0, 20, 200, 0.98, {0.88, 0.78}});
+  r.training.push_back({5, 1.0, 20, 200, std::nan(""), {std::nan(""), std::nan("")}});
   return r;
 }
 
@@ -174,17 +187,19 @@ TEST_CASE("report: files exist, SVGs are well-formed XML, results.json matches t
     return o;
   }());
   CHECK(j["positional_similarity"].get<double>() == book.similarity(2, 10));
-  CHECK(j["word_similarity"].get<double>() == r.pairs[0].word);
-  CHECK(j["combined_similarity"].get<double>() == r.pairs[0].combined);
+  CHECK(j["word_similarity"].get<double>() == r.pairs[0].wordSimilarity);
+  CHECK(j["combined_similarity"].get<double>() == r.pairs[0].combinedSimilarity);
   CHECK(j["pairs"].size() == 2);
   CHECK(j["pairs"][1]["encoding"] == "interleaved");
-  CHECK(j["pairs"][1]["positional_similarity"].get<double>() == r.pairs[1].positional);
+  CHECK(j["pairs"][1]["positional_similarity"].get<double>() == r.pairs[1].positionalSimilarity);
   const auto profile = distanceProfile(book, 100, 256);
   CHECK(j["distance_profile"]["curves"][0]["label"] == "book");
   CHECK(j["distance_profile"]["curves"][0]["values"].get<std::vector<double>>() == profile);
-  CHECK(j["decomposition"].size() == r.decompositions.size());
-  CHECK(j["decomposition"][0]["combined_similarity"].get<double>() == r.decompositions[0].combined);
-  CHECK(j["same_token"]["curves"][0]["values"].get<std::vector<double>>() == r.sameToken[0].values);
+  CHECK(j["decomposition"].size() == r.experiments.decompositions.size());
+  CHECK(j["decomposition"][0]["combined_similarity"].get<double>() ==
+        r.experiments.decompositions[0].combinedSimilarity);
+  CHECK(j["same_token"]["curves"][0]["values"].get<std::vector<double>>() ==
+        r.experiments.sameToken[0].values);
   CHECK(j["training"][3]["word_similarity"].is_null());  // NaN: the word was not in that part
 }
 
@@ -198,6 +213,55 @@ TEST_CASE("report: the text table and the summary JSON", "[report]") {
   for (const char* key :
        {"word_similarity", "positional_similarity", "combined_similarity", "settings", "pairs"})
     CHECK(j.contains(key));
+}
+
+TEST_CASE("report: pages rendered in parallel threads equal pages rendered in turn", "[report]") {
+  const StudyResults r = smallResults();
+  auto page = [&r] {
+    const auto figures = studyFigures(r);
+    std::string all = reportHtml(r, figures);
+    for (const auto& f : figures) all += f.svg;
+    return all;
+  };
+  const std::string first = page(), second = page();
+  CHECK(first == second);  // no state carried from one page to the next
+  std::string a, b;
+  std::thread ta([&] { a = page(); }), tb([&] { b = page(); });
+  ta.join();
+  tb.join();
+  CHECK(a == first);
+  CHECK(b == first);
+  // Within one page the inlined figures' ids stay distinct.
+  const std::string html = reportHtml(r, studyFigures(r));
+  std::vector<std::string> ids;
+  for (auto at = html.find(" id=\""); at != std::string::npos; at = html.find(" id=\"", at + 1))
+    ids.push_back(html.substr(at + 5, html.find('"', at + 5) - at - 5));
+  std::sort(ids.begin(), ids.end());
+  CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end());
+  CHECK(std::count(ids.begin(), ids.end(), "cbar2") == 1);
+}
+
+TEST_CASE("report: captions and curves follow the base and the encodings", "[report]") {
+  StudyResults r = smallResults();
+  r.settings.base = 250;
+  r.encodings = {Encoding::Interleaved, Encoding::Concatenated};
+  for (auto* curves : {&r.experiments.sameToken, &r.experiments.combinedByDistance})
+    for (auto& c : *curves)
+      c.encoding = c.encoding == Encoding::Book ? Encoding::Interleaved : Encoding::Concatenated;
+  const auto figures = studyFigures(r);
+  std::string captions;
+  for (const auto& f : figures) captions += f.caption + "\n";
+  CHECK(captions.find("10000") == std::string::npos);
+  CHECK(captions.find("sin(p / 250^(2k/d))") != std::string::npos);
+  CHECK(captions.find("(250^(\u22122k/d))") != std::string::npos);
+  CHECK(captions.find("Solid: interleaved encoding, dashed: concatenated.") != std::string::npos);
+  CHECK(captions.find("combined similarity (interleaved, \u221Ad)") != std::string::npos);
+  const json j = json::parse(resultsJson(r));
+  CHECK(j["same_token"]["curves"][0]["label"] == "interleaved, scale 1");
+  CHECK(j["same_token"]["curves"][4]["label"] == "concatenated, scale sqrt(d)");
+  CHECK(j["training"][0]["combined_interleaved"] == 0.9);
+  CHECK(j["training"][0]["combined_concatenated"] == 0.8);
+  CHECK_FALSE(j["training"][0].contains("combined_book"));
 }
 
 TEST_CASE("report: writeReport refuses a path it cannot create", "[report]") {

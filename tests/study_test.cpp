@@ -1,10 +1,16 @@
-// `posvec study` end to end through the command line.
+// The study stage: runStudy through the library, and `posvec study` end to end
+// through the command line.
+#include "posvec/study.hpp"
+
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "posvec/error.hpp"
+#include "posvec/report.hpp"
+#include "posvec/tokenizer.hpp"
 #include "test_util.hpp"
 
 using namespace posvec;
@@ -132,4 +138,192 @@ TEST_CASE("study cli: --vectors uses existing vectors without training", "[study
   CHECK(bad.status == 2);
   CHECK(lines(bad.err) == 1);
   CHECK(bad.err.find("--dim") != std::string::npos);
+}
+
+TEST_CASE("study cli: --base reaches the training sweep and the captions", "[study]") {
+  // The sweep's model at the full corpus and the study's own epoch count is the
+  // study's model (same sentences, config and seed, one thread), so its combined
+  // similarity must equal the study's at the requested base, not at 10000.
+  test::TempDir tmp;
+  const std::string dir = tmp.file("report");
+  const auto r = test::runCli("-q study --corpus " + test::quote(smallCorpus(tmp)) +
+                              " --dim 16 --epochs 2 --base 500 --encoding interleaved,book"
+                              " --report " +
+                              test::quote(dir));
+  REQUIRE(r.status == 0);
+  const json j = json::parse(test::readText(dir + "/results.json"));
+  CHECK(j["settings"]["base"] == 500.0);
+  const json* full = nullptr;
+  for (const auto& t : j["training"])
+    if (t["corpus_fraction"] == 1.0 && t["epochs"] == 2) full = &t;
+  REQUIRE(full != nullptr);
+  CHECK((*full)["word_similarity"].get<double>() == j["word_similarity"].get<double>());
+  for (const auto& p : j["pairs"]) {
+    INFO(p["encoding"]);
+    const std::string key = "combined_" + p["encoding"].get<std::string>();
+    REQUIRE(full->contains(key));
+    CHECK((*full)[key].get<double>() ==
+          Approx(p["combined_similarity"].get<double>()).margin(1e-12));
+  }
+  const std::string html = test::readText(dir + "/index.html");
+  CHECK(html.find("10000^") == std::string::npos);
+  CHECK(html.find("sin(p / 500^(2k/d))") != std::string::npos);
+  CHECK(html.find("(500^(\u22122k/d))") != std::string::npos);
+  // The requested encodings, first one solid, in the captions and the training table.
+  CHECK(html.find("Solid: interleaved, dashed: book.") != std::string::npos);
+  CHECK(html.find("combined (interleaved)") != std::string::npos);
+}
+
+namespace {
+
+// The study's sentences of smallCorpus, read back the way the study reads them.
+std::vector<Sentence> sentencesOf(const std::string& path) {
+  std::vector<Sentence> out;
+  Tokenizer().tokenizeFile(path, [&](Sentence&& s) {
+    if (!s.empty()) out.push_back(std::move(s));
+  });
+  return out;
+}
+
+// cos(a·s + PE[pa], b·s + PE[pb]) for the interleaved layout at `base`, from the
+// formula in long double (not the encoder).
+double referenceCombined(const Eigen::RowVectorXf& a, std::int64_t pa, const Eigen::RowVectorXf& b,
+                         std::int64_t pb, double s, double base) {
+  const auto d = static_cast<std::size_t>(a.size());
+  long double dot = 0, nx = 0, ny = 0;
+  for (std::size_t i = 0; i < d; i += 2) {
+    const long double f =
+        std::pow(static_cast<long double>(base), -static_cast<long double>(i) / d);
+    for (std::size_t k = 0; k < 2; ++k) {
+      const long double x =
+          s * a[static_cast<Eigen::Index>(i + k)] + (k ? std::cos(pa * f) : std::sin(pa * f));
+      const long double y =
+          s * b[static_cast<Eigen::Index>(i + k)] + (k ? std::cos(pb * f) : std::sin(pb * f));
+      dot += x * y, nx += x * x, ny += y * y;
+    }
+  }
+  return static_cast<double>(dot / std::sqrt(nx * ny));
+}
+
+}  // namespace
+
+TEST_CASE("study library: runStudy trains, measures and sweeps at the requested base", "[study]") {
+  test::TempDir tmp;
+  StudyOptions o;
+  o.corpus = smallCorpus(tmp);
+  o.dim = 16;
+  o.epochs = 2;
+  o.base = 300;
+  o.encodings = {Encoding::Interleaved};
+  o.pairs = {{"black", 2}, {"brown", 10}, {"dog", 11}};
+  o.sweep = true;
+  o.sweepEpochs = {1, 3};
+  o.sweepFractions = {0.5, 1.0};
+  std::vector<StudyProgress::Stage> stages;
+  StudyObserver observer;
+  observer.progress = [&](const StudyProgress& p) {
+    if (p.finished) stages.push_back(p.stage);
+  };
+  const StudyResults r = runStudy(o, observer);
+
+  // The model trained independently with the same configuration gives the same
+  // vectors (one thread, seeded), hence the study's numbers from the formula.
+  const auto sentences = sentencesOf(o.corpus);
+  const Embeddings e = embeddingsOf(train(CorpusSource::fromSentences(sentences), o.trainConfig()));
+  REQUIRE(r.settings.trained);
+  CHECK(r.settings.dim == 16);
+  CHECK(r.settings.base == 300);
+  CHECK(r.settings.train.minCount == 1);
+  CHECK(r.settings.vocabulary == e.size());
+  REQUIRE(r.pairs.size() == 3);  // black~brown, black~dog, brown~dog; one encoding
+  CHECK(r.pairs[1].b.word == "dog");
+  const auto black = e.vector("black"), brown = e.vector("brown");
+  CHECK(r.pairs[0].wordSimilarity == Approx(e.similarity("black", "brown")).margin(1e-6));
+  CHECK(r.pairs[0].combinedSimilarity ==
+        Approx(referenceCombined(black, 2, brown, 10, 4.0, 300)).margin(1e-9));
+
+  // The sweep: per fraction, per epoch count, at base 300 and the requested encoding.
+  REQUIRE(r.training.size() == 4);
+  CHECK(r.training[0].fraction == 0.5);
+  CHECK(r.training[0].sentences == (sentences.size() + 1) / 2);
+  for (const auto& t : r.training) {
+    INFO(t.fraction << " " << t.epochs);
+    REQUIRE(t.combinedSimilarity.size() == 1);
+    const std::vector<Sentence> part(sentences.begin(),
+                                     sentences.begin() + static_cast<std::ptrdiff_t>(t.sentences));
+    TrainConfig c = o.trainConfig();
+    c.epochs = t.epochs;
+    const Embeddings m = embeddingsOf(train(CorpusSource::fromSentences(part), c));
+    CHECK(t.wordSimilarity == Approx(m.similarity("black", "brown")).margin(1e-6));
+    CHECK(t.combinedSimilarity[0] ==
+          Approx(referenceCombined(m.vector("black"), 2, m.vector("brown"), 10, 4.0, 300))
+              .margin(1e-9));
+  }
+  // Experiments keyed by the requested encoding; the decomposition adds no
+  // smaller model since 16 is below every sweep dimension.
+  CHECK(r.experiments.profiles.size() == 1);
+  CHECK(r.experiments.profiles[0].encoding == Encoding::Interleaved);
+  CHECK(r.experiments.decompositions.size() == 4);
+  CHECK(std::find(stages.begin(), stages.end(), StudyProgress::Stage::Trained) != stages.end());
+  CHECK(std::find(stages.begin(), stages.end(), StudyProgress::Stage::TrainingSweep) !=
+        stages.end());
+}
+
+TEST_CASE("study library: vectors, refused options and the report from results", "[study]") {
+  test::TempDir tmp;
+  const std::string vec = tmp.file("v.txt");
+  test::writeText(vec, "3 4\nblack 1 0 0 0\nbrown 0 1 0 0\ncat 1 1 0 0\n");
+  StudyOptions o;
+  o.vectors = vec;
+  o.scale = Scale::parse("none");
+  const StudyResults r = runStudy(o);
+  CHECK_FALSE(r.settings.trained);
+  CHECK(r.training.empty());  // nothing to sweep without a corpus
+  REQUIRE(r.pairs.size() == 2);
+  CHECK(r.pairs[0].encoding == Encoding::Book);
+  CHECK(r.pairs[0].wordSimilarity == Approx(0.0).margin(1e-12));
+  // cat = black + brown: cos 1/√2 with either.
+  StudyOptions cats = o;
+  cats.pairs = {{"black", 2}, {"cat", 3}};
+  CHECK(runStudy(cats).pairs[0].wordSimilarity == Approx(1 / std::sqrt(2.0)).margin(1e-7));
+
+  auto refusedOption = [](const StudyOptions& bad) {
+    try {
+      runStudy(bad);
+    } catch (const StudyOptionError& e) {
+      return e.option();
+    }
+    return std::string("(accepted)");
+  };
+  StudyOptions bad = o;
+  bad.dim = 8;
+  CHECK(refusedOption(bad) == "dim");
+  bad = o;
+  bad.pairs = {{"black", 2}};
+  CHECK(refusedOption(bad) == "pairs");
+  bad = o;
+  bad.encodings = {Encoding::Book, Encoding::Book};
+  CHECK(refusedOption(bad) == "encodings");
+  bad = o;
+  bad.base = 1;
+  CHECK(refusedOption(bad) == "base");
+  bad = o;
+  bad.corpus = vec;
+  CHECK(refusedOption(bad) == "vectors");
+  bad = o;
+  bad.pairs = {{"black", 2}, {"zebra", 3}};
+  CHECK_THROWS_AS(runStudy(bad), InputError);
+
+  // The report from the returned value, and runStudy writing it itself: same bytes.
+  const std::string mine = tmp.file("mine"), theirs = tmp.file("theirs");
+  writeReport(r, mine);
+  StudyOptions withReport = o;
+  withReport.reportDir = theirs;
+  runStudy(withReport);
+  for (const auto& f : studyFigures(r)) {
+    INFO(f.file);
+    CHECK(test::readText(mine + "/" + f.file) == f.svg);
+    CHECK(test::readText(theirs + "/" + f.file) == f.svg);
+  }
+  CHECK(test::readText(mine + "/index.html") == test::readText(theirs + "/index.html"));
 }

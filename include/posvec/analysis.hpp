@@ -1,17 +1,16 @@
 // Analysis: the numbers of the black/brown similarity study (word, positional and
 // combined cosine similarity of words placed in a sentence) and of the experiments
-// that explain sinusoidal positional encodings. Pure computation: it never prints
-// and writes no files (the report module draws what these functions return).
+// that explain sinusoidal positional encodings. Pure mathematics on vectors and
+// encodings: it never trains, never prints and writes no files (study.hpp trains
+// and calls these; the report module draws what they return).
 #pragma once
 
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "posvec/embeddings.hpp"
 #include "posvec/positional.hpp"
-#include "posvec/trainer.hpp"
 #include "posvec/types.hpp"
 
 namespace posvec {
@@ -37,10 +36,10 @@ std::string toString(const WordAt& w);  // "black:2"
 struct PairSimilarity {
   WordAt a, b;
   Encoding encoding = Encoding::Book;
-  double scale = 1;       // the factor embeddings are multiplied by (√d by default)
-  double word = 0;        // cos(e_a, e_b)
-  double positional = 0;  // cos(PE[p_a], PE[p_b])
-  double combined = 0;    // cos(e_a·scale + PE[p_a], e_b·scale + PE[p_b])
+  double scale = 1;                 // the factor embeddings are multiplied by (√d by default)
+  double wordSimilarity = 0;        // cos(e_a, e_b)
+  double positionalSimilarity = 0;  // cos(PE[p_a], PE[p_b])
+  double combinedSimilarity = 0;    // cos(e_a·scale + PE[p_a], e_b·scale + PE[p_b])
 };
 
 // cos(a·scale + PE[pa], b·scale + PE[pb]), in double. The vectors' size must be
@@ -53,7 +52,7 @@ double combinedSimilarity(const Eigen::RowVectorXf& a, std::int64_t pa, const Ei
 std::vector<PairSimilarity> studySimilarities(const Embeddings& embeddings,
                                               const std::vector<WordAt>& words,
                                               const std::vector<Encoding>& encodings, Scale scale,
-                                              double base = 10000.0);
+                                              double base = PositionalOptions{}.base);
 
 // Same token at different positions: cos(x_0, x_k) for k = 0..maxPosition, where
 // x_k = e·scale + PE[k]. Element 0 is 1 by definition.
@@ -69,6 +68,36 @@ std::vector<double> distanceProfile(const PositionalEncoder& encoder, std::int64
 std::vector<double> combinedVsDistance(const Eigen::RowVectorXf& a, const Eigen::RowVectorXf& b,
                                        std::int64_t p, std::size_t maxDistance,
                                        const PositionalEncoder& encoder, double scale);
+
+// A scale the experiments sweep: a plain factor, or a multiple of √d (resolved
+// once d is known), so curves are keyed by a value rather than by a label.
+struct SweepScale {
+  double multiple = 1;
+  bool ofRootDim = false;  // true: the factor is multiple·√d
+  double factor(std::size_t dim) const;
+  std::string name() const;  // "0", "1", "sqrt(d)", "2 sqrt(d)"
+  bool operator==(const SweepScale&) const = default;
+};
+// The scales of the same-token and distance experiments: 1, √d, 2√d.
+std::vector<SweepScale> experimentScales();
+// The scales the decomposition sweeps: 0, 1, √d, 2√d (0 leaves positions only).
+std::vector<SweepScale> decompositionScales();
+
+// One curve of an experiment, keyed by its encoding (and scale).
+struct EncodingCurve {
+  Encoding encoding = Encoding::Book;
+  std::vector<double> values;  // index = position, distance or q
+};
+struct ScaledCurve {
+  Encoding encoding = Encoding::Book;
+  SweepScale scale;
+  std::vector<double> values;
+};
+
+// "sqrt", "none" or the number (the text Scale::parse reads back).
+std::string toString(const Scale& scale);
+// How the study names a factor used at dimension `dim`: "sqrt(d)" for √d, else the number.
+std::string scaleLabel(double factor, std::size_t dim);
 
 // Binary counting as the intuition for sinusoids: bit k of position p flips with
 // period 2^(k+1); the smooth wave w_k(x) = 0.5 - 0.5·cos(π(x - 2^(k-1))/2^k) has the
@@ -86,79 +115,22 @@ BinaryCounting binaryCounting(std::size_t positions, std::size_t bits, int sampl
 struct Decomposition {
   std::size_t dim = 0;
   Encoding encoding = Encoding::Book;
-  std::string scaleName;  // "0", "1", "sqrt(d)", "2 sqrt(d)": 0 leaves positions only
-  double scale = 0;       // the factor
-  double word = 0, positional = 0, combined = 0;
+  SweepScale scale;
+  double factor = 0;  // scale.factor(dim)
+  double wordSimilarity = 0, positionalSimilarity = 0, combinedSimilarity = 0;
   double wordShare = 0, crossShare = 0, positionalShare = 0;
   // Mean of ‖a·s‖/‖PE[p]‖ and ‖b·s‖/‖PE[q]‖: > 1 means the words dominate.
   double normRatio = 0;
 };
 Decomposition decompose(const Eigen::RowVectorXf& a, std::int64_t pa, const Eigen::RowVectorXf& b,
-                        std::int64_t pb, const PositionalEncoder& encoder,
-                        const std::string& scaleName, double scale);
-// The scales the decomposition sweeps for dimension d: 0, 1, √d, 2√d (names as above).
-std::vector<std::pair<std::string, double>> decompositionScales(std::size_t dim);
+                        std::int64_t pb, const PositionalEncoder& encoder, SweepScale scale);
 
-// How the study's numbers move with training: word similarity and combined
-// similarity (book and interleaved, scale √d) after training `config` on the first
-// `fraction` of `sentences` for `epochs` epochs. NaN when a word is not in that
-// part of the corpus.
-struct TrainingPoint {
-  int epochs = 0;
-  double fraction = 1;
-  std::size_t sentences = 0;
-  std::int64_t tokens = 0;
-  double word = 0, combinedBook = 0, combinedInterleaved = 0;
-};
-std::vector<TrainingPoint> trainingSweep(const std::vector<Sentence>& sentences,
-                                         const TrainConfig& config, const WordAt& a,
-                                         const WordAt& b, const std::vector<int>& epochs,
-                                         const std::vector<double>& fractions);
-
-// Everything the report shows, computed by runExperiments.
-struct StudySettings {
-  std::string source;    // corpus or vectors file
-  bool trained = false;  // true: trained here from `source`
-  std::size_t dim = 512;
-  std::string scaleName = "sqrt";
-  double scale = 0;  // factor actually used
-  double base = 10000.0;
-  TrainConfig train;  // meaningful when trained
-  std::size_t vocabulary = 0;
-  std::int64_t corpusTokens = 0;
-  double trainSeconds = 0;
-};
-
-struct NamedCurve {
-  std::string label;
-  std::vector<double> values;  // index = position, distance or q
-};
-
-struct StudyResults {
-  StudySettings settings;
-  std::vector<WordAt> words;
-  std::vector<PairSimilarity> pairs;  // per pair, per encoding
-  // Same token across positions (first word of the study), by encoding × scale.
-  std::string sameTokenWord;
-  std::vector<NamedCurve> sameToken;
-  // cos(PE[p], PE[q]) over q, by encoding.
-  std::int64_t profilePosition = 1000;
-  std::vector<NamedCurve> profiles;
-  // Combined similarity of the first pair's words with the second k after the first.
-  std::vector<NamedCurve> combinedByDistance;
-  // PE matrices (positions × dims) for the heatmap, and the sinusoid columns.
-  MatrixD peInterleaved, peBook;
-  std::vector<std::size_t> columns;  // selected columns of peInterleaved
-  BinaryCounting counting;
-  std::vector<Decomposition> decompositions;  // first pair: per dim, per encoding, per scale
-  std::vector<TrainingPoint> training;        // filled by the caller (needs the corpus)
-};
-
+// The positional experiments of the study for the first pair of its words: pure
+// functions of the embeddings and the encodings (nothing is trained here).
 struct ExperimentOptions {
-  std::vector<WordAt> words;  // at least two; the first pair drives the experiments
-  std::vector<Encoding> encodings = {Encoding::Book, Encoding::Interleaved};
-  Scale scale;  // for the study table
-  double base = 10000.0;
+  WordAt first, second;             // the pair the experiments follow
+  std::vector<Encoding> encodings;  // one curve (or decomposition row) per encoding, in order
+  double base = PositionalOptions{}.base;
   std::size_t sameTokenPositions = 100;
   std::int64_t profilePosition = 1000;
   std::size_t profileLength = 2048;
@@ -166,10 +138,29 @@ struct ExperimentOptions {
   std::size_t heatmapPositions = 100;
 };
 
-// The study table and every positional experiment for `embeddings`. The
-// decomposition uses `extraDims` (trained at other d_model, each with the same
-// words) besides `embeddings` itself.
-StudyResults runExperiments(const Embeddings& embeddings, const ExperimentOptions& options,
-                            const std::vector<const Embeddings*>& extraDims = {});
+struct PositionalExperiments {
+  // Same token across positions (`first`'s vector), per encoding × experimentScales().
+  std::string sameTokenWord;
+  std::vector<ScaledCurve> sameToken;
+  // cos(PE[profilePosition], PE[q]) over q, per encoding.
+  std::int64_t profilePosition = 0;
+  std::vector<EncodingCurve> profiles;
+  // Combined similarity of `first` with `second` placed k after it, per encoding × scale.
+  std::vector<ScaledCurve> combinedByDistance;
+  // The two layouts the study contrasts (book vs interleaved, at the requested base),
+  // positions × dims, for the heatmaps; and the plotted columns of peInterleaved.
+  MatrixD peInterleaved, peBook;
+  std::vector<std::size_t> columns;
+  BinaryCounting counting;
+  // Per dim (ascending), per encoding, per decompositionScales().
+  std::vector<Decomposition> decompositions;
+};
+
+// Every positional experiment for `embeddings`. The decomposition also uses
+// `extraDims` (the same words at other d_model). InputError when a word of the
+// pair is missing from one of the embeddings.
+PositionalExperiments positionalExperiments(const Embeddings& embeddings,
+                                            const ExperimentOptions& options,
+                                            const std::vector<const Embeddings*>& extraDims = {});
 
 }  // namespace posvec

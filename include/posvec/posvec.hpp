@@ -9,6 +9,8 @@
 #include "posvec/io.hpp"
 #include "posvec/positional.hpp"
 #include "posvec/report.hpp"
+#include "posvec/study.hpp"
+#include "posvec/study_results.hpp"
 #include "posvec/tokenizer.hpp"
 #include "posvec/train_config.hpp"
 #include "posvec/trainer.hpp"

@@ -1,12 +1,13 @@
 // Report: the study's results as a text table, JSON, SVG figures and one
 // self-contained HTML page (inline SVG and CSS, no scripts, opens offline). It
-// draws and formats the numbers of analysis.hpp and computes none of them.
+// draws and formats the numbers of a StudyResults (study_results.hpp) and
+// computes none of them.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "posvec/analysis.hpp"
+#include "posvec/study_results.hpp"
 
 namespace posvec {
 

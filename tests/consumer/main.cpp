@@ -38,9 +38,10 @@ int main() {
   auto pairs = posvec::studySimilarities(vectors, {{"black", 2}, {"brown", 10}},
                                          {posvec::Encoding::Book}, posvec::Scale{});
   const double direct = posvec::cosine(input.row(1).data(), input.row(9).data(), 32);
-  std::cout << "word " << pairs[0].word << ", positional " << pairs[0].positional << ", combined "
-            << pairs[0].combined << " (from encode: " << direct << ")\n";
-  if (std::abs(direct - pairs[0].combined) > 1e-6) return 1;
+  std::cout << "word " << pairs[0].wordSimilarity << ", positional " << pairs[0].positionalSimilarity
+            << ", combined "
+            << pairs[0].combinedSimilarity << " (from encode: " << direct << ")\n";
+  if (std::abs(direct - pairs[0].combinedSimilarity) > 1e-6) return 1;
 
   // Errors are posvec exceptions a program can act on.
   try {

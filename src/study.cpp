@@ -1,0 +1,271 @@
+#include "posvec/study.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "posvec/embeddings.hpp"
+#include "posvec/formats.hpp"
+#include "posvec/io.hpp"
+#include "posvec/report.hpp"
+#include "posvec/tokenizer.hpp"
+
+namespace posvec {
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void notify(const StudyObserver& observer, const StudyProgress& p) {
+  if (observer.progress) observer.progress(p);
+}
+
+// The corpus shipped with posvec: in the source tree, else where `make install` puts it.
+std::string shippedCorpus() {
+  for (const char* p : {POSVEC_DEFAULT_CORPUS, POSVEC_INSTALLED_CORPUS})
+    if (std::filesystem::is_regular_file(p)) return p;
+  throw IoError(std::string("no corpus or vectors given and the shipped corpus is missing "
+                            "(looked at ") +
+                POSVEC_DEFAULT_CORPUS + " and " + POSVEC_INSTALLED_CORPUS +
+                "); give a corpus file or vectors");
+}
+
+std::vector<Sentence> readCorpus(const std::string& path, const StudyObserver& observer) {
+  std::ifstream probe;
+  openForReading(path, probe);  // a clear IoError for a missing file or a directory
+  std::vector<Sentence> sentences;
+  StudyProgress p;
+  p.stage = StudyProgress::Stage::ReadingCorpus;
+  p.path = path;
+  Tokenizer tokenizer;
+  tokenizer.tokenizeFile(path, [&](Sentence&& s) {
+    p.tokens += static_cast<std::int64_t>(s.size());
+    if (!s.empty()) sentences.push_back(std::move(s));
+    if (sentences.size() % 4096 == 0) notify(observer, p);
+  });
+  p.finished = true;
+  notify(observer, p);
+  if (sentences.empty())
+    throw InputError("corpus '" + path + "' holds no words; give a text file with sentences");
+  return sentences;
+}
+
+Embeddings trainOn(const std::vector<Sentence>& sentences, const TrainConfig& config,
+                   const std::string& model, const StudyObserver& observer) {
+  StudyProgress p;
+  p.stage = StudyProgress::Stage::Training;
+  p.model = model;
+  p.epochs = config.epochs;
+  TrainObserver trainObserver;
+  if (observer.progress)
+    trainObserver.progress = [&](const TrainProgress& t) {
+      p.training = t;
+      observer.progress(p);
+    };
+  const auto start = std::chrono::steady_clock::now();
+  Embeddings e = embeddingsOf(train(CorpusSource::fromSentences(sentences), config, trainObserver));
+  p.stage = StudyProgress::Stage::Trained;
+  p.finished = true;
+  p.seconds = secondsSince(start);
+  notify(observer, p);
+  return e;
+}
+
+// The first `fraction` of the sentences (at least one), trained for each of
+// `epochs`; the first pair measured as the study measures it (scale √d).
+std::vector<TrainingPoint> trainingSweep(const std::vector<Sentence>& sentences,
+                                         const TrainConfig& config, const StudyOptions& o) {
+  const WordAt& a = o.pairs[0];
+  const WordAt& b = o.pairs[1];
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<TrainingPoint> out;
+  for (double fraction : o.sweepFractions) {
+    const auto n = std::max<std::size_t>(
+        1,
+        static_cast<std::size_t>(std::llround(fraction * static_cast<double>(sentences.size()))));
+    std::vector<Sentence> part(
+        sentences.begin(),
+        sentences.begin() + static_cast<std::ptrdiff_t>(std::min(n, sentences.size())));
+    std::int64_t tokens = 0;
+    for (const auto& s : part) tokens += static_cast<std::int64_t>(s.size());
+    const CorpusSource source = CorpusSource::fromSentences(part);
+    for (int e : o.sweepEpochs) {
+      TrainConfig c = config;
+      c.epochs = e;
+      TrainingPoint t;
+      t.epochs = e;
+      t.fraction = fraction;
+      t.sentences = part.size();
+      t.tokens = tokens;
+      t.wordSimilarity = nan;
+      t.combinedSimilarity.assign(o.encodings.size(), nan);
+      const Embeddings emb = embeddingsOf(train(source, c));
+      if (emb.find(a.word) && emb.find(b.word)) {
+        const auto ea = emb.vector(a.word), eb = emb.vector(b.word);
+        t.wordSimilarity = cosine(ea.data(), eb.data(), emb.dim());
+        const double s = std::sqrt(static_cast<double>(emb.dim()));
+        for (std::size_t k = 0; k < o.encodings.size(); ++k) {
+          PositionalOptions pe;
+          pe.dim = emb.dim();
+          pe.base = o.base;
+          pe.encoding = o.encodings[k];
+          t.combinedSimilarity[k] =
+              combinedSimilarity(ea, a.position, eb, b.position, PositionalEncoder(pe), s);
+        }
+      }
+      out.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TrainConfig StudyOptions::trainConfig() const {
+  TrainConfig c;
+  c.dim = dim == 0 ? defaultDim() : dim;
+  c.minCount = 1;  // the study's words may be rare in a small corpus
+  c.architecture = Architecture::SkipGram;
+  c.epochs = epochs;
+  c.seed = seed;
+  c.threads = threads;
+  return c;
+}
+
+void StudyOptions::validate() const {
+  if (!corpus.empty() && !vectors.empty())
+    throw StudyOptionError(
+        "vectors", "a corpus and vectors are exclusive: train from a corpus or use vectors");
+  if (pairs.size() < 2)
+    throw StudyOptionError("pairs",
+                           "the study needs at least two placed words (WORD:POSITION, e.g. "
+                           "black:2 and brown:10)");
+  for (const auto& w : pairs)
+    if (w.word.empty() || w.position < 0)
+      throw StudyOptionError(
+          "pairs", "placed word '" + toString(w) + "': give a word and a non-negative position");
+  if (encodings.empty()) throw StudyOptionError("encodings", "give at least one encoding");
+  for (std::size_t i = 0; i < encodings.size(); ++i)
+    if (std::find(encodings.begin(), encodings.begin() + static_cast<std::ptrdiff_t>(i),
+                  encodings[i]) != encodings.begin() + static_cast<std::ptrdiff_t>(i))
+      throw StudyOptionError("encodings", "encoding " + encodingName(encodings[i]) +
+                                              " is given twice; give each encoding once");
+  PositionalOptions check;
+  try {
+    check.dim = dim == 0 ? defaultDim() : dim;
+    check.validate();
+  } catch (const ConfigError& e) {
+    throw StudyOptionError("dim", e.what());
+  }
+  try {
+    check.dim = PositionalOptions{}.dim;
+    check.base = base;
+    check.validate();
+  } catch (const ConfigError& e) {
+    throw StudyOptionError("base", e.what());
+  }
+  if (sweepMaxTokens < 0) throw StudyOptionError("sweepMaxTokens", "must not be negative");
+  for (double f : sweepFractions)
+    if (!(f > 0 && f <= 1))
+      throw StudyOptionError("sweepFractions",
+                             "corpus fraction " + std::to_string(f) + " is not in (0, 1]");
+  for (int e : sweepEpochs)
+    if (e < 1) throw StudyOptionError("sweepEpochs", "epochs must be at least 1");
+  if (vectors.empty()) {
+    try {
+      trainConfig().validate();
+    } catch (const ConfigError& e) {
+      throw StudyOptionError("training", e.what());
+    }
+  }
+}
+
+StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
+  // Everything that can be refused is checked before any training starts.
+  o.validate();
+
+  StudyResults results;
+  StudySettings& settings = results.settings;
+  std::vector<Sentence> sentences;
+  Embeddings embeddings;
+  const TrainConfig config = o.trainConfig();
+  if (!o.vectors.empty()) {
+    embeddings = loadVectors(o.vectors);
+    if (o.dim != 0 && embeddings.dim() != o.dim)
+      throw StudyOptionError("dim", "dimension " + std::to_string(o.dim) + " does not match the " +
+                                        std::to_string(embeddings.dim()) + "-d vectors in '" +
+                                        o.vectors + "' (leave the dimension unset with vectors)");
+    settings.source = o.vectors;
+  } else {
+    const std::string corpus = o.corpus.empty() ? shippedCorpus() : o.corpus;
+    sentences = readCorpus(corpus, observer);
+    for (const auto& s : sentences) settings.corpusTokens += static_cast<std::int64_t>(s.size());
+    const auto start = std::chrono::steady_clock::now();
+    embeddings = trainOn(sentences, config, std::to_string(config.dim) + "-d", observer);
+    settings.trainSeconds = secondsSince(start);
+    settings.source = corpus;
+    settings.trained = true;
+    settings.train = config;
+  }
+  for (const auto& w : o.pairs)
+    if (!embeddings.find(w.word))
+      throw InputError("placed word '" + toString(w) + "': the word '" + w.word +
+                       "' is not in the vocabulary of " + settings.source + " (" +
+                       std::to_string(embeddings.size()) + " words)");
+
+  const bool sweep = (o.sweep || !o.reportDir.empty()) && settings.trained &&
+                     settings.corpusTokens <= o.sweepMaxTokens;
+  std::vector<Embeddings> smaller;
+  std::vector<const Embeddings*> extra;
+  if (sweep) {
+    for (std::size_t d : o.decompositionDims)
+      if (d < config.dim) {
+        TrainConfig c = config;
+        c.dim = d;
+        smaller.push_back(
+            trainOn(sentences, c, std::to_string(d) + "-d (decomposition)", observer));
+      }
+    for (const auto& e : smaller) extra.push_back(&e);
+  }
+
+  settings.dim = embeddings.dim();
+  settings.vocabulary = embeddings.size();
+  settings.base = o.base;
+  settings.scale = o.scale.factor(embeddings.dim());
+  settings.scaleName = scaleLabel(settings.scale, embeddings.dim());
+  results.words = o.pairs;
+  results.encodings = o.encodings;
+  results.pairs = studySimilarities(embeddings, o.pairs, o.encodings, o.scale, o.base);
+  ExperimentOptions ex;
+  ex.first = o.pairs[0];
+  ex.second = o.pairs[1];
+  ex.encodings = o.encodings;
+  ex.base = o.base;
+  results.experiments = positionalExperiments(embeddings, ex, extra);
+
+  if (sweep) {
+    StudyProgress p;
+    p.stage = StudyProgress::Stage::TrainingSweep;
+    notify(observer, p);
+    results.training = trainingSweep(sentences, config, o);
+    p.finished = true;
+    notify(observer, p);
+  }
+  if (!o.reportDir.empty()) {
+    StudyProgress p;
+    p.stage = StudyProgress::Stage::WritingReport;
+    p.path = o.reportDir;
+    notify(observer, p);
+    writeReport(results, o.reportDir);
+    p.finished = true;
+    notify(observer, p);
+  }
+  return results;
+}
+
+}  // namespace posvec
