@@ -147,6 +147,9 @@ struct Model {
 };
 
 }  // namespace
+
+void bindStudy(py::module_& m);  // study.cpp
+
 }  // namespace posvec::python
 
 // ---- the module ------------------------------------------------------------------
@@ -491,6 +494,7 @@ PYBIND11_MODULE(_posvec, m) {
       py::arg("scale"), py::arg("start"), py::arg("float64"));
 
   m.def("upper_case", &upperCase, py::arg("text"));
+  bindStudy(m);
   m.def(
       "detect_format", [](const std::string& path) { return formatName(detectFormat(path)); },
       py::arg("path"), py::call_guard<py::gil_scoped_release>());
