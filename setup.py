@@ -9,6 +9,8 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+PIP_BUILD = os.path.join("build", "python-pip")
+os.makedirs(PIP_BUILD, exist_ok=True)  # egg_info needs its directory to exist
 
 
 class CMakeBuild(build_ext):
@@ -35,5 +37,6 @@ class CMakeBuild(build_ext):
 setup(
     ext_modules=[Extension("posvec._posvec", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
-    options={"build": {"build_base": os.path.join("build", "python-pip")}},
+    # Everything pip builds stays under build/ (ignored by git), not in the sources.
+    options={"build": {"build_base": PIP_BUILD}, "egg_info": {"egg_base": PIP_BUILD}},
 )
