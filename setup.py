@@ -32,6 +32,9 @@ class CMakeBuild(build_ext):
         target = self.get_ext_fullpath(ext.name)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copyfile(built, target)
+        # The shipped corpus goes inside the package: posvec.study() trains on it by default.
+        shutil.copyfile(os.path.join(HERE, "corpus", "posvec-corpus.txt"),
+                        os.path.join(os.path.dirname(target), "posvec-corpus.txt"))
 
 
 setup(

@@ -67,6 +67,13 @@ def test_display_in_jupyter_and_report(result, tmp_path):
     assert "distance_profile" in result.data
 
 
+def test_default_corpus_is_the_shipped_one():
+    default = posvec.study(dim=16, epochs=1)
+    explicit = posvec.study(corpus=CORPUS, dim=16, epochs=1)
+    assert default.word_similarity == explicit.word_similarity
+    assert default.settings["source"].endswith("posvec-corpus.txt")
+
+
 def test_errors():
     with pytest.raises(ValueError, match="zebra"):
         posvec.study(corpus=CORPUS, dim=16, epochs=1, pairs=[("black", 2), ("zebra", 10)])

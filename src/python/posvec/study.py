@@ -103,8 +103,10 @@ def study(
     otherwise. ``workers=1`` keeps the numbers reproducible. ``sweep`` also trains
     the report's extra models; ``report`` writes the HTML report there.
     """
-    if not hasattr(_posvec, "run_study"):
-        raise NotImplementedError("this build of posvec has no study stage")
+    if corpus is None and vectors is None:
+        shipped = os.path.join(os.path.dirname(os.path.abspath(__file__)), "posvec-corpus.txt")
+        if os.path.exists(shipped):  # installed packages carry the shipped corpus
+            corpus = shipped
     options = dict(
         corpus=os.fspath(corpus) if corpus is not None else "",
         vectors=os.fspath(vectors) if vectors is not None else "",
