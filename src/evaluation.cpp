@@ -101,7 +101,7 @@ class EvalVocabulary {
 struct Question {
   WordId a, b, c, d;
   std::size_t section;
-  std::size_t line;
+  std::size_t line = 0;
 };
 
 }  // namespace
@@ -185,7 +185,8 @@ AnalogyResult evaluateAnalogies(const Embeddings& e, const std::string& path,
     }
     ++result.questions;
     Question q{vocab.find(words[0]), vocab.find(words[1]), vocab.find(words[2]),
-               vocab.find(words[3]), result.sections.size() - 1, no};
+               vocab.find(words[3]), result.sections.size() - 1};
+    q.line = no;
     if (q.a < 0 || q.b < 0 || q.c < 0 || q.d < 0) {
       ++result.sections.back().skipped;
       return;

@@ -47,7 +47,8 @@ template <typename T>
 py::array_t<T> view(const T* data, std::vector<py::ssize_t> shape, py::handle owner,
                     bool writeable) {
   py::array_t<T> a(shape, data, owner);
-  if (!writeable) py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  if (!writeable)
+    py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
   return a;
 }
 
@@ -187,14 +188,14 @@ PYBIND11_MODULE(_posvec, m) {
       .def_property_readonly("counts", &Embeddings::counts)
       .def_property_readonly("dim", &Embeddings::dim)
       .def("__len__", &Embeddings::size)
-      .def_property_readonly("vectors",
-                             [](py::object self) {
-                               const auto& e = self.cast<const Embeddings&>();
-                               return view(e.vectors().data(),
-                                           {static_cast<py::ssize_t>(e.size()),
-                                            static_cast<py::ssize_t>(e.dim())},
-                                           self, false);
-                             })
+      .def_property_readonly(
+          "vectors",
+          [](py::object self) {
+            const auto& e = self.cast<const Embeddings&>();
+            return view(e.vectors().data(),
+                        {static_cast<py::ssize_t>(e.size()), static_cast<py::ssize_t>(e.dim())},
+                        self, false);
+          })
       .def("find",
            [](const Embeddings& e, const std::string& w) -> std::optional<WordId> {
              return e.find(w);
@@ -206,7 +207,8 @@ PYBIND11_MODULE(_posvec, m) {
              std::size_t k, std::vector<WordId> exclude, std::size_t limit) {
             if (q.ndim() != 1) throw InputError("the query must be a 1-D vector");
             Eigen::RowVectorXf query(q.shape(0));
-            std::memcpy(query.data(), q.data(), sizeof(float) * static_cast<std::size_t>(q.shape(0)));
+            std::memcpy(query.data(), q.data(),
+                        sizeof(float) * static_cast<std::size_t>(q.shape(0)));
             std::vector<Neighbour> found;
             {
               py::gil_scoped_release nogil;
@@ -275,7 +277,8 @@ PYBIND11_MODULE(_posvec, m) {
             c.dim = options["vector_size"].cast<std::size_t>();
             c.window = options["window"].cast<int>();
             c.minCount = options["min_count"].cast<std::int64_t>();
-            c.architecture = options["sg"].cast<int>() ? Architecture::SkipGram : Architecture::Cbow;
+            c.architecture =
+                options["sg"].cast<int>() ? Architecture::SkipGram : Architecture::Cbow;
             c.loss = options["hs"].cast<int>() ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
             c.negative = options["negative"].cast<int>();
             c.sample = options["sample"].cast<double>();
@@ -290,32 +293,31 @@ PYBIND11_MODULE(_posvec, m) {
               throw ConfigError("unknown kernel '" + kernel + "' (choose batched or classic)");
             c.kernel = kernel == "batched" ? Kernel::Batched : Kernel::Classic;
             c.validate();
-            const CorpusSource corpus =
-                corpusFrom(sentences, corpusFile, pretokenized, options["lowercase"].cast<bool>(),
-                           options["punctuation"].cast<bool>(),
-                           options["locale"].cast<std::string>());
+            const CorpusSource corpus = corpusFrom(
+                sentences, corpusFile, pretokenized, options["lowercase"].cast<bool>(),
+                options["punctuation"].cast<bool>(), options["locale"].cast<std::string>());
             const TrainObserver observer = observerFrom(progress, epochEnd, log);
             auto model = std::make_shared<Model>();
             py::gil_scoped_release nogil;
             model->state = train(corpus, c, observer);
             return model;
           },
-          py::arg("sentences"), py::arg("corpus_file"), py::arg("pretokenized"),
-          py::arg("options"), py::arg("progress"), py::arg("epoch_end"), py::arg("log"))
+          py::arg("sentences"), py::arg("corpus_file"), py::arg("pretokenized"), py::arg("options"),
+          py::arg("progress"), py::arg("epoch_end"), py::arg("log"))
       .def(
           "resume",
           [](Model& m, py::object sentences, std::optional<std::string> corpusFile,
-             bool pretokenized, int epochs, bool lowercase, bool punctuation,
-             std::string locale, py::object progress, py::object epochEnd, py::object log) {
+             bool pretokenized, int epochs, bool lowercase, bool punctuation, std::string locale,
+             py::object progress, py::object epochEnd, py::object log) {
             const CorpusSource corpus =
                 corpusFrom(sentences, corpusFile, pretokenized, lowercase, punctuation, locale);
             const TrainObserver observer = observerFrom(progress, epochEnd, log);
             py::gil_scoped_release nogil;
             resumeTraining(m.state, corpus, epochs, observer);
           },
-          py::arg("sentences"), py::arg("corpus_file"), py::arg("pretokenized"),
-          py::arg("epochs"), py::arg("lowercase"), py::arg("punctuation"), py::arg("locale"),
-          py::arg("progress"), py::arg("epoch_end"), py::arg("log"))
+          py::arg("sentences"), py::arg("corpus_file"), py::arg("pretokenized"), py::arg("epochs"),
+          py::arg("lowercase"), py::arg("punctuation"), py::arg("locale"), py::arg("progress"),
+          py::arg("epoch_end"), py::arg("log"))
       .def_static(
           "load",
           [](const std::string& path) {
@@ -410,7 +412,8 @@ PYBIND11_MODULE(_posvec, m) {
         o.base = base;
         o.encoding = parseEncoding(encoding);
         o.validate();
-        if (length < 1) throw ConfigError("length must be at least 1 (got " + std::to_string(length) + ")");
+        if (length < 1)
+          throw ConfigError("length must be at least 1 (got " + std::to_string(length) + ")");
         const PositionalEncoder enc(o);
         const std::vector<py::ssize_t> shape{length, static_cast<py::ssize_t>(dim)};
         if (float64) {
@@ -439,7 +442,8 @@ PYBIND11_MODULE(_posvec, m) {
         o.encoding = parseEncoding(encoding);
         o.validate();
         MatrixD mat = PositionalEncoder(o).relativeShift(k);
-        return adopt(std::move(mat), {static_cast<py::ssize_t>(dim), static_cast<py::ssize_t>(dim)});
+        return adopt(std::move(mat),
+                     {static_cast<py::ssize_t>(dim), static_cast<py::ssize_t>(dim)});
       },
       py::arg("k"), py::arg("dim"), py::arg("encoding"), py::arg("base"));
   // Rows (batch, length, dim) of e·scale + PE[start + t]; `ids` is (batch, length)
@@ -490,8 +494,8 @@ PYBIND11_MODULE(_posvec, m) {
         fill(out.mutable_data());
         return out;
       },
-      py::arg("embeddings"), py::arg("ids"), py::arg("encoding"), py::arg("base"),
-      py::arg("scale"), py::arg("start"), py::arg("float64"));
+      py::arg("embeddings"), py::arg("ids"), py::arg("encoding"), py::arg("base"), py::arg("scale"),
+      py::arg("start"), py::arg("float64"));
 
   m.def("upper_case", &upperCase, py::arg("text"));
   bindStudy(m);

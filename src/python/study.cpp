@@ -1,6 +1,8 @@
 // posvec._posvec's binding of the study stage (study.hpp): runStudy with its
 // options from a dict, progress to a Python callable, results kept in C++ and
 // shown through the report's own table, JSON and SVG figures.
+#include "posvec/study.hpp"
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "posvec/report.hpp"
-#include "posvec/study.hpp"
 
 namespace py = pybind11;
 
@@ -28,7 +29,8 @@ void bindStudy(py::module_& m) {
                figures = studyFigures(r);
              }
              py::list out;
-             for (const auto& f : figures) out.append(py::make_tuple(f.file, f.title, f.caption, f.svg));
+             for (const auto& f : figures)
+               out.append(py::make_tuple(f.file, f.title, f.caption, f.svg));
              return out;
            })
       .def("report_html",
@@ -51,7 +53,8 @@ void bindStudy(py::module_& m) {
         s.corpus = o["corpus"].cast<std::string>();
         s.vectors = o["vectors"].cast<std::string>();
         s.pairs.clear();
-        for (const auto& [word, position] : o["pairs"].cast<std::vector<std::pair<std::string, std::int64_t>>>())
+        for (const auto& [word, position] :
+             o["pairs"].cast<std::vector<std::pair<std::string, std::int64_t>>>())
           s.pairs.push_back({word, position});
         s.encodings.clear();
         for (const auto& name : o["encodings"].cast<std::vector<std::string>>())
