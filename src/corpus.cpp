@@ -287,6 +287,15 @@ void readPretokenized(std::istream& in, const std::string& name,
 
 void forEachToken(const CorpusSource& corpus, const std::function<void(std::string_view)>& onWord,
                   const std::function<void()>& onEnd) {
+  if (corpus.generator()) {
+    corpus.generator()([&](Sentence&& s) {
+      for (const auto& w : s) {
+        if (!w.empty()) onWord(w);
+      }
+      onEnd();
+    });
+    return;
+  }
   if (corpus.inMemory()) {
     for (const auto& s : corpus.sentences()) {
       for (const auto& w : s) {
@@ -318,7 +327,7 @@ void forEachToken(const CorpusSource& corpus, const std::function<void(std::stri
 namespace {
 
 std::string describe(const CorpusSource& corpus) {
-  if (corpus.inMemory()) return "the corpus";
+  if (corpus.paths().empty()) return "the corpus";
   std::string s;
   for (const auto& p : corpus.paths()) s += (s.empty() ? "'" : ", '") + p + "'";
   return (corpus.paths().size() == 1 ? "corpus " : "corpus files ") + s;
@@ -390,6 +399,13 @@ CorpusSource CorpusSource::fromFiles(std::vector<std::string> paths, bool pretok
 CorpusSource CorpusSource::fromSentences(std::vector<Sentence> sentences) {
   CorpusSource c;
   c.sentences_ = std::move(sentences);
+  return c;
+}
+
+CorpusSource CorpusSource::fromGenerator(Generator generate) {
+  if (!generate) throw InputError("no sentence generator given");
+  CorpusSource c;
+  c.generator_ = std::move(generate);
   return c;
 }
 

@@ -100,6 +100,7 @@ class EvalVocabulary {
 struct Question {
   WordId a, b, c, d;
   std::size_t section;
+  std::size_t line = 0;
 };
 
 }  // namespace
@@ -184,6 +185,7 @@ AnalogyResult evaluateAnalogies(const Embeddings& e, const std::string& path,
     ++result.questions;
     Question q{vocab.find(words[0]), vocab.find(words[1]), vocab.find(words[2]),
                vocab.find(words[3]), result.sections.size() - 1};
+    q.line = no;
     if (q.a < 0 || q.b < 0 || q.c < 0 || q.d < 0) {
       ++result.sections.back().skipped;
       return;
@@ -252,6 +254,7 @@ AnalogyResult evaluateAnalogies(const Embeddings& e, const std::string& path,
   for (std::size_t i = 0; i < questions.size(); ++i) {
     AnalogySection& s = result.sections[questions[i].section];
     (correct[i] ? s.correct : s.incorrect)++;
+    if (options.answered) options.answered(questions[i].line, correct[i] != 0);
   }
   result.total.name = "Total accuracy";
   for (const auto& s : result.sections) {

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages posvec needs, and nothing when all are there.
-#   tools/setup.sh          build dependencies
-#   tools/setup.sh --test   plus what the test suite uses (gensim for format checks)
+#   tools/setup.sh          build dependencies (with the Python module's)
+#   tools/setup.sh --test   plus what the test suite uses (gensim for format checks, pytest,
+#                           pip/venv for the install test, nbclient/ipykernel for the notebook)
 #   tools/setup.sh --bench  plus the peers and tools the benchmarks run
 set -euo pipefail
 
-pkgs=(g++ cmake make pkg-config libeigen3-dev libicu-dev libcli11-dev nlohmann-json3-dev catch2)
+pkgs=(g++ cmake make pkg-config libeigen3-dev libicu-dev libcli11-dev nlohmann-json3-dev catch2
+      pybind11-dev python3-dev python3-numpy python3-pip python3-venv python3-setuptools
+      python3-wheel python3-tqdm)
 for arg in "$@"; do
   case "$arg" in
-    --test) pkgs+=(python3-gensim) ;;
+    --test) pkgs+=(python3-gensim python3-pytest python3-nbclient python3-ipykernel) ;;
     --bench) pkgs+=(python3-gensim fasttext hyperfine nodejs npm time) ;;
     --report) pkgs+=(chromium) ;;
     *) echo "setup: unknown option '$arg' (use --test, --bench or --report)" >&2; exit 2 ;;

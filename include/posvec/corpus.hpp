@@ -1,11 +1,13 @@
 // CorpusSource: where the training sentences come from. Files hold raw text
 // (segmented by the tokenizer with the given options) or pre-tokenized lines
 // (one sentence a line, tokens split on ASCII whitespace, as word2vec.c reads);
-// "-" reads stdin. Sentences already in memory are used as they are. The source
+// "-" reads stdin. Sentences already in memory are used as they are, and a
+// generator hands sentences to a sink (e.g. from a Python iterable). The source
 // only describes the corpus: it is read (streaming, in bounded memory) when the
 // trainer counts and trains.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,22 +17,31 @@ namespace posvec {
 
 class CorpusSource {
  public:
+  // Called once, by the counting pass, on the thread that called train(); each
+  // sentence is recorded as ids (in a temporary file) and dropped, so a generated
+  // corpus is never held in memory. Exceptions it throws propagate.
+  using Generator = std::function<void(const SentenceSink&)>;
+
   // InputError when `paths` is empty.
   static CorpusSource fromFiles(std::vector<std::string> paths, bool pretokenized = false,
                                 TokenizerOptions tokenizer = {});
   static CorpusSource fromSentences(std::vector<Sentence> sentences);
+  // InputError when `generate` is empty.
+  static CorpusSource fromGenerator(Generator generate);
 
   const std::vector<std::string>& paths() const { return paths_; }
   bool pretokenized() const { return pretokenized_; }
   const TokenizerOptions& tokenizer() const { return tokenizer_; }
   const std::vector<Sentence>& sentences() const { return sentences_; }
-  bool inMemory() const { return paths_.empty(); }
+  const Generator& generator() const { return generator_; }
+  bool inMemory() const { return paths_.empty() && !generator_; }
 
  private:
   std::vector<std::string> paths_;
   bool pretokenized_ = false;
   TokenizerOptions tokenizer_;
   std::vector<Sentence> sentences_;
+  Generator generator_;
 };
 
 }  // namespace posvec

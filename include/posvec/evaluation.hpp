@@ -22,6 +22,9 @@ struct EvalOptions {
   bool caseInsensitive = true;
   // Called from the calling thread now and then while analogies are solved.
   std::function<void(std::size_t done, std::size_t total)> progress;
+  // Analogies: called for each question answered, in file order, with its 1-based
+  // line number and whether the answer was right (to list the questions, as gensim does).
+  std::function<void(std::size_t line, bool correct)> answered;
 };
 
 struct AnalogySection {

@@ -1,0 +1,236 @@
+"""KeyedVectors: zero-copy storage, gensim 4 names and results (parity with gensim
+on the same files), errors as Python exceptions."""
+
+import math
+import os
+
+import numpy as np
+import pytest
+
+import posvec
+from conftest import CORPUS, random_vectors, shared_data
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """Vectors trained on the bundled corpus, saved as word2vec binary."""
+    path = tmp_path_factory.mktemp("kv") / "corpus.bin"
+    model = posvec.Word2Vec(corpus_file=CORPUS, vector_size=48, min_count=2, epochs=3, workers=1,
+                            progress=False)
+    model.wv.save_word2vec_format(path)
+    return str(path)
+
+
+def test_vectors_share_memory_with_the_cpp_matrix(trained):
+    kv = posvec.KeyedVectors.load_word2vec_format(trained)
+    v = kv.vectors
+    assert v.dtype == np.float32 and v.shape == (len(kv), kv.vector_size) == (len(kv), 48)
+    assert np.shares_memory(v, kv._e.vectors)
+    assert v is kv.vectors  # one view, not a copy per access
+    assert not v.flags.writeable
+    row = kv.get_vector(kv.index_to_key[3])
+    assert np.shares_memory(row, v)
+    # the view keeps the matrix alive after the KeyedVectors object is gone
+    first = v[0].copy()
+    del kv
+    assert np.array_equal(v[0], first)
+
+
+def test_vocabulary_names_as_gensim(trained):
+    kv = posvec.KeyedVectors.load_word2vec_format(trained, binary=True)
+    assert kv.key_to_index[kv.index_to_key[5]] == 5
+    assert "black" in kv and "no-such-word" not in kv and 3 not in kv
+    assert np.array_equal(kv["black"], kv.vectors[kv.key_to_index["black"]])
+    assert kv[["black", "brown"]].shape == (2, 48)
+    unit = kv.get_vector("black", norm=True)
+    assert math.isclose(float(np.linalg.norm(unit.astype(np.float64))), 1.0, rel_tol=1e-6)
+
+
+
+def test_counts_of_a_trained_model():
+    text = "the black cat . the brown dog . the cat ."
+    sentences = [s.split() for s in text.split(" . ")]
+    kv = posvec.Word2Vec(sentences, vector_size=8, min_count=2, epochs=1, progress=False).wv
+    assert kv.index_to_key == ["the", "cat"]
+    assert [kv.get_vecattr(w, "count") for w in kv.index_to_key] == [3, 2]
+
+
+def test_limit_keeps_the_first_words(trained):
+    full = posvec.KeyedVectors.load_word2vec_format(trained)
+    few = posvec.KeyedVectors.load_word2vec_format(trained, limit=10)
+    assert few.index_to_key == full.index_to_key[:10]
+    assert np.array_equal(few.vectors, full.vectors[:10])
+
+
+def test_errors_are_python_exceptions(tmp_path, trained):
+    kv = posvec.KeyedVectors.load_word2vec_format(trained)
+    with pytest.raises(KeyError, match="did you mean 'black'"):
+        kv["Black"]
+    with pytest.raises(KeyError, match="not present"):
+        kv.similarity("black", "zzzz")
+    with pytest.raises(FileNotFoundError):
+        posvec.KeyedVectors.load_word2vec_format(tmp_path / "missing.bin")
+    with pytest.raises(IsADirectoryError):
+        posvec.KeyedVectors.load(tmp_path)
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"3 4\nabc \x00\x00")
+    with pytest.raises(ValueError, match="bad.bin"):
+        posvec.KeyedVectors.load(bad)
+    with pytest.raises(ValueError, match="binary=False"):
+        posvec.KeyedVectors.load_word2vec_format(trained, binary=False)
+    with pytest.raises(OSError):
+        kv.save_word2vec_format(tmp_path / "no" / "such" / "dir.bin")
+    assert not os.path.exists(tmp_path / "no")
+
+
+def test_save_and_load_round_trip(tmp_path, trained):
+    kv = posvec.KeyedVectors.load(trained)
+    for name in ("a.bin", "a.txt", "a.npy"):
+        kv.save(tmp_path / name)
+        back = posvec.KeyedVectors.load(tmp_path / name)
+        assert back.index_to_key == kv.index_to_key
+        if name.endswith(".txt"):
+            assert np.allclose(back.vectors, kv.vectors, rtol=1e-6, atol=1e-7)
+        else:
+            assert np.array_equal(back.vectors, kv.vectors)
+
+
+def test_add_vectors_and_queries_match_numpy():
+    words = ["a", "b", "c", "d", "e"]
+    vecs = random_vectors(words, 6, seed=3)
+    kv = posvec.KeyedVectors(6)
+    kv.add_vectors(words, vecs)
+    unit = vecs.astype(np.float64) / np.linalg.norm(vecs.astype(np.float64), axis=1)[:, None]
+    expected = unit @ unit[0]
+    order = [i for i in np.argsort(-expected) if i != 0]
+    got = kv.most_similar("a", topn=4)
+    assert [w for w, _ in got] == [words[i] for i in order]
+    assert np.allclose([s for _, s in got], expected[order], atol=1e-6)
+    assert math.isclose(kv.similarity("a", "c"), expected[2], rel_tol=1e-12)
+    # n_similarity: cosine of the two means; doesnt_match: farthest from the mean of unit vectors
+    m1, m2 = vecs[[0, 1]].astype(np.float64).mean(0), vecs[[2]].astype(np.float64).mean(0)
+    assert math.isclose(kv.n_similarity(["a", "b"], ["c"]),
+                        m1 @ m2 / np.linalg.norm(m1) / np.linalg.norm(m2), rel_tol=1e-6)
+    mean = unit.mean(0)
+    assert kv.doesnt_match(words) == words[int(np.argmin(unit @ mean))]
+
+
+# ---- parity with gensim on the same files ---------------------------------------------
+
+
+def assert_same_neighbours(ours, theirs, tol=1e-6):
+    """Same words with the same cosines (to tol); words may only trade places
+    where their cosines are within tol of each other (float32 rounding)."""
+    assert len(ours) == len(theirs)
+    assert np.allclose([s for _, s in ours], [s for _, s in theirs], atol=tol, rtol=0)
+    theirs_d = dict(theirs)
+    for i, (word, score) in enumerate(ours):
+        if theirs[i][0] == word:
+            continue
+        assert abs(theirs[i][1] - score) < tol, (i, word, theirs[i])
+        if word in theirs_d:
+            assert abs(theirs_d[word] - score) < tol
+
+
+def test_most_similar_matches_gensim(trained, gensim_models):
+    ours = posvec.KeyedVectors.load_word2vec_format(trained)
+    theirs = gensim_models.KeyedVectors.load_word2vec_format(trained, binary=True)
+    assert ours.index_to_key == theirs.index_to_key
+    queries = [dict(positive=["black"]), dict(positive=["cat", "brown"], negative=["black"]),
+               dict(positive=["dog"], topn=25, restrict_vocab=200),
+               dict(positive=[("cat", 2.0), "house"], negative=["the"], topn=5)]
+    for q in queries:
+        assert_same_neighbours(ours.most_similar(**q), theirs.most_similar(**q))
+        q.pop("restrict_vocab", None)
+        if any(isinstance(w, tuple) for w in q["positive"]):
+            continue  # weights are most_similar's only
+        assert_same_neighbours(ours.most_similar_cosmul(**q), theirs.most_similar_cosmul(**q))
+    assert np.allclose(ours.most_similar("cat", topn=None), theirs.most_similar("cat", topn=None),
+                       atol=1e-6)
+    for w1, w2 in [("black", "brown"), ("cat", "dog"), ("the", "garden")]:
+        assert abs(ours.similarity(w1, w2) - float(theirs.similarity(w1, w2))) < 1e-6
+    assert abs(ours.n_similarity(["cat", "dog"], ["house"]) -
+               float(theirs.n_similarity(["cat", "dog"], ["house"]))) < 1e-6
+    assert ours.doesnt_match(["cat", "dog", "kitten", "the"]) == \
+        theirs.doesnt_match(["cat", "dog", "kitten", "the"])
+
+
+@pytest.fixture(scope="module")
+def analogy_vectors(tmp_path_factory):
+    """Vectors for every word of questions-words.txt (written by gensim): random,
+    except that the first questions of each section are made answerable, and
+    some words also appear lowercased (case folding must pick the first)."""
+    gm = pytest.importorskip("gensim.models", reason="gensim is not installed (python3-gensim)")
+    path = shared_data("questions-words.txt")
+    words, questions = [], []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith(":"):
+                continue
+            q = line.split()
+            questions.append(q)
+            words += q
+    words = list(dict.fromkeys(words))
+    words += [w.lower() for w in words[::7] if w.lower() not in words]
+    vecs = random_vectors(words, 24, seed=11).astype(np.float64)
+    index = {w: i for i, w in enumerate(words)}
+    unit = lambda w: vecs[index[w]] / np.linalg.norm(vecs[index[w]])  # noqa: E731
+    fixed = set()
+    for q in questions[::40]:
+        if q[3] not in fixed and not {q[0], q[1], q[2]} & fixed:
+            vecs[index[q[3]]] = unit(q[1]) - unit(q[0]) + unit(q[2])
+            fixed.add(q[3])
+    kv = gm.KeyedVectors(24)
+    kv.add_vectors(words, vecs.astype(np.float32))
+    out = tmp_path_factory.mktemp("analogies") / "vectors.bin"
+    kv.save_word2vec_format(str(out), binary=True)
+    return str(out), path
+
+
+@pytest.mark.parametrize("options", [{}, {"restrict_vocab": 500}, {"case_insensitive": False},
+                                     {"dummy4unknown": True, "restrict_vocab": 300}])
+def test_evaluate_word_analogies_matches_gensim(analogy_vectors, gensim_models, options):
+    vectors, questions = analogy_vectors
+    ours = posvec.KeyedVectors.load_word2vec_format(vectors)
+    theirs = gensim_models.KeyedVectors.load_word2vec_format(vectors, binary=True)
+    score, sections = ours.evaluate_word_analogies(questions, **options)
+    g_score, g_sections = theirs.evaluate_word_analogies(questions, **options)
+    assert sections == g_sections
+    assert score == g_score
+    total = sections[-1]
+    assert total["section"] == "Total accuracy" and total["correct"] and total["incorrect"]
+
+
+@pytest.mark.parametrize("name", ["wordsim353.tsv", "simlex999.txt"])
+def test_evaluate_word_pairs_matches_gensim(tmp_path, gensim_models, name):
+    pairs = shared_data(name)
+    words = []
+    with open(pairs, encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("#"):
+                words += line.split("\t")[:2]
+    words = list(dict.fromkeys(words))[::-1][: len(set(words)) - 9]  # a few pairs out of vocabulary
+    kv = gensim_models.KeyedVectors(16)
+    kv.add_vectors(words, random_vectors(words, 16, seed=5) + 0.3)
+    path = str(tmp_path / "pairs.bin")
+    kv.save_word2vec_format(path, binary=True)
+    ours = posvec.KeyedVectors.load_word2vec_format(path)
+    theirs = gensim_models.KeyedVectors.load_word2vec_format(path, binary=True)
+    for options in ({}, {"restrict_vocab": 200}):
+        (pr, pp), (sr, sp), oov = ours.evaluate_word_pairs(pairs, **options)
+        g_pearson, g_spearman, g_oov = theirs.evaluate_word_pairs(pairs, **options)
+        assert oov == g_oov and oov > 0
+        assert abs(pr - g_pearson[0]) < 1e-6 and abs(sr - g_spearman[0]) < 1e-6
+        assert math.isclose(pp, g_pearson[1], rel_tol=1e-4)
+        assert math.isclose(sp, g_spearman[1], rel_tol=1e-4)
+
+
+def test_correlation_pvalue_matches_scipy():
+    stats = pytest.importorskip("scipy.stats", reason="SciPy is not installed")
+    from posvec._stats import correlation_pvalue
+    rng = np.random.default_rng(2)
+    for n in (3, 5, 30, 353, 999):
+        x = rng.standard_normal(n)
+        y = x * rng.uniform(0, 1) + rng.standard_normal(n)
+        r, p = stats.pearsonr(x, y)
+        assert math.isclose(correlation_pvalue(r, n), p, rel_tol=1e-9, abs_tol=1e-300)

@@ -1,0 +1,187 @@
+"""Word2Vec: streamed sentences, same bits as files and as the CLI, continued
+training, callbacks, the GIL released during training, Ctrl-C."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import posvec
+from conftest import CORPUS
+
+OPTS = dict(vector_size=32, min_count=2, epochs=2, workers=1, seed=7, progress=False)
+
+
+@pytest.fixture(scope="module")
+def sentences():
+    return list(posvec.tokenize_file(CORPUS))
+
+
+@pytest.fixture
+def pretokenized(tmp_path, sentences):
+    path = tmp_path / "corpus.tok"
+    path.write_text("".join(" ".join(s) + "\n" for s in sentences), encoding="utf-8")
+    return str(path)
+
+
+def test_generator_equals_file_bitwise_at_one_thread(sentences, pretokenized):
+    def generate():
+        yield from sentences
+
+    from_generator = posvec.Word2Vec(generate(), **OPTS)
+    from_file = posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, **OPTS)
+    from_raw = posvec.Word2Vec(corpus_file=CORPUS, **OPTS)
+    assert from_generator.wv.index_to_key == from_file.wv.index_to_key
+    assert np.array_equal(from_generator.wv.vectors, from_file.wv.vectors)
+    assert np.array_equal(from_generator.wv.vectors, from_raw.wv.vectors)
+    assert from_generator.losses == from_file.losses
+    assert len(from_generator.losses) == 2 and all(np.isfinite(from_generator.losses))
+    assert from_generator.vector_size == 32 and from_generator.wv.vector_size == 32
+
+
+def test_same_bits_as_the_command_line(tmp_path, pretokenized, cli):
+    out = tmp_path / "cli.bin"
+    cli("train", pretokenized, "--pretokenized", "-o", out, "--dim", 32, "--min-count", 2,
+        "--epochs", 2, "--threads", 1, "--seed", 7, "--save-model", tmp_path / "cli.posvec")
+    ours = posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, **OPTS)
+    theirs = posvec.KeyedVectors.load_word2vec_format(out)
+    assert ours.wv.index_to_key == theirs.index_to_key
+    assert np.array_equal(ours.wv.vectors, theirs.vectors)
+    # continuing: train(epochs=1) follows the stored schedule as `posvec train --resume` does
+    cli("train", pretokenized, "--pretokenized", "-o", tmp_path / "resumed.bin", "--resume",
+        tmp_path / "cli.posvec", "--epochs", 1, "--threads", 1)
+    ours.train(epochs=1)
+    assert ours.epochs_done == 3 and len(ours.losses) == 3
+    resumed = posvec.KeyedVectors.load(tmp_path / "resumed.bin")
+    assert np.array_equal(ours.wv.vectors, resumed.vectors)
+
+
+def test_save_load_then_train_equals_training_on(tmp_path, pretokenized):
+    a = posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, **OPTS)
+    a.save(tmp_path / "m.posvec")
+    b = posvec.Word2Vec.load(tmp_path / "m.posvec", progress=False)
+    assert np.array_equal(a.wv.vectors, b.wv.vectors) and b.losses == a.losses
+    assert b.vector_size == 32 and b.epochs_done == 2
+    a.train(epochs=2)
+    b.train(corpus_file=pretokenized, pretokenized=True, epochs=2)
+    assert np.array_equal(a.wv.vectors, b.wv.vectors)
+    assert a.losses == b.losses and len(a.losses) == 4
+    # four epochs from the start follow the same schedule only for the epochs after the second
+    c = posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, **dict(OPTS, epochs=4))
+    assert not np.array_equal(a.wv.vectors, c.wv.vectors)
+
+
+def test_callbacks_and_progress_fields(pretokenized):
+    seen, epochs = [], []
+
+    class Callback:
+        def on_epoch_end(self, model):
+            epochs.append(list(model._running_losses))
+
+    model = posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, callbacks=[Callback()],
+                            **dict(OPTS, epochs=3, progress=seen.append))
+    assert len(epochs) == 3 and epochs[-1] == model.losses
+    reports = [f for f in seen if f.get("event") == "epoch_end"]
+    assert [r["epoch"] for r in reports] == [1, 2, 3]
+    assert all(r["words"] > 0 and r["seconds"] >= 0 for r in reports)
+    for f in (f for f in seen if "fraction" in f):
+        assert {"epoch", "epochs", "fraction", "words_per_second", "alpha", "loss",
+                "eta_seconds", "words_processed"} <= set(f)
+        assert 0 <= f["fraction"] <= 1 and f["epochs"] == 3
+
+
+def test_tqdm_bar(pretokenized, capfd):
+    pytest.importorskip("tqdm", reason="tqdm is not installed (python3-tqdm)")
+    posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, **dict(OPTS, progress=True))
+    err = capfd.readouterr().err
+    assert "100/100%" in err and "epoch 2/2" in err
+
+
+def test_bad_input_raises():
+    with pytest.raises(ValueError, match="dim"):
+        posvec.Word2Vec([["a", "b"]], vector_size=0, min_count=1, progress=False)
+    with pytest.raises(ValueError, match="kernel"):
+        posvec.Word2Vec([["a", "b"]], kernel="fast", min_count=1, progress=False)
+    with pytest.raises(ValueError, match="no word"):
+        posvec.Word2Vec([["a", "b"]], min_count=5, progress=False)
+    with pytest.raises(FileNotFoundError):
+        posvec.Word2Vec(corpus_file="/no/such/corpus.txt", progress=False)
+    with pytest.raises(TypeError):
+        posvec.Word2Vec("a sentence as a string", progress=False)
+    with pytest.raises(TypeError, match="lists of tokens"):
+        posvec.Word2Vec(["a b", "c d"], progress=False)
+
+    def failing():
+        yield ["a", "b"]
+        raise RuntimeError("broken generator")
+
+    with pytest.raises(RuntimeError, match="broken generator"):
+        posvec.Word2Vec(failing(), min_count=1, progress=False)
+    with pytest.raises(ValueError, match="not trained"):
+        posvec.Word2Vec(progress=False).save("/tmp/never-written.posvec")
+
+
+def test_training_releases_the_gil(pretokenized):
+    ticks, stop = [0], threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks[0] += 1
+            time.sleep(0.001)
+
+    t = threading.Thread(target=count)
+    t.start()
+    try:
+        before, start = ticks[0], time.perf_counter()
+        posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, **dict(OPTS, epochs=500))
+        elapsed, during = time.perf_counter() - start, ticks[0] - before
+    finally:
+        stop.set()
+        t.join()
+    assert elapsed > 0.2, "training was too short to tell"
+    # With the GIL held the counter could not move at all while C++ trains; free,
+    # it ticks about once a millisecond (5 % of that is plenty on a busy machine).
+    assert during > 0.05 * elapsed / 0.001, (during, elapsed)
+
+
+SIGINT_SCRIPT = r"""
+import sys, time, posvec
+out = sys.argv[2]
+def progress(fields):
+    if "fraction" in fields and not getattr(progress, "told", False):
+        progress.told = True
+        print("training", flush=True)
+try:
+    model = posvec.Word2Vec(corpus_file=sys.argv[1], pretokenized=True, vector_size=64, min_count=1,
+                            epochs=100000, workers=1, progress=progress)
+    model.save(out)
+except KeyboardInterrupt:
+    print("interrupted", time.monotonic(), flush=True)
+    sys.exit(3)
+"""
+
+
+def test_ctrl_c_raises_keyboard_interrupt_within_a_second(tmp_path, pretokenized):
+    out = tmp_path / "out" / "model.posvec"
+    out.parent.mkdir()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.Popen([sys.executable, "-c", SIGINT_SCRIPT, pretokenized, str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout.readline().strip() == "training"
+        time.sleep(0.3)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        line = proc.stdout.readline().split()
+        proc.wait(timeout=10)
+    finally:
+        proc.kill()
+    assert line and line[0] == "interrupted", proc.stderr.read()
+    assert float(line[1]) - sent < 1.0
+    assert proc.returncode == 3
+    assert os.listdir(out.parent) == []
