@@ -15,7 +15,10 @@ os.makedirs(PIP_BUILD, exist_ok=True)  # egg_info needs its directory to exist
 
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
-        build_dir = os.path.abspath(os.path.join(self.build_temp, "cmake"))
+        # POSVEC_CMAKE_BUILD_DIR: an already configured build of this source tree (the
+        # test suite passes its own, so installing does not compile the library twice).
+        reuse = os.environ.get("POSVEC_CMAKE_BUILD_DIR")
+        build_dir = os.path.abspath(reuse or os.path.join(self.build_temp, "cmake"))
         configure = [
             "cmake", "-S", HERE, "-B", build_dir,
             "-DCMAKE_BUILD_TYPE=Release",
@@ -24,7 +27,8 @@ class CMakeBuild(build_ext):
         ]
         if shutil.which("ccache"):
             configure.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
-        subprocess.run(configure, check=True)
+        if not reuse:
+            subprocess.run(configure, check=True)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", "2")
         subprocess.run(["cmake", "--build", build_dir, "--target", "posvec_python", "-j", jobs],
                        check=True)

@@ -21,6 +21,10 @@ def test_pip_install_into_a_fresh_venv(tmp_path):
     python = str(env_dir / "bin" / "python")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_INDEX_URL")}
     env["PIP_NO_INDEX"] = "1"  # offline: nothing may be downloaded
+    # The suite's build already compiled the module: pip's build reuses it unless
+    # POSVEC_TEST_FULL_PIP_BUILD=1 asks for the from-scratch CMake build a user gets.
+    if os.environ.get("POSVEC_TEST_FULL_PIP_BUILD") != "1" and os.environ.get("POSVEC_BUILD_DIR_FOR_PIP"):
+        env["POSVEC_CMAKE_BUILD_DIR"] = os.environ["POSVEC_BUILD_DIR_FOR_PIP"]
     subprocess.run([python, "-m", "pip", "install", "-q", "--no-build-isolation", SOURCE_DIR],
                    check=True, env=env, cwd=tmp_path)
     check = ("import os, posvec, numpy as np; print(os.path.dirname(posvec.__file__)); "
