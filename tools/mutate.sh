@@ -64,6 +64,13 @@ if [ "$check" = 0 ]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null || exit 1
   echo "building the unmutated tree"
   cmake --build "$build" -j "$jobs" >/dev/null || { echo "the unmutated tree does not build" >&2; exit 1; }
+  # A mutant is caught when the suite fails: the suite must pass without one.
+  start=$(date +%s)
+  if ! ctest --test-dir "$build" -j "$jobs" --timeout "$limit" >"$build/mutate-baseline.log" 2>&1; then
+    echo "the suite fails on the unmutated tree (see $build/mutate-baseline.log)" >&2
+    exit 1
+  fi
+  echo "unmutated suite passes ($(( $(date +%s) - start ))s): $(grep -m1 'tests passed' "$build/mutate-baseline.log")"
 fi
 
 total=0 caught=0 notApplied=0 notBuilt=0
