@@ -14,6 +14,7 @@
 #include "kernels.hpp"
 #include "parallel.hpp"
 #include "posvec/error.hpp"
+#include "sampling.hpp"
 
 namespace posvec {
 
@@ -92,17 +93,11 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
                int totalEpochs, const TrainObserver& observer) {
   const int threads = detail::resolveThreads(config.threads);
   const Vocabulary& vocab = corpus.vocabulary;
-  const std::size_t v = vocab.size();
-
-  // Subsampling as integer thresholds on 32 random bits (exactly 2^32: always keep).
-  std::vector<std::uint64_t> keep(v);
-  for (std::size_t i = 0; i < v; ++i)
-    keep[i] = static_cast<std::uint64_t>(
-        std::ldexp(vocab.keepProbability(static_cast<WordId>(i), config.sample), 32));
+  const detail::Subsampler subsample(vocab, config.sample);
   NoiseSampler noise;
   detail::HuffmanTree tree;
   if (config.loss == Loss::NegativeSampling)
-    noise = NoiseSampler(vocab.counts(), 0.75);
+    noise = detail::trainingNoise(vocab);
   else
     tree = detail::buildHuffmanTree(vocab.counts());
   static const detail::Sigmoid sigmoid;
@@ -145,10 +140,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
         double lastReport = -1e9;  // report at the first flush, then a few times a second
         while (!errors.failed() && reader.next(sentence)) {
           kept.clear();
-          for (const std::int32_t id : sentence) {
-            const std::uint64_t k = keep[static_cast<std::size_t>(id)];
-            if (k >= (1ull << 32) || (state.rng.next() >> 32) < k) kept.push_back(id);
-          }
+          subsample.apply(sentence, state.rng, kept);
           if (!kept.empty())
             mine.loss += kernel->sentence(kept.data(), kept.size(), alpha, state, mine.predictions);
           pending += static_cast<std::int64_t>(sentence.size());

@@ -355,3 +355,93 @@ TEST_CASE("cli vectors: bad input gives one error line and the right exit code",
     CHECK(r.err.find(c.says) != std::string::npos);
   }
 }
+
+namespace {
+
+// 3CosAdd in double, written out: cos(x, b^ - a^ + c^) for every row.
+std::vector<double> cosAdd(const Embeddings& e, WordId a, WordId b, WordId c) {
+  auto unit = [&](WordId i) {
+    Eigen::RowVectorXd v = e.vectors().row(i).cast<double>();
+    return Eigen::RowVectorXd(v / v.norm());
+  };
+  const Eigen::RowVectorXd q = unit(b) - unit(a) + unit(c);
+  std::vector<double> out;
+  for (std::size_t i = 0; i < e.size(); ++i) out.push_back(unit(static_cast<WordId>(i)).dot(q) / q.norm());
+  return out;
+}
+
+// Rows ordered by descending score.
+std::vector<std::string> ranking(const Embeddings& e, const std::vector<double>& score) {
+  std::vector<std::size_t> order(score.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return score[x] > score[y]; });
+  std::vector<std::string> out;
+  for (const std::size_t i : order) out.push_back(e.words()[i]);
+  return out;
+}
+
+// man : king :: woman : queen where the query lands nearest king itself, then its
+// case variants, then woman and its variant; queen is the best word that is not an
+// input or an input's case variant.
+Embeddings inputsWin() {
+  MatrixF m(8, 3);
+  m << 1, 0, 0,                // man
+      0, 1, 0,                 // king
+      0.6f, 0.8f, 0,           // woman
+      -0.6f, 0.5f, 0.6f,       // queen
+      0.05f, 1, 0.05f,         // King
+      0.04f, 1, -0.05f,        // KING
+      0.62f, 0.8f, 0.02f,      // Woman
+      0, 0, 1;                 // far
+  return Embeddings({"man", "king", "woman", "queen", "King", "KING", "Woman", "far"}, m);
+}
+
+}  // namespace
+
+TEST_CASE("evaluation: analogies exclude the inputs and their case variants where they would win",
+          "[evaluation]") {
+  const Embeddings e = inputsWin();
+  const std::vector<double> score = cosAdd(e, 0, 1, 2);
+  const std::vector<std::string> rank = ranking(e, score);
+  INFO("3CosAdd ranking: " << rank[0] << " " << rank[1] << " " << rank[2] << " " << rank[3] << " "
+                           << rank[4] << " " << rank[5]);
+  // Preconditions of the case, checked on the double computation above: the five best
+  // rows are all inputs or their case variants (so an evaluation without any exclusion,
+  // or with only one of the two, answers with an input), and queen comes next.
+  REQUIRE(rank[0] == "king");
+  for (int i = 0; i < 5; ++i) REQUIRE(upperCase(rank[static_cast<std::size_t>(i)]) != "QUEEN");
+  for (int i = 0; i < 5; ++i) REQUIRE(upperCase(rank[static_cast<std::size_t>(i)]) != "MAN");
+  REQUIRE(rank[5] == "queen");
+
+  TempDir dir;
+  const std::string f = dir.file("q.txt");
+  writeText(f, ": royalty\nman king woman queen\nMAN KING WOMAN QUEEN\n");
+  // gensim's rule: skip the inputs' rows, take the first of the best 5 whose
+  // case-folded key is not an input's: queen for both questions.
+  const AnalogyResult r = evaluateAnalogies(e, f);
+  CHECK(r.total.correct == 2);
+  CHECK(r.total.incorrect == 0);
+
+  // The library call and posvec analogy exclude the three input words themselves:
+  // without that, king (cosine rank[0]) would be the answer.
+  const auto an = e.analogy("man", "king", "woman", 1);
+  REQUIRE(an.size() == 1);
+  CHECK(an[0].word != "king");
+  CHECK(an[0].word == rank[1]);  // the best row that is not an input word
+  CHECK(an[0].similarity == Approx(score[static_cast<std::size_t>(e.id(rank[1]))]).epsilon(1e-5));
+  const std::string v = dir.file("v.bin");
+  saveVectors(e, v);
+  const auto cli = runCli("analogy " + quote(v) + " man king woman -k 3 --json");
+  REQUIRE(cli.status == 0);
+  const auto j = nlohmann::json::parse(cli.out);
+  std::vector<std::string> got;
+  for (const auto& row : j["answers"]) got.push_back(row["word"].get<std::string>());
+  // rank without man, king and woman.
+  std::vector<std::string> want;
+  for (const auto& w : rank)
+    if (w != "man" && w != "king" && w != "woman" && want.size() < 3) want.push_back(w);
+  CHECK(got == want);
+  const auto ev = runCli("eval " + quote(v) + " --analogies " + quote(f) + " --json");
+  REQUIRE(ev.status == 0);
+  CHECK(nlohmann::json::parse(ev.out)["analogies"]["total"]["correct"] == 2);
+}

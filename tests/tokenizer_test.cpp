@@ -158,6 +158,10 @@ TEST_CASE("tokenizer: emoji and numbers stay whole", "[tokenizer]") {
 
 TEST_CASE("tokenizer: the same sentences whatever the chunk size", "[tokenizer]") {
   const Sentences whole = tok(kMixed);
+  // kMixed by hand: "The black ... not." (no split inside "rug.The"), "Mr. Smith ... 1999.",
+  // "\"Don't,\" she said.", "¿Dónde está el niño?", "¡Aquí!", "Die Straße ist groß... 😀 👍🏽
+  // ok." (an ellipsis before a lower-case word does not end it), "我喜欢自然语言处理。",
+  // "今天天气很好！", "Prices ... dollars" (ended by the blank line), "Last paragraph ...": 10.
   REQUIRE(whole.size() == 10);
   CHECK(whole[0] ==
         Sentence{"the", "black", "cat", "sat", "on", "the", "rug.the", "dog", "did", "not", "."});

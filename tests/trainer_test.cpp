@@ -192,14 +192,52 @@ TEST_CASE("trainer resume continues the schedule bitwise", "[trainer]") {
   CHECK(part.epochLosses == full.epochLosses);
   CHECK(part.config == full.config);
 
-  // Resuming a finished 3-epoch model for 2 more: the stored schedule becomes 5 epochs.
-  ModelState more = full;
-  std::vector<double> alphas;
+  // Resuming a finished 3-epoch model for 2 more: the stored schedule becomes 5 epochs
+  // and the learning rate goes on from where 3 of 5 epochs put it. Progress reports
+  // come when the words of an epoch pass 10000 (at a sentence end), so this part
+  // needs a corpus of more than 10000 words.
+  const std::vector<Sentence> sentences = plantedCorpus(5, 3000);
+  const auto bigger = CorpusSource::fromSentences(sentences);
+  ModelState more = train(bigger, c);
+  // One thread publishes its count at the first sentence end where the words since
+  // the last publication reach 10000: those are the only points a report can show.
+  std::vector<std::int64_t> flushes;
+  std::int64_t epochWords = 0, pending = 0;
+  for (const auto& s : sentences) {
+    epochWords += static_cast<std::int64_t>(s.size());
+    pending += static_cast<std::int64_t>(s.size());
+    if (pending >= 10000) {
+      flushes.push_back(epochWords);
+      pending = 0;
+    }
+  }
+  REQUIRE(flushes.size() >= 2);
+  std::vector<TrainProgress> reports;
   TrainObserver watch;
-  resumeTraining(more, corpus, 2, watch);
+  watch.progress = [&](const TrainProgress& p) { reports.push_back(p); };
+  resumeTraining(more, bigger, 2, watch);
   CHECK(more.epochsDone == 5);
   CHECK(TrainConfig::deserialize(more.config).epochs == 5);
   CHECK(more.epochLosses.size() == 5);
+  std::vector<double> alphas;
+  REQUIRE_FALSE(reports.empty());
+  for (const TrainProgress& p : reports) {
+    INFO("epoch " << p.epoch << " words " << p.wordsProcessed << " alpha " << p.alpha);
+    REQUIRE((p.epoch == 4 || p.epoch == 5));
+    const std::int64_t done = p.wordsProcessed - epochWords * (p.epoch - 4);
+    CHECK(std::find(flushes.begin(), flushes.end(), done) != flushes.end());
+    // Linear decay over all 5 epochs, from alpha to minAlpha (word2vec.c).
+    const double at = static_cast<double>(epochWords * (p.epoch - 1) + done) / (5.0 * epochWords);
+    CHECK(p.fraction == Approx(at).epsilon(1e-12));
+    CHECK(p.alpha == Approx(c.alpha - (c.alpha - c.minAlpha) * at).epsilon(1e-6));
+    alphas.push_back(p.alpha);
+  }
+  // Both resumed epochs report (the first publication of an epoch always does), the
+  // rate keeps falling, and it stays above what the end of a 3-epoch schedule gives.
+  CHECK(std::count_if(reports.begin(), reports.end(), [](const TrainProgress& p) { return p.epoch == 4; }) >= 1);
+  CHECK(std::count_if(reports.begin(), reports.end(), [](const TrainProgress& p) { return p.epoch == 5; }) >= 1);
+  CHECK(std::is_sorted(alphas.rbegin(), alphas.rend()));
+  CHECK(alphas.front() > c.minAlpha + (c.alpha - c.minAlpha) * 0.2 - 1e-9);
   CHECK_THROWS_AS(resumeTraining(more, corpus, 0), ConfigError);
 }
 

@@ -2,6 +2,7 @@
 # The project's two entry points (see README):
 #   tools/dev.sh study [ARGS]   set up, build, run the black/brown study on the shipped corpus
 #   tools/dev.sh test           set up, build, run the whole test suite
+#   tools/dev.sh mutate [ARGS]  mutation testing (tools/mutate.sh, tools/mutants.txt)
 # Also: tools/dev.sh build (set up and build only).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,8 +30,12 @@ case "$cmd" in
   build)
     do_build "$@"
     ;;
+  mutate)
+    bash tools/setup.sh --test
+    exec bash tools/mutate.sh "$@"
+    ;;
   *)
-    echo "usage: tools/dev.sh study|test|build" >&2
+    echo "usage: tools/dev.sh study|test|build|mutate" >&2
     exit 2
     ;;
 esac
