@@ -14,6 +14,7 @@
 
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
+#include "formats_detail.hpp"
 #include "utf8.hpp"
 
 namespace posvec {
@@ -92,11 +93,14 @@ void put(std::string& buf, T v) {
 // words as views into the block, raw bytes copied straight into the destination.
 class ChunkReader {
  public:
-  explicit ChunkReader(const std::string& path) : path_(path), buf_(kChunkBytes) {
+  explicit ChunkReader(const std::string& path) : path_(path) {
     openForReading(path, in_);
     std::error_code ec;
     size_ = fs::file_size(path, ec);
     if (ec) throw IoError("cannot read " + inQuotes(path) + ": " + ec.message());
+    // No 4 MiB buffer for a small file (the buffer grows when a record needs it):
+    // detection and loading open a file several times.
+    buf_.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, size_ + 1)));
   }
 
   std::uint64_t fileSize() const { return size_; }
@@ -920,8 +924,8 @@ void saveVectors(const Embeddings& embeddings, const std::string& path, VectorFo
                     "bin, text or npy");
 }
 
-Embeddings loadVectors(const std::string& path) {
-  switch (detectFormat(path)) {
+Embeddings detail::loadVectorsAs(const std::string& path, VectorFormat format) {
+  switch (format) {
     case VectorFormat::Word2VecBinary:
       return loadWord2VecBinary(path);
     case VectorFormat::Word2VecText:
@@ -940,6 +944,10 @@ Embeddings loadVectors(const std::string& path) {
       break;
   }
   throw FormatError(inQuotes(path) + ": unknown vector format");
+}
+
+Embeddings loadVectors(const std::string& path) {
+  return detail::loadVectorsAs(path, detectFormat(path));
 }
 
 void saveModel(const ModelState& model, const std::string& path) {

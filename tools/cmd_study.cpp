@@ -113,6 +113,7 @@ void run(const Options& o, bool dimGiven) {
   std::vector<Embeddings> smaller;
   TrainConfig config;
   if (!o.vectors.empty()) {
+    if (cli::globals().parseOnly) return;
     embeddings = loadVectors(o.vectors);
     if (dimGiven && embeddings.dim() != o.dim)
       throw ConfigError("--dim " + std::to_string(o.dim) + " does not match the " +
@@ -130,6 +131,7 @@ void run(const Options& o, bool dimGiven) {
     config.seed = o.seed;
     config.threads = o.threads;
     config.validate();
+    if (cli::globals().parseOnly) return;
     {
       cli::ProgressLine progress;
       sentences = readCorpus(corpus, progress);

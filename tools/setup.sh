@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages posvec needs, and nothing when all are there.
 #   tools/setup.sh          build dependencies
-#   tools/setup.sh --test   plus what the test suite uses (gensim for format checks)
+#   tools/setup.sh --test   plus what the test suite uses (gensim for format checks; clang,
+#                           its sanitizer and libFuzzer runtimes and OpenMP for the
+#                           sanitizer builds and fuzz harnesses)
 #   tools/setup.sh --bench  plus the peers and tools the benchmarks run
 set -euo pipefail
 
 pkgs=(g++ cmake make pkg-config libeigen3-dev libicu-dev libcli11-dev nlohmann-json3-dev catch2)
 for arg in "$@"; do
   case "$arg" in
-    --test) pkgs+=(python3-gensim) ;;
+    --test) pkgs+=(python3-gensim clang libclang-rt-14-dev libomp-dev) ;;
     --bench) pkgs+=(python3-gensim fasttext hyperfine nodejs npm time) ;;
     --report) pkgs+=(chromium) ;;
     *) echo "setup: unknown option '$arg' (use --test, --bench or --report)" >&2; exit 2 ;;
