@@ -12,9 +12,9 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "formats_detail.hpp"
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
-#include "formats_detail.hpp"
 #include "utf8.hpp"
 
 namespace posvec {

@@ -234,8 +234,7 @@ void runPe(const PeOptions& o) {
   if (!o.cosines.empty()) return writeCosines(o, fmt, enc);
   if (o.len == 0 && !o.lenGiven)
     throw ConfigError("--len is required (the number of positions), unless --cosine is given");
-  const std::size_t len =
-      nonNegative(o.len, "the number of positions (--len) must be at least 1");
+  const std::size_t len = nonNegative(o.len, "the number of positions (--len) must be at least 1");
   if (globals().parseOnly) return;
   if (dbl)
     writeMatrix(o, fmt, enc.matrix(o.start, len));
