@@ -24,6 +24,7 @@ done
 [ -f "$here/$name.options" ] && mapfile -t extra < <(grep -v '^#' "$here/$name.options") &&
   flags+=("${extra[@]}")
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$here/../sanitize/lsan.supp}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
 set +e
 "$harness" "${flags[@]}" "$@" "$work/corpus" "$seeds"
