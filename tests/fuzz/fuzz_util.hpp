@@ -5,8 +5,10 @@
 // a defect, and the harness aborts so that libFuzzer keeps the input.
 #pragma once
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -69,7 +71,8 @@ class Scratch {
     std::string base = "/tmp";
     if (const char* t = std::getenv("TMPDIR"); t && *t) base = t;
     if (std::filesystem::is_directory("/dev/shm")) base = "/dev/shm";
-    std::string tmpl = base + "/posvec-fuzz-XXXXXX";
+    removeStale(base);
+    std::string tmpl = base + "/posvec-fuzz-" + std::to_string(getpid()) + "-XXXXXX";
     if (!mkdtemp(tmpl.data())) fail("cannot create a scratch directory in " + base);
     dir_ = tmpl;
   }
@@ -86,6 +89,19 @@ class Scratch {
     if (!out) fail("cannot write " + p);
     return p;
   }
+  // A harness that crashed (abort skips destructors) left its directory behind:
+  // remove those whose process is gone.
+  static void removeStale(const std::string& base) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(base, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("posvec-fuzz-", 0) != 0) continue;
+      const long pid = std::strtol(name.c_str() + 12, nullptr, 10);
+      if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+        std::filesystem::remove_all(entry.path(), ec);
+    }
+  }
+
   void remove(const std::string& name) const {
     std::error_code ec;
     std::filesystem::remove(dir_ / name, ec);
