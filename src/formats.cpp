@@ -129,8 +129,8 @@ void saveVectors(const Embeddings& embeddings, const std::string& path, VectorFo
                     "bin, text or npy");
 }
 
-Embeddings loadVectors(const std::string& path) {
-  switch (detectFormat(path)) {
+Embeddings detail::loadVectorsAs(const std::string& path, VectorFormat format) {
+  switch (format) {
     case VectorFormat::Word2VecBinary:
       return loadWord2VecBinary(path);
     case VectorFormat::Word2VecText:
@@ -149,6 +149,10 @@ Embeddings loadVectors(const std::string& path) {
       break;
   }
   throw FormatError(inQuotes(path) + ": unknown vector format");
+}
+
+Embeddings loadVectors(const std::string& path) {
+  return detail::loadVectorsAs(path, detectFormat(path));
 }
 
 }  // namespace posvec

@@ -26,11 +26,14 @@ void writeFloats(std::ostream& out, const float* data, std::size_t n) {
   }
 }
 
-ChunkReader::ChunkReader(const std::string& path) : path_(path), buf_(kChunkBytes) {
+ChunkReader::ChunkReader(const std::string& path) : path_(path) {
   openForReading(path, in_);
   std::error_code ec;
   size_ = std::filesystem::file_size(path, ec);
   if (ec) throw IoError("cannot read " + inQuotes(path) + ": " + ec.message());
+  // No 4 MiB buffer for a small file (the buffer grows when a record needs it):
+  // detection and loading open a file several times.
+  buf_.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, size_ + 1)));
 }
 
 // Moves unread bytes to the front, grows the buffer to hold `need` bytes, reads more.

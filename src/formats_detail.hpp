@@ -242,4 +242,9 @@ void writeNpy(const Embeddings& e, const std::string& path);
 // A model's words, counts, losses and input vectors; the output weights only with `withOutput`.
 ModelState readModel(const std::string& path, bool withOutput);
 
+// Loads `path` as the given format, without content detection (the fuzz
+// harnesses drive each loader on its own). Auto is refused (FormatError); Model
+// yields the model's input vectors.
+Embeddings loadVectorsAs(const std::string& path, VectorFormat format);
+
 }  // namespace posvec::detail

@@ -60,8 +60,15 @@ inline CLI::Validator notNegative() {
 // Global flags, set by main before a subcommand runs.
 struct Globals {
   bool quiet = false;
+  // Parse and validate the options, then return before any file is read or
+  // anything computed (honoured by pe, encode and study; the option fuzzer sets it).
+  bool parseOnly = false;
 };
 Globals& globals();
+
+// The whole command line: parses argv, runs the subcommand, and turns every
+// error into one "posvec: error: ..." line on stderr and the exit code returned.
+int runCommandLine(int argc, char** argv);
 
 // A progress line on stderr: redrawn in place on a terminal, otherwise printed at
 // most every few seconds. Silent with --quiet.

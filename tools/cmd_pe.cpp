@@ -167,6 +167,7 @@ void writeCosines(const PeOptions& o, OutFormat fmt, const PositionalEncoder& en
   for (const std::string& c : o.cosines) pairs.push_back(parsePair(c));
   std::string text;
   if (fmt == OutFormat::Npy) throw ConfigError("--cosine prints numbers: use --format tsv or json");
+  if (globals().parseOnly) return;
   if (fmt == OutFormat::Json) {
     text = "{\"encoding\": " + jsonString(o.encoding) + ", \"dim\": " + std::to_string(o.dim) +
            ", \"base\": ";
@@ -233,16 +234,12 @@ void runPe(const PeOptions& o) {
   if (!o.cosines.empty()) return writeCosines(o, fmt, enc);
   if (o.len == 0 && !o.lenGiven)
     throw ConfigError("--len is required (the number of positions), unless --cosine is given");
+  const std::size_t len = nonNegative(o.len, "the number of positions (--len) must be at least 1");
+  if (globals().parseOnly) return;
   if (dbl)
-    writeMatrix(
-        o, fmt,
-        enc.matrix(o.start,
-                   nonNegative(o.len, "the number of positions (--len) must be at least 1")));
+    writeMatrix(o, fmt, enc.matrix(o.start, len));
   else
-    writeMatrix(
-        o, fmt,
-        enc.matrixFloat(o.start,
-                        nonNegative(o.len, "the number of positions (--len) must be at least 1")));
+    writeMatrix(o, fmt, enc.matrixFloat(o.start, len));
 }
 
 Registrar regPe(40, [](CLI::App& app) {
@@ -419,6 +416,7 @@ void runEncode(const EncodeOptions& o) {
   PositionalOptions po;
   po.base = o.base;
   po.encoding = parseEncoding(o.encoding);
+  if (globals().parseOnly) return;
 
   const Embeddings emb = loadVectors(o.vectors);
   po.dim = emb.dim();

@@ -110,6 +110,14 @@ void run(const Flags& flags) {
   o.encodings.clear();
   for (const auto& e : flags.encodings) o.encodings.push_back(parseEncoding(e));
   o.scale = Scale::parse(flags.scale);
+  if (cli::globals().parseOnly) {  // the option-parsing fuzzer: check, do no work
+    try {
+      o.validate();
+    } catch (const StudyOptionError& e) {
+      throw ConfigError(flagOf(e.option()) + ": " + e.what());
+    }
+    return;
+  }
   StudyResults results;
   try {
     auto lines = std::make_shared<StudyProgressLines>(o);

@@ -1,19 +1,122 @@
 #!/usr/bin/env bash
 # The project's two entry points (see README):
 #   tools/dev.sh study [ARGS]   set up, build, run the black/brown study on the shipped corpus
-#   tools/dev.sh test           set up, build, run the whole test suite
+#   tools/dev.sh test           set up, build, run the whole test suite, then the
+#                               sanitizer builds: ASan+UBSan unit tests and fuzz
+#                               harnesses (seeds + a short run each), TSan training
 #   tools/dev.sh mutate [ARGS]  mutation testing (tools/mutate.sh, tools/mutants.txt)
-# Also: tools/dev.sh build (set up and build only).
+# Also: tools/dev.sh build (set up and build only), tools/dev.sh sanitize (only the
+# sanitizer builds and runs of the test command), tools/dev.sh fuzz [SECONDS]
+# (build the fuzz harnesses and fuzz each for SECONDS, default 120).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 build="${POSVEC_BUILD_DIR:-$root/build}"
 jobs="$(nproc 2>/dev/null || echo 2)"
+# Sanitizer builds: -O1 keeps them quick to build and fast enough to run;
+# line tables are enough for the reports' stacks.
+san_flags=(-DCMAKE_BUILD_TYPE=Debug -DPOSVEC_BUILD_BENCH=OFF)
+fuzz_seconds="${POSVEC_FUZZ_SECONDS:-10}"  # per harness, in the test command
 
 do_build() {
   bash tools/setup.sh "$@"
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$build" -j "$jobs"
+}
+
+# clang with libFuzzer and the sanitizer runtimes (Debian: clang, libclang-rt-14-dev).
+have_clang() {
+  command -v clang++ >/dev/null 2>&1 || return 1
+  local tmp
+  tmp="$(mktemp -d)"
+  echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' \
+    >"$tmp/f.cpp"
+  local ok=0
+  clang++ -fsanitize=fuzzer,address,undefined "$tmp/f.cpp" -o "$tmp/f" >/dev/null 2>&1 || ok=1
+  rm -rf "$tmp"
+  return $ok
+}
+
+# gcc's -fsanitize=address,undefined, when clang is missing (no fuzzers then).
+have_gcc_asan() {
+  echo 'int main() { return 0; }' | g++ -x c++ -fsanitize=address,undefined - -o /dev/null \
+    >/dev/null 2>&1
+}
+
+configure_asan() {
+  if have_clang; then
+    cmake -S . -B "$build-asan" "${san_flags[@]}" -DCMAKE_CXX_COMPILER=clang++ \
+      "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" -DPOSVEC_SANITIZE=address,undefined \
+      -DPOSVEC_FUZZ=ON "-DPOSVEC_FUZZ_SECONDS=$fuzz_seconds" >/dev/null
+  elif have_gcc_asan; then
+    echo "dev.sh: clang++ with libFuzzer not found: ASan+UBSan with g++, fuzz harnesses skipped" \
+      "(tools/setup.sh --test installs clang)" >&2
+    cmake -S . -B "$build-asan" "${san_flags[@]}" -DCMAKE_CXX_COMPILER=g++ \
+      "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DPOSVEC_SANITIZE=address,undefined -DPOSVEC_FUZZ=OFF \
+      >/dev/null
+  else
+    echo "dev.sh: skipping the ASan+UBSan build and the fuzz harnesses: neither clang++ nor g++" \
+      "links -fsanitize=address,undefined" >&2
+    return 1
+  fi
+}
+
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_stack_use_after_return=1:strict_string_checks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
+
+sanitizer_tests() {
+  # ASan + UBSan: the whole unit suite (the CLI tests run the sanitized CLI) and
+  # each fuzz harness over its seeds, then fuzz_seconds of fuzzing.
+  if configure_asan; then
+    cmake --build "$build-asan" -j "$jobs"
+    # LeakSanitizer: ignore what the OpenMP runtime keeps until exit (see the file).
+    LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$root/tests/sanitize/lsan.supp}" \
+      ctest --test-dir "$build-asan" --output-on-failure -j "$jobs"
+  fi
+  # TSan: two-thread tokenizing and training, Hogwild weight races suppressed.
+  # Portable code: TSan does not check 32- and 64-byte vector accesses (AVX2,
+  # AVX-512), so a -march=native build would hide the kernels' memory accesses.
+  if have_clang; then
+    cmake -S . -B "$build-tsan" "${san_flags[@]}" -DCMAKE_CXX_COMPILER=clang++ \
+      "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" -DPOSVEC_SANITIZE=thread \
+      -DPOSVEC_NATIVE=OFF -DPOSVEC_BUILD_TESTS=OFF -DPOSVEC_BUILD_TOOLS=OFF >/dev/null
+    cmake --build "$build-tsan" -j "$jobs" --target tsan_train
+    ctest --test-dir "$build-tsan" --output-on-failure
+  else
+    echo "dev.sh: skipping the TSan run: it needs clang++ and LLVM's OpenMP (libarcher)" \
+      "(tools/setup.sh --test installs them)" >&2
+  fi
+}
+
+fuzz() {
+  local seconds="${1:-120}"
+  have_clang || {
+    echo "dev.sh: fuzzing needs clang++ with libFuzzer (tools/setup.sh --test)" >&2
+    exit 1
+  }
+  configure_asan
+  local harnesses=()
+  for src in tests/fuzz/*.cpp; do harnesses+=("fuzz_$(basename "$src" .cpp)"); done
+  cmake --build "$build-asan" -j "$jobs" --target "${harnesses[@]}"
+  local failed=() log
+  for h in "${harnesses[@]}"; do
+    log="$build-asan/fuzz-explore/${h#fuzz_}.log"
+    mkdir -p "$(dirname "$log")"
+    echo "== $h: $seconds s (log: $log)"
+    # A random seed each run; new inputs collect in fuzz-explore/NAME/corpus.
+    if bash tests/fuzz/run.sh "$build-asan/$h" "$seconds" "$build-asan/fuzz-explore/${h#fuzz_}" \
+      >"$log" 2>&1; then
+      grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$log" | tr '\n' ' '
+      echo
+    else
+      failed+=("$h")
+      grep -E "ERROR|contract broken|SUMMARY|run.sh:" "$log" | head -5
+    fi
+  done
+  if [ ${#failed[@]} -gt 0 ]; then
+    echo "dev.sh: fuzzing found failures in: ${failed[*]}" >&2
+    exit 1
+  fi
 }
 
 cmd="${1:-}"
@@ -26,6 +129,7 @@ case "$cmd" in
   test)
     do_build --test
     ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
+    sanitizer_tests
     ;;
   build)
     do_build "$@"
@@ -34,8 +138,16 @@ case "$cmd" in
     bash tools/setup.sh --test
     exec bash tools/mutate.sh "$@"
     ;;
+  sanitize)
+    bash tools/setup.sh --test
+    sanitizer_tests
+    ;;
+  fuzz)
+    bash tools/setup.sh --test
+    fuzz "$@"
+    ;;
   *)
-    echo "usage: tools/dev.sh study|test|build|mutate" >&2
+    echo "usage: tools/dev.sh study|test|build|sanitize|fuzz [SECONDS]|mutate" >&2
     exit 2
     ;;
 esac

@@ -1,5 +1,7 @@
 // posvec: one binary, one subcommand per stage. Library errors arrive here as
 // posvec exceptions and leave as one "posvec: error: ..." line and an exit code.
+// main() itself is in main.cpp, so that the option-parsing fuzzer can call
+// runCommandLine.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -89,17 +91,14 @@ void ProgressLine::finish(const std::string& text) {
   active_ = false;
 }
 
-}  // namespace posvec::cli
-
-int main(int argc, char** argv) {
-  using namespace posvec;
+int runCommandLine(int argc, char** argv) {
   CLI::App app{"posvec: text to transformer input (tokenizer, skip-gram embeddings, "
                "sinusoidal positions, similarity analysis)"};
   app.set_version_flag("--version", std::string("posvec ") + POSVEC_VERSION);
-  app.add_flag("-q,--quiet", cli::globals().quiet, "No progress output on stderr");
+  app.add_flag("-q,--quiet", globals().quiet, "No progress output on stderr");
   app.require_subcommand(1);
   app.fallthrough();
-  auto cmds = cli::commands();
+  auto cmds = commands();
   std::stable_sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.order < b.order; });
   for (auto& c : cmds) c.add(app);
   try {
@@ -134,3 +133,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace posvec::cli

@@ -2,7 +2,9 @@
 # Installs the Debian 12 packages posvec needs, and nothing when all are there.
 #   tools/setup.sh          build dependencies (with the Python module's)
 #   tools/setup.sh --test   plus what the test suite uses (gensim for format checks, pytest,
-#                           pip/venv for the install test, nbclient/ipykernel for the notebook)
+#                           pip/venv for the install test, nbclient/ipykernel for the notebook;
+#                           clang, its sanitizer and libFuzzer runtimes and OpenMP for the
+#                           sanitizer builds and fuzz harnesses)
 #   tools/setup.sh --bench  plus the peers and tools the benchmarks run
 set -euo pipefail
 
@@ -11,7 +13,8 @@ pkgs=(g++ cmake make pkg-config libeigen3-dev libicu-dev libcli11-dev nlohmann-j
       python3-wheel python3-tqdm)
 for arg in "$@"; do
   case "$arg" in
-    --test) pkgs+=(python3-gensim python3-pytest python3-nbclient python3-ipykernel) ;;
+    --test) pkgs+=(python3-gensim python3-pytest python3-nbclient python3-ipykernel
+                   clang libclang-rt-14-dev libomp-dev) ;;
     --bench) pkgs+=(python3-gensim fasttext hyperfine nodejs npm time) ;;
     --report) pkgs+=(chromium) ;;
     *) echo "setup: unknown option '$arg' (use --test, --bench or --report)" >&2; exit 2 ;;

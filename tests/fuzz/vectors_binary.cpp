@@ -1,0 +1,9 @@
+// Fuzzes the word2vec binary loader on its own (no format detection).
+// Input: the file's bytes.
+#include "fuzz_util.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  posvec::fuzz::fuzzVectorFile({reinterpret_cast<const char*>(data), size},
+                               posvec::VectorFormat::Word2VecBinary);
+  return 0;
+}
