@@ -434,6 +434,30 @@ TEST_CASE("report: the distance profile draws the data's range and its values", 
   }
 }
 
+TEST_CASE("report: the distance profile's y axis reaches -1 when a cosine is negative",
+          "[report]") {
+  // At d = 64 both profiles of smallResults() stay >= 0 over q = 0..255, so the
+  // test above sees the 0 floor only: give one curve a negative value (larger
+  // dimensions do dip below 0) and read the axis and that point back.
+  StudyResults r = smallResults();
+  auto& values = r.experiments.profiles.back().values;
+  values[30] = -0.25;
+  const std::string svg = figureNamed(studyFigures(r), "distance-profile.svg").svg;
+  const sr::Element frame = sr::frame(svg);
+  const double bottom = frame.num("y") + frame.num("height");
+  const sr::Ticks t = sr::ticks(svg);
+  const sr::AxisMap xm = sr::axisMap(t.x), ym = sr::axisMap(t.y);
+  const double xTol = 0.2 * xm.unitsPerPx(), yTol = 0.2 * ym.unitsPerPx();
+  CHECK(ym.value(bottom) == Approx(-1).margin(yTol));
+  CHECK(std::stod(t.y.front().second) == Approx(-1));
+  const auto paths = sr::elements(svg, "path");
+  REQUIRE(paths.size() == 2);
+  const auto points = sr::pathPoints(paths.back().get("d"));
+  REQUIRE(points.size() == values.size());
+  CHECK(xm.value(points[30].first) == Approx(30).margin(xTol));
+  CHECK(ym.value(points[30].second) == Approx(-0.25).margin(yTol));
+}
+
 TEST_CASE("report: the columns figure marks the sentence's words and plots PE", "[report]") {
   const StudyResults r = smallResults();
   const auto figures = studyFigures(r);
