@@ -694,8 +694,8 @@ TEST_CASE("posvec attend: bad input gives one error line and no output", "[atten
 
 TEST_CASE("posvec attend: PyTorch recomputes the maps from the saved projections",
           "[attention][cli]") {
-  if (std::system("python3 -c 'import torch, numpy' >/dev/null 2>&1") != 0)
-    POSVEC_SKIP("python3-torch is not installed (Debian package python3-torch)");
+  if (std::system("/usr/bin/python3 -c 'import torch, numpy' >/dev/null 2>&1") != 0)
+    POSVEC_SKIP("python3-torch is not installed for /usr/bin/python3 (Debian package python3-torch)");
   TempDir tmp;
   const std::string vec = tmp.file("v.txt");
   posvec::test::writeText(vec, kVectors);
@@ -742,7 +742,7 @@ print(err, verr)
 sys.exit(0 if err < 1e-5 and verr < 1e-5 else 1)
 )PY");
   const int status =
-      std::system(("python3 " + quote(script) + " " + quote(dir) + " " + quote(tmp.file("w.npy")) +
+      std::system(("/usr/bin/python3 " + quote(script) + " " + quote(dir) + " " + quote(tmp.file("w.npy")) +
                    " >" + quote(tmp.file("py.out")) + " 2>&1")
                       .c_str());
   INFO(posvec::test::readText(tmp.file("py.out")));
