@@ -29,6 +29,10 @@ struct Registrar {
 void refuseOutputOverInput(const std::string& output, const std::string& option,
                            const std::vector<std::string>& inputs);
 
+// The sentences of --sentence (in order), then the non-blank lines of --input FILE
+// when given (CRLF endings accepted).
+std::vector<std::string> sentencesOf(const std::vector<std::string>& given, const std::string& inputFile);
+
 // Writes `data` to `path` atomically ("-" means stdout).
 void writeOutput(const std::string& path, const std::string& data);
 

@@ -76,19 +76,7 @@ struct Item {
 };
 
 std::vector<std::string> readTexts(const AttendOptions& o) {
-  std::vector<std::string> texts = o.sentences;
-  if (!o.input.empty()) {
-    const std::string all = readFile(o.input);
-    std::size_t pos = 0;
-    while (pos < all.size()) {
-      std::size_t nl = all.find('\n', pos);
-      if (nl == std::string::npos) nl = all.size();
-      std::string line = all.substr(pos, nl - pos);
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.find_first_not_of(" \t") != std::string::npos) texts.push_back(std::move(line));
-      pos = nl + 1;
-    }
-  }
+  std::vector<std::string> texts = cli::sentencesOf(o.sentences, o.input);
   if (texts.empty())
     throw ConfigError(
         "nothing to attend over: give --sentence TEXT or --input FILE (one sentence a line)");
@@ -190,16 +178,6 @@ void writeStacked(std::ostream& out, const std::vector<const MatrixD*>& mats,
   writeNpyArray(out, all.data(), shape);
 }
 
-void writeNpyFile(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  if (path.empty() || path == "-") {
-    write(std::cout);
-    std::cout.flush();
-    if (!std::cout) throw IoError("cannot write to standard output");
-    return;
-  }
-  writeFileAtomically(path, write);
-}
-
 void writeNpyOutputs(const AttendOptions& o, const Attention& att, const std::vector<Item>& items) {
   const std::size_t B = items.size(), H = att.options().heads;
   const auto L = static_cast<std::size_t>(items[0].input.rows());
@@ -208,7 +186,7 @@ void writeNpyOutputs(const AttendOptions& o, const Attention& att, const std::ve
     for (const MatrixD& w : it.result.weights) maps.push_back(&w);
   std::vector<std::size_t> shape = {H, L, L};
   if (B > 1) shape.insert(shape.begin(), B);
-  writeNpyFile(o.output, [&](std::ostream& out) { writeStacked(out, maps, shape); });
+  writeToPathOrStdout(o.output, [&](std::ostream& out) { writeStacked(out, maps, shape); });
   if (!o.outputValues) return;
   std::vector<const MatrixD*> outs;
   for (const Item& it : items) outs.push_back(&it.result.output);

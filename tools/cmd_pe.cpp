@@ -301,19 +301,7 @@ struct Sequence {
 };
 
 std::vector<Sequence> lookUp(const EncodeOptions& o, const Embeddings& emb) {
-  std::vector<std::string> texts = o.sentences;
-  if (!o.input.empty()) {
-    const std::string all = readFile(o.input);
-    std::size_t pos = 0;
-    while (pos < all.size()) {
-      std::size_t nl = all.find('\n', pos);
-      if (nl == std::string::npos) nl = all.size();
-      std::string line = all.substr(pos, nl - pos);
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.find_first_not_of(" \t") != std::string::npos) texts.push_back(std::move(line));
-      pos = nl + 1;
-    }
-  }
+  std::vector<std::string> texts = cli::sentencesOf(o.sentences, o.input);
   if (texts.empty())
     throw ConfigError(
         "nothing to encode: give --sentence TEXT or --input FILE (one sentence a line)");

@@ -39,6 +39,22 @@ void refuseOutputOverInput(const std::string& output, const std::string& option,
   }
 }
 
+std::vector<std::string> sentencesOf(const std::vector<std::string>& given, const std::string& inputFile) {
+  std::vector<std::string> texts = given;
+  if (inputFile.empty()) return texts;
+  const std::string all = readFile(inputFile);
+  std::size_t pos = 0;
+  while (pos < all.size()) {
+    std::size_t nl = all.find('\n', pos);
+    if (nl == std::string::npos) nl = all.size();
+    std::string line = all.substr(pos, nl - pos);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") != std::string::npos) texts.push_back(std::move(line));
+    pos = nl + 1;
+  }
+  return texts;
+}
+
 void writeOutput(const std::string& path, const std::string& data) {
   writeToPathOrStdout(path, [&](std::ostream& out) {
     out.write(data.data(), static_cast<std::streamsize>(data.size()));
