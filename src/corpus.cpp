@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <iostream>
 
 #include "ascii_space.hpp"
+#include "utf8.hpp"
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
 #include "posvec/tokenizer.hpp"
@@ -232,13 +234,46 @@ bool ShardReader::next(std::vector<std::int32_t>& sentence) {
 
 namespace {
 
-// Whitespace-split lines, read in large blocks; a line is a sentence.
-void readPretokenized(std::istream& in, const std::string& name,
+// Offset of the first byte of `s` that does not start a well-formed character.
+std::size_t firstInvalidByte(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t len = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+    if (i + len > s.size() || !isValidUtf8(s.substr(i, len))) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+// Whitespace-split lines, read in large blocks; a line is a sentence. Every word
+// is checked as it is counted: invalid UTF-8 stops the counting pass with the file,
+// line and byte offset (before any training), or becomes U+FFFD with replaceInvalid.
+void readPretokenized(std::istream& in, const std::string& name, bool replaceInvalid,
                       const std::function<void(std::string_view)>& onWord,
                       const std::function<void()>& onEnd) {
   constexpr std::size_t kBlock = 1 << 20;
   std::string buf(kBlock, '\0');
   std::string carry;  // an unfinished word from the previous block
+  std::uint64_t carryStart = 0, blockStart = 0, line = 1;
+  std::string fixed;
+  auto word = [&](std::string_view w, std::uint64_t offset) {
+    if (isValidUtf8(w)) return onWord(w);
+    if (replaceInvalid) {
+      fixed.clear();
+      TextNormalizer normalizer(true, true, name);
+      normalizer.feed(w.data(), w.size(), fixed);
+      normalizer.finish(fixed);
+      return onWord(fixed);
+    }
+    const std::size_t at = firstInvalidByte(w);
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(w[at]));
+    throw InputError("'" + name + "' line " + std::to_string(line) + ": invalid UTF-8 at byte offset " +
+                     std::to_string(offset + at) + " (byte " + hex +
+                     "; convert the file to UTF-8, or replace bad bytes with U+FFFD: "
+                     "--replace-invalid)");
+  };
   bool lineOpen = false;
   for (;;) {
     in.read(buf.data(), static_cast<std::streamsize>(kBlock));
@@ -249,15 +284,16 @@ void readPretokenized(std::istream& in, const std::string& name,
       const unsigned char c = static_cast<unsigned char>(buf[i]);
       if (c == '\n') {
         if (!carry.empty()) {
-          onWord(carry);
+          word(carry, carryStart);
           carry.clear();
         }
         if (lineOpen) onEnd();
         lineOpen = false;
+        ++line;
         ++i;
       } else if (isAsciiSpace(static_cast<char>(c))) {
         if (!carry.empty()) {
-          onWord(carry);
+          word(carry, carryStart);
           carry.clear();
         }
         ++i;
@@ -265,21 +301,23 @@ void readPretokenized(std::istream& in, const std::string& name,
         std::size_t j = i;
         while (j < got && buf[j] != '\n' && !isAsciiSpace(buf[j])) ++j;
         if (j == got) {
+          if (carry.empty()) carryStart = blockStart + i;
           carry.append(buf, i, j - i);
         } else if (carry.empty()) {
-          onWord(std::string_view(buf.data() + i, j - i));
+          word(std::string_view(buf.data() + i, j - i), blockStart + i);
         } else {
           carry.append(buf, i, j - i);
-          onWord(carry);
+          word(carry, carryStart);
           carry.clear();
         }
         lineOpen = true;
         i = j;
       }
     }
+    blockStart += got;
   }
   if (in.bad()) throw IoError("error while reading '" + name + "'");
-  if (!carry.empty()) onWord(carry);
+  if (!carry.empty()) word(carry, carryStart);
   if (lineOpen) onEnd();
 }
 
@@ -308,11 +346,11 @@ void forEachToken(const CorpusSource& corpus, const std::function<void(std::stri
   for (const auto& path : corpus.paths()) {
     if (corpus.pretokenized()) {
       if (path == "-") {
-        readPretokenized(std::cin, "<stdin>", onWord, onEnd);
+        readPretokenized(std::cin, "<stdin>", corpus.tokenizer().replaceInvalid, onWord, onEnd);
       } else {
         std::ifstream in;
         openForReading(path, in);
-        readPretokenized(in, path, onWord, onEnd);
+        readPretokenized(in, path, corpus.tokenizer().replaceInvalid, onWord, onEnd);
       }
     } else {
       Tokenizer tokenizer(corpus.tokenizer());
@@ -342,7 +380,10 @@ PreparedCorpus prepareCorpus(const CorpusSource& corpus, std::int64_t minCount,
   VocabularyBuilder builder(maxTableSize);
   forEachToken(
       corpus, [&](std::string_view w) { out.stream.push(builder.add(w)); },
-      [&] { out.stream.push(IdStream::kEnd); });
+      [&] {
+        out.stream.push(IdStream::kEnd);
+        ++out.sentences;
+      });
   if (builder.tokens() == 0) throw InputError(describe(corpus) + " contains no words");
   out.distinctWords = static_cast<std::int64_t>(builder.distinct());
   out.tokens = builder.tokens();
@@ -372,10 +413,13 @@ PreparedCorpus prepareCorpus(const CorpusSource& corpus, const Vocabulary& vocab
           ++kept;
         }
       },
-      [&] { out.stream.push(IdStream::kEnd); });
+      [&] {
+        out.stream.push(IdStream::kEnd);
+        ++out.sentences;
+      });
   if (kept == 0)
-    throw InputError(describe(corpus) + " contains none of the model's " +
-                     std::to_string(vocabulary.size()) + " words");
+    throw InputError(describe(corpus) + " contains none of the " +
+                     std::to_string(vocabulary.size()) + " words of the vocabulary");
   std::vector<WordId> identity(vocabulary.size());
   for (std::size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<WordId>(i);
   out.stream.remap(identity);  // drops empty sentences, builds the shard index

@@ -66,6 +66,8 @@ class ShardReader {
   ShardReader(const IdStream& stream, std::int64_t begin, std::int64_t end);
   // False at the end of the shard; pieces are never empty.
   bool next(std::vector<std::int32_t>& sentence);
+  // The next id to read: a reader started there reads the same pieces from here on.
+  std::int64_t position() const { return pos_ - static_cast<std::int64_t>(have_ - at_); }
 
  private:
   bool fill();
@@ -85,6 +87,7 @@ struct PreparedCorpus {
   IdStream stream{true};
   std::int64_t distinctWords = 0;  // before min-count
   std::int64_t tokens = 0;         // before min-count
+  std::int64_t sentences = 0;      // lines of a pre-tokenized file, sentences of raw text
   int prunings = 0;
 };
 

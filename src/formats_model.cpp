@@ -13,8 +13,15 @@ namespace detail {
 
 namespace {
 
+// Version 1: a model at an epoch boundary. Version 2 adds, after the output
+// weights, where each thread was inside an unfinished epoch (a checkpoint or an
+// interrupt); the header's last word holds the thread count. A model at an epoch
+// boundary is still written as version 1, so older posvec reads it.
 constexpr std::uint32_t kModelVersion = 1;
+constexpr std::uint32_t kModelVersionPartial = 2;
 constexpr std::uint64_t kModelHeaderBytes = 72;
+constexpr std::uint64_t kShardBytes = 40;
+constexpr std::uint32_t kMaxShards = 1 << 16;
 
 struct ModelHeader {
   std::uint32_t version = 0, flags = 0;
@@ -49,12 +56,15 @@ ModelState readModel(const std::string& path, bool withOutput) {
   h.wordBytes = get<std::uint64_t>(raw + 48);
   h.losses = get<std::uint64_t>(raw + 56);
   h.epochsDone = get<std::int32_t>(raw + 64);
-  if (h.version != kModelVersion)
+  if (h.version != kModelVersion && h.version != kModelVersionPartial)
     throw FormatError(inQuotes(path) + ": posvec model version " + std::to_string(h.version) +
-                      " is not supported (this posvec reads version " +
-                      std::to_string(kModelVersion) + ")");
-  if (h.flags != 0 || get<std::uint32_t>(raw + 68) != 0)
+                      " is not supported (this posvec reads versions 1 and 2)");
+  const std::uint32_t shards = get<std::uint32_t>(raw + 68);
+  if (h.flags != 0 || (h.version == kModelVersion && shards != 0))
     throw FormatError(inQuotes(path) + ": posvec model header has unknown flags (corrupt file?)");
+  if (h.version == kModelVersionPartial && (shards == 0 || shards > kMaxShards))
+    throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(shards) +
+                      " threads were inside an epoch (corrupt file?)");
   if (h.epochsDone < 0)
     throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(h.epochsDone) +
                       " epochs done (corrupt file?)");
@@ -78,6 +88,7 @@ ModelState readModel(const std::string& path, bool withOutput) {
       mulChecked(mulChecked(addChecked(h.words, h.outputRows, overflow), h.dim, overflow), 4,
                  overflow),
       overflow);
+  if (shards > 0) need = addChecked(need, 16 + kShardBytes * shards, overflow);
   if (overflow || need != r.fileSize())
     throw FormatError(inQuotes(path) + ": posvec model header describes " +
                       std::to_string(h.words) + " words x " + std::to_string(h.dim) + " (" +
@@ -136,6 +147,26 @@ ModelState readModel(const std::string& path, bool withOutput) {
       if (!std::isfinite(m.output.data()[i]))
         throw FormatError(inQuotes(path) + ": output weight row " + std::to_string(i / h.dim + 1) +
                           " is not finite");
+    if (shards > 0) {
+      std::vector<unsigned char> b(16 + kShardBytes * shards);
+      r.read(reinterpret_cast<char*>(b.data()), b.size());
+      m.partial.words = get<std::int64_t>(b.data());
+      m.partial.streamSize = get<std::int64_t>(b.data() + 8);
+      for (std::uint32_t t = 0; t < shards; ++t) {
+        const unsigned char* q = b.data() + 16 + kShardBytes * t;
+        ShardProgress s;
+        s.position = get<std::int64_t>(q);
+        s.end = get<std::int64_t>(q + 8);
+        s.rng = get<std::uint64_t>(q + 16);
+        s.loss = get<double>(q + 24);
+        s.predictions = get<std::int64_t>(q + 32);
+        if (s.position < 0 || s.position > s.end || s.end > m.partial.streamSize ||
+            s.predictions < 0 || !std::isfinite(s.loss) || m.partial.words < 0)
+          throw FormatError(inQuotes(path) + ": the position of thread " + std::to_string(t + 1) +
+                            " inside the unfinished epoch is impossible (corrupt file?)");
+        m.partial.shards.push_back(s);
+      }
+    }
   }
   return m;
 }
@@ -178,9 +209,13 @@ void saveModel(const ModelState& model, const std::string& path) {
     if (model.counts.size() == v && model.counts[i] < 0)
       throw InputError("cannot save model " + inQuotes(path) + ": negative count for '" +
                        shown(model.words[i]) + "'");
+  const std::size_t shards = model.partial.shards.size();
+  if (shards > kMaxShards)
+    throw InputError("cannot save model " + inQuotes(path) + ": " + std::to_string(shards) +
+                     " threads inside an epoch (at most " + std::to_string(kMaxShards) + ")");
   writeFileAtomically(path, [&](std::ostream& out) {
     std::string buf(kModelMagic, 8);
-    put(buf, kModelVersion);
+    put(buf, shards > 0 ? kModelVersionPartial : kModelVersion);
     put(buf, std::uint32_t{0});
     put(buf, v);
     put(buf, d);
@@ -189,7 +224,7 @@ void saveModel(const ModelState& model, const std::string& path) {
     put(buf, wordBytes);
     put(buf, static_cast<std::uint64_t>(model.epochLosses.size()));
     put(buf, model.epochsDone);
-    put(buf, std::uint32_t{0});
+    put(buf, static_cast<std::uint32_t>(shards));
     buf += model.config;
     for (const auto& w : model.words) {
       put(buf, static_cast<std::uint32_t>(w.size()));
@@ -201,6 +236,19 @@ void saveModel(const ModelState& model, const std::string& path) {
     out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
     writeFloats(out, model.input.data(), v * d);
     if (outRows > 0) writeFloats(out, model.output.data(), outRows * d);
+    if (shards > 0) {
+      std::string tail;
+      put(tail, model.partial.words);
+      put(tail, model.partial.streamSize);
+      for (const ShardProgress& s : model.partial.shards) {
+        put(tail, s.position);
+        put(tail, s.end);
+        put(tail, s.rng);
+        put(tail, s.loss);
+        put(tail, s.predictions);
+      }
+      out.write(tail.data(), static_cast<std::streamsize>(tail.size()));
+    }
   });
 }
 

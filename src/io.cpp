@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -55,6 +56,36 @@ void removeStaleTemporaries(const fs::path& target) {
   }
 }
 
+// The temporaries being written now, for removeUnfinishedTemporaries: fixed
+// storage and atomics only, so a signal handler may read it.
+struct TmpSlot {
+  std::atomic<bool> taken{false};
+  std::atomic<bool> ready{false};
+  char path[4096];
+};
+TmpSlot tmpSlots[16];
+
+// Registers `path` before the file exists; a slot index, or -1 when all are taken
+// (or the name is too long) and that write is not covered.
+int registerTemporary(const std::string& path) {
+  if (path.size() >= sizeof tmpSlots[0].path) return -1;
+  for (int i = 0; i < 16; ++i) {
+    bool expected = false;
+    if (tmpSlots[i].taken.compare_exchange_strong(expected, true)) {
+      std::memcpy(tmpSlots[i].path, path.c_str(), path.size() + 1);
+      tmpSlots[i].ready.store(true);
+      return i;
+    }
+  }
+  return -1;
+}
+
+void releaseTemporary(int slot) {
+  if (slot < 0) return;
+  tmpSlots[slot].ready.store(false);
+  tmpSlots[slot].taken.store(false);
+}
+
 bool isUnder(const fs::path& p, const char* top) {
   auto it = p.begin();
   return it != p.end() && *it == "/" && ++it != p.end() && *it == top;
@@ -70,6 +101,7 @@ struct Planned {
   bool inPlace;     // a device, pipe or /dev/stdout-style link
   std::string tmp;  // temporary name, once created
   bool renamed = false;
+  int slot = -1;    // in tmpSlots while the temporary exists
 };
 
 Planned plan(const AtomicWrite& file) {
@@ -114,6 +146,7 @@ void writeFilesAtomically(const std::vector<AtomicWrite>& files) {
       const fs::path dir = p.target.has_parent_path() ? p.target.parent_path() : fs::path(".");
       p.tmp = (dir / tmpPrefix(p.target)).string() + std::to_string(::getpid()) + "-" +
               std::to_string(rd());
+      p.slot = registerTemporary(p.tmp);
       std::ofstream out(p.tmp, std::ios::binary | std::ios::trunc);
       if (!out) {
         const int err = errno;
@@ -132,6 +165,8 @@ void writeFilesAtomically(const std::vector<AtomicWrite>& files) {
       fs::rename(p.tmp, p.target, ec);
       if (ec) throw IoError("cannot replace '" + p.file->path + "': " + ec.message());
       p.renamed = true;
+      releaseTemporary(p.slot);
+      p.slot = -1;
     }
   } catch (...) {
     // Nothing of a failed transaction stays: its temporaries, and the files it
@@ -142,9 +177,15 @@ void writeFilesAtomically(const std::vector<AtomicWrite>& files) {
         fs::remove(p.target, ec);
       else if (!p.tmp.empty())
         fs::remove(p.tmp, ec);
+      releaseTemporary(p.slot);
     }
     throw;
   }
+}
+
+void removeUnfinishedTemporaries() noexcept {
+  for (TmpSlot& slot : tmpSlots)
+    if (slot.ready.load()) ::unlink(slot.path);
 }
 
 void writeToPathOrStdout(const std::string& path,

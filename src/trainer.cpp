@@ -7,7 +7,9 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <iomanip>
 #include <sstream>
+#include <thread>
 
 #include "corpus_detail.hpp"
 #include "kernel_factory.hpp"
@@ -88,7 +90,8 @@ void checkModel(const ModelState& m, const TrainConfig& c) {
   throw ConfigError(s.str());
 }
 
-// Runs epochs [model.epochsDone, totalEpochs) of the schedule for totalEpochs.
+// Runs epochs [model.epochsDone, totalEpochs) of the schedule for totalEpochs,
+// finishing model.partial first when the model was stopped inside an epoch.
 void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const TrainConfig& config,
                int totalEpochs, const TrainObserver& observer) {
   const int threads = detail::resolveThreads(config.threads);
@@ -107,7 +110,9 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
   const std::int64_t epochWords = corpus.stream.words();
   const double scheduleWords = static_cast<double>(epochWords) * totalEpochs;
   const int firstEpoch = model.epochsDone;
-  const double runWords = static_cast<double>(epochWords) * (totalEpochs - firstEpoch);
+  const double runStartWords = static_cast<double>(epochWords) * firstEpoch +
+                               static_cast<double>(model.partial.words);
+  const double runWords = scheduleWords - runStartWords;
   auto alphaAt = [&](double wordsDone) {
     const double progress = std::min(1.0, wordsDone / std::max(1.0, scheduleWords));
     return config.alpha - (config.alpha - config.minAlpha) * progress;
@@ -117,86 +122,145 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
   for (int epoch = firstEpoch; epoch < totalEpochs; ++epoch) {
     if (observer.stopRequested && observer.stopRequested()) break;
     const auto epochStart = Clock::now();
-    std::atomic<std::int64_t> processed{0};
-    std::vector<ThreadTotals> totals(static_cast<std::size_t>(threads));
-    detail::ParallelErrors errors;
     const double epochBase = static_cast<double>(epochWords) * epoch;
-    const std::uint64_t epochSeed =
-        detail::mixSeed(config.seed, 0x5EED0000ull + static_cast<std::uint64_t>(epoch));
+    EpochProgress progress;
+    if (epoch == firstEpoch && model.partial.active()) {
+      progress = std::move(model.partial);
+      model.partial = EpochProgress{};
+    } else {
+      const std::uint64_t epochSeed =
+          detail::mixSeed(config.seed, 0x5EED0000ull + static_cast<std::uint64_t>(epoch));
+      progress.streamSize = corpus.stream.size();
+      for (int t = 0; t < threads; ++t) {
+        const auto [begin, end] = corpus.stream.shard(t, threads);
+        progress.shards.push_back(
+            {begin, end, detail::mixSeed(epochSeed, static_cast<std::uint64_t>(t)), 0, 0});
+      }
+    }
+    const int epochThreads = static_cast<int>(progress.shards.size());
 
-#pragma omp parallel num_threads(threads)
-    {
-      const int tid = omp_get_thread_num();
-      errors.run([&] {
-        ThreadTotals& mine = totals[static_cast<std::size_t>(tid)];
-        const auto [begin, end] = corpus.stream.shard(tid, threads);
-        detail::ShardReader reader(corpus.stream, begin, end);
-        detail::ThreadState state;
-        state.rng = detail::Rng(detail::mixSeed(epochSeed, static_cast<std::uint64_t>(tid)));
-        std::vector<std::int32_t> sentence, kept;
-        kept.reserve(detail::kMaxSentence);
-        std::int64_t pending = 0;
-        float alpha = static_cast<float>(alphaAt(epochBase));
-        double lastReport = -1e9;  // report at the first flush, then a few times a second
-        while (!errors.failed() && reader.next(sentence)) {
-          kept.clear();
-          subsample.apply(sentence, state.rng, kept);
-          if (!kept.empty())
-            mine.loss += kernel->sentence(kept.data(), kept.size(), alpha, state, mine.predictions);
-          pending += static_cast<std::int64_t>(sentence.size());
-          if (pending >= kFlushWords) {
-            const std::int64_t done = processed.fetch_add(pending) + pending;
-            pending = 0;
-            if (!std::isfinite(mine.loss))
-              throwDiverged(
-                  epoch + 1,
-                  mine.loss / static_cast<double>(std::max<std::int64_t>(1, mine.predictions)),
-                  config.alpha);
-            alpha = static_cast<float>(alphaAt(epochBase + static_cast<double>(done)));
-            mine.publishedLoss.store(mine.loss, std::memory_order_relaxed);
-            mine.publishedPredictions.store(mine.predictions, std::memory_order_relaxed);
-            if (tid == 0 && observer.progress) {
-              const double elapsed = secondsSince(runStart);
-              if (elapsed - lastReport >= 0.25) {
-                lastReport = elapsed;
-                double loss = 0;
-                std::int64_t preds = 0;
-                for (const auto& t : totals) {
-                  loss += t.publishedLoss.load(std::memory_order_relaxed);
-                  preds += t.publishedPredictions.load(std::memory_order_relaxed);
+    // Trains every shard from where it is until it ends or an interrupt arrives; each
+    // thread stops only right after publishing its words (the learning rate is then
+    // a function of the shared count), so a stopped epoch goes on exactly.
+    auto runShards = [&]() -> Interrupt {
+      std::atomic<std::int64_t> processed{progress.words};
+      std::atomic<int> stop{0};
+      std::atomic<int> finished{0};
+      std::vector<ThreadTotals> totals(static_cast<std::size_t>(epochThreads));
+      detail::ParallelErrors errors;
+      auto ask = [&] {
+        const Interrupt how = observer.interrupt();
+        if (how != Interrupt::None) stop.store(static_cast<int>(how));
+      };
+#pragma omp parallel num_threads(epochThreads)
+      {
+        const int tid = omp_get_thread_num();
+        errors.run([&] {
+          ShardProgress& shard = progress.shards[static_cast<std::size_t>(tid)];
+          ThreadTotals& mine = totals[static_cast<std::size_t>(tid)];
+          mine.loss = shard.loss;
+          mine.predictions = shard.predictions;
+          detail::ShardReader reader(corpus.stream, shard.position, shard.end);
+          detail::ThreadState state;
+          state.rng = detail::Rng(shard.rng);
+          std::vector<std::int32_t> sentence, kept;
+          kept.reserve(detail::kMaxSentence);
+          std::int64_t pending = 0;
+          float alpha =
+              static_cast<float>(alphaAt(epochBase + static_cast<double>(processed.load())));
+          double lastReport = -1e9;  // report at the first flush, then a few times a second
+          bool stopped = false;
+          while (!errors.failed() && reader.next(sentence)) {
+            kept.clear();
+            subsample.apply(sentence, state.rng, kept);
+            if (!kept.empty())
+              mine.loss +=
+                  kernel->sentence(kept.data(), kept.size(), alpha, state, mine.predictions);
+            pending += static_cast<std::int64_t>(sentence.size());
+            if (pending >= kFlushWords) {
+              const std::int64_t done = processed.fetch_add(pending) + pending;
+              pending = 0;
+              if (!std::isfinite(mine.loss))
+                throwDiverged(
+                    epoch + 1,
+                    mine.loss / static_cast<double>(std::max<std::int64_t>(1, mine.predictions)),
+                    config.alpha);
+              alpha = static_cast<float>(alphaAt(epochBase + static_cast<double>(done)));
+              mine.publishedLoss.store(mine.loss, std::memory_order_relaxed);
+              mine.publishedPredictions.store(mine.predictions, std::memory_order_relaxed);
+              if (tid == 0 && observer.progress) {
+                const double elapsed = secondsSince(runStart);
+                if (elapsed - lastReport >= 0.25) {
+                  lastReport = elapsed;
+                  double loss = 0;
+                  std::int64_t preds = 0;
+                  for (const auto& t : totals) {
+                    loss += t.publishedLoss.load(std::memory_order_relaxed);
+                    preds += t.publishedPredictions.load(std::memory_order_relaxed);
+                  }
+                  TrainProgress p;
+                  p.epoch = epoch + 1;
+                  p.epochs = totalEpochs;
+                  const double all = epochBase + static_cast<double>(done);
+                  p.fraction = std::min(1.0, all / std::max(1.0, scheduleWords));
+                  const double runDone = all - runStartWords;
+                  p.wordsProcessed = static_cast<std::int64_t>(runDone);
+                  p.wordsPerSecond = elapsed > 0 ? runDone / elapsed : 0;
+                  p.alpha = alpha;
+                  p.loss = preds > 0 ? loss / static_cast<double>(preds) : 0;
+                  p.etaSeconds = runDone > 0 ? elapsed * (runWords - runDone) / runDone : 0;
+                  observer.progress(p);
                 }
-                TrainProgress p;
-                p.epoch = epoch + 1;
-                p.epochs = totalEpochs;
-                const double all = epochBase + static_cast<double>(done);
-                p.fraction = std::min(1.0, all / std::max(1.0, scheduleWords));
-                const double runDone = all - static_cast<double>(epochWords) * firstEpoch;
-                p.wordsProcessed = static_cast<std::int64_t>(runDone);
-                p.wordsPerSecond = elapsed > 0 ? runDone / elapsed : 0;
-                p.alpha = alpha;
-                p.loss = preds > 0 ? loss / static_cast<double>(preds) : 0;
-                p.etaSeconds = runDone > 0 ? elapsed * (runWords - runDone) / runDone : 0;
-                observer.progress(p);
+              }
+              // The safe point: nothing of this thread is unpublished.
+              if (tid == 0 && observer.interrupt) ask();
+              if (stop.load() != 0) {
+                stopped = true;
+                break;
               }
             }
           }
-        }
-        processed.fetch_add(pending);
-      });
+          if (!stopped) processed.fetch_add(pending);
+          shard.position = reader.position();
+          shard.rng = state.rng.state;
+          shard.loss = mine.loss;
+          shard.predictions = mine.predictions;
+          finished.fetch_add(1);
+          // The calling thread keeps answering interrupts while the others finish.
+          if (tid == 0 && observer.interrupt)
+            while (finished.load() < epochThreads && stop.load() == 0 && !errors.failed()) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(20));
+              ask();
+            }
+        });
+      }
+      errors.rethrow();
+      progress.words = processed.load();
+      for (const ShardProgress& shard : progress.shards)
+        if (shard.position < shard.end) return static_cast<Interrupt>(stop.load());
+      return Interrupt::None;
+    };
+
+    for (;;) {
+      const Interrupt how = runShards();
+      if (how == Interrupt::None) break;
+      model.partial = progress;
+      if (how == Interrupt::Stop) return;
+      if (observer.checkpoint) observer.checkpoint(model);
+      model.partial = EpochProgress{};
     }
-    errors.rethrow();
 
     // Fixed merge order: the loss does not depend on which thread finished first.
     double loss = 0;
     std::int64_t predictions = 0;
-    for (const auto& t : totals) {
+    for (const auto& t : progress.shards) {
       loss += t.loss;
       predictions += t.predictions;
     }
     EpochReport report;
     report.epoch = epoch + 1;
     report.loss = predictions > 0 ? loss / static_cast<double>(predictions) : 0;
-    report.words = processed.load();
+    report.words = progress.words;
     report.seconds = secondsSince(epochStart);
     // Weights can overflow without the loss showing it yet (the last updates of the epoch).
     if (!std::isfinite(report.loss) || !model.input.allFinite() || !model.output.allFinite())
@@ -204,6 +268,11 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
     model.epochLosses.push_back(report.loss);
     model.epochsDone = epoch + 1;
     if (observer.epochEnd) observer.epochEnd(report);
+    if (observer.interrupt) {
+      const Interrupt how = observer.interrupt();
+      if (how == Interrupt::Stop && epoch + 1 < totalEpochs) return;
+      if (how == Interrupt::Checkpoint && observer.checkpoint) observer.checkpoint(model);
+    }
   }
 }
 
@@ -220,11 +289,11 @@ void logCorpus(const TrainObserver& observer, const detail::PreparedCorpus& c) {
 
 }  // namespace
 
-ModelState train(const CorpusSource& corpus, const TrainConfig& config,
-                 const TrainObserver& observer) {
-  config.validate();
+namespace {
+
+ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& config,
+                         const TrainObserver& observer) {
   const int threads = detail::resolveThreads(config.threads);
-  detail::PreparedCorpus prepared = detail::prepareCorpus(corpus, config.minCount, config.maxVocab);
   const auto v = static_cast<Eigen::Index>(prepared.vocabulary.size());
   if (config.loss == Loss::HierarchicalSoftmax && v < 2)
     throw InputError("hierarchical softmax needs at least 2 words in the vocabulary (got " +
@@ -235,6 +304,7 @@ ModelState train(const CorpusSource& corpus, const TrainConfig& config,
   // so peak memory is the larger of the two, not their sum.
   ::malloc_trim(0);
   logCorpus(observer, prepared);
+  if (observer.vocabulary) observer.vocabulary(prepared.vocabulary, prepared.sentences);
   const auto d = static_cast<Eigen::Index>(config.dim);
 
   ModelState model;
@@ -246,6 +316,46 @@ ModelState train(const CorpusSource& corpus, const TrainConfig& config,
   model.output = MatrixF::Zero(config.loss == Loss::HierarchicalSoftmax ? v - 1 : v, d);
   runEpochs(model, prepared, config, config.epochs, observer);
   return model;
+}
+
+}  // namespace
+
+ModelState train(const CorpusSource& corpus, const TrainConfig& config,
+                 const TrainObserver& observer) {
+  config.validate();
+  detail::PreparedCorpus prepared = detail::prepareCorpus(corpus, config.minCount, config.maxVocab);
+  return trainPrepared(prepared, config, observer);
+}
+
+ModelState train(const CorpusSource& corpus, const TrainConfig& config,
+                 const Vocabulary& vocabulary, const TrainObserver& observer) {
+  config.validate();
+  // word2vec.c applies min-count to a vocabulary it reads; the order stays the given one.
+  std::vector<std::string> words;
+  std::vector<std::int64_t> counts;
+  for (std::size_t i = 0; i < vocabulary.size(); ++i) {
+    const auto id = static_cast<WordId>(i);
+    if (vocabulary.count(id) < config.minCount) continue;
+    if (config.maxVocab > 0 && words.size() == config.maxVocab) break;
+    words.push_back(vocabulary.word(id));
+    counts.push_back(vocabulary.count(id));
+  }
+  if (words.empty())
+    throw InputError("no word of the given vocabulary (" + std::to_string(vocabulary.size()) +
+                     " words) reaches the minimum count of " + std::to_string(config.minCount));
+  for (std::size_t i = 1; i < counts.size(); ++i)
+    if (counts[i] > counts[i - 1])
+      throw InputError("the given vocabulary is not sorted by count ('" + words[i] +
+                       "' follows a rarer word)");
+  detail::PreparedCorpus prepared =
+      detail::prepareCorpus(corpus, Vocabulary(std::move(words), std::move(counts)));
+  prepared.distinctWords = static_cast<std::int64_t>(prepared.vocabulary.size());
+  return trainPrepared(prepared, config, observer);
+}
+
+int epochsLeft(const ModelState& model) {
+  const TrainConfig config = TrainConfig::deserialize(model.config);
+  return std::max(0, config.epochs - model.epochsDone);
 }
 
 void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpochs,
@@ -260,7 +370,8 @@ void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpoch
     throw FormatError(std::string("model holds an invalid training config: ") + e.what());
   }
   checkModel(model, config);
-  if (model.epochsDone > config.epochs)
+  if (model.epochsDone > config.epochs ||
+      (model.partial.active() && model.epochsDone >= config.epochs))
     throw FormatError("model says " + std::to_string(model.epochsDone) + " epochs are done of " +
                       std::to_string(config.epochs) + " (corrupt file?)");
   const int total = model.epochsDone + moreEpochs;
@@ -269,12 +380,36 @@ void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpoch
   const int threads = detail::resolveThreads(resumed.threads);
   Vocabulary vocab(model.words, model.counts);
   detail::PreparedCorpus prepared = detail::prepareCorpus(corpus, vocab);
+  if (model.partial.active()) {
+    const EpochProgress& p = model.partial;
+    if (p.streamSize != prepared.stream.size() || p.words > prepared.stream.words())
+      throw InputError("the model was stopped inside epoch " +
+                       std::to_string(model.epochsDone + 1) +
+                       " of a different corpus (or one read with other options); resume it on "
+                       "the corpus it was trained on");
+    for (const ShardProgress& s : p.shards)
+      if (s.position < 0 || s.position > s.end || s.end > p.streamSize)
+        throw FormatError("model's position inside epoch " +
+                          std::to_string(model.epochsDone + 1) + " is impossible (corrupt file?)");
+  }
   if (observer.log) {
-    observer.log("resuming after epoch " + std::to_string(model.epochsDone) + ": " +
-                 describeConfig(resumed, threads));
-    observer.log("vocabulary: the model's " + std::to_string(vocab.size()) + " words, " +
-                 std::to_string(prepared.stream.words()) + " of " +
-                 std::to_string(prepared.tokens) + " corpus tokens");
+    std::string at = "after epoch " + std::to_string(model.epochsDone);
+    if (model.partial.active())
+      at = "inside epoch " + std::to_string(model.epochsDone + 1) + " (" +
+           std::to_string(model.partial.words) + " of " +
+           std::to_string(prepared.stream.words()) + " words done, finished with its " +
+           std::to_string(model.partial.shards.size()) + " thread" +
+           (model.partial.shards.size() == 1 ? "" : "s") + ")";
+    observer.log("resuming " + at + ": " + describeConfig(resumed, threads));
+    const std::int64_t outside = prepared.tokens - prepared.stream.words();
+    std::ostringstream line;
+    line << "vocabulary: the model's " << vocab.size() << " words; " << outside << " of "
+         << prepared.tokens << " corpus tokens";
+    if (prepared.tokens > 0 && outside > 0)
+      line << " (" << std::setprecision(3)
+           << 100.0 * static_cast<double>(outside) / static_cast<double>(prepared.tokens) << "%)";
+    line << " are outside it and skipped (a resumed model keeps its vocabulary)";
+    observer.log(line.str());
   }
   // Trained in place (a copy would double peak memory); the stored schedule is the new total.
   model.config = resumed.serialize();

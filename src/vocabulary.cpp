@@ -1,12 +1,88 @@
 #include "posvec/vocabulary.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <ostream>
 #include <cmath>
 #include <numeric>
 
 #include "posvec/error.hpp"
+#include "posvec/io.hpp"
+#include "utf8.hpp"
 
 namespace posvec {
+
+void saveWord2vecVocabulary(const Vocabulary& vocabulary, std::int64_t sentences,
+                            const std::string& path) {
+  writeFileAtomically(path, [&](std::ostream& out) {
+    std::string text = "</s> " + std::to_string(sentences) + "\n";
+    for (std::size_t i = 0; i < vocabulary.size(); ++i) {
+      const auto id = static_cast<WordId>(i);
+      text += vocabulary.word(id);
+      text += ' ';
+      text += std::to_string(vocabulary.count(id));
+      text += '\n';
+    }
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  });
+}
+
+Vocabulary readWord2vecVocabulary(const std::string& path) {
+  const std::string text = readFile(path);
+  struct Entry {
+    std::string word;
+    std::int64_t count;
+  };
+  std::vector<Entry> entries;
+  std::size_t lineNo = 0, at = 0;
+  auto isSpace = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; };
+  while (at < text.size()) {
+    const std::size_t eol = std::min(text.find('\n', at), text.size());
+    std::string_view line(text.data() + at, eol - at);
+    at = eol + 1;
+    ++lineNo;
+    auto fail = [&](const std::string& what) {
+      throw InputError("'" + path + "' line " + std::to_string(lineNo) + ": " + what +
+                       " (a vocabulary file has one 'word count' line per word, as "
+                       "word2vec.c -save-vocab writes)");
+    };
+    std::vector<std::string_view> fields;
+    std::size_t i = 0;
+    while (i < line.size()) {
+      while (i < line.size() && isSpace(line[i])) ++i;
+      std::size_t j = i;
+      while (j < line.size() && !isSpace(line[j])) ++j;
+      if (j > i) fields.push_back(line.substr(i, j - i));
+      i = j;
+    }
+    if (fields.empty()) continue;
+    if (fields.size() != 2) fail("expected a word and a count, found " + std::to_string(fields.size()) + " fields");
+    if (!detail::isValidUtf8(fields[0])) fail("the word is not valid UTF-8");
+    std::int64_t count = 0;
+    const auto [end, ec] = std::from_chars(fields[1].data(), fields[1].data() + fields[1].size(), count);
+    if (ec != std::errc() || end != fields[1].data() + fields[1].size() || count < 0)
+      fail("the count '" + std::string(fields[1]) + "' is not a whole number of at least 0");
+    if (fields[0] == "</s>" || count == 0) continue;
+    entries.push_back({std::string(fields[0]), count});
+  }
+  if (entries.empty())
+    throw InputError("'" + path + "' holds no words (a vocabulary file has one 'word count' line per word)");
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const Entry& a, const Entry& b) { return a.count > b.count; });
+  std::vector<std::string> words;
+  std::vector<std::int64_t> counts;
+  words.reserve(entries.size());
+  counts.reserve(entries.size());
+  for (auto& e : entries) {
+    words.push_back(std::move(e.word));
+    counts.push_back(e.count);
+  }
+  try {
+    return Vocabulary(std::move(words), std::move(counts));
+  } catch (const InputError& e) {
+    throw InputError("'" + path + "': " + e.what());
+  }
+}
 
 Vocabulary::Vocabulary(std::vector<std::string> words, std::vector<std::int64_t> counts)
     : words_(std::move(words)), counts_(std::move(counts)) {

@@ -8,9 +8,11 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "interrupt.hpp"
 #include "posvec/error.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/trainer.hpp"
@@ -25,6 +27,12 @@ struct Options {
   std::string format;
   std::string resume;
   std::string saveModel;
+  std::string checkpointEvery;
+  std::string saveVocab;
+  std::string readVocab;
+  bool replaceInvalid = false;
+  bool epochsGiven = false;
+  bool alphaGiven = false;
   bool pretokenized = false;
   bool hs = false;
   bool cbow = false;
@@ -33,6 +41,71 @@ struct Options {
   std::string kernel = TrainConfig{}.kernel == Kernel::Batched ? "batched" : "classic";
   TrainConfig config;
 };
+
+// --checkpoint-every: a duration ("90s", "10m", "2h") or a number of epochs ("2epochs").
+struct CheckpointEvery {
+  double seconds = 0;  // 0: not by time
+  int epochs = 0;      // 0: not by epochs
+};
+
+CheckpointEvery parseCheckpointEvery(const std::string& text) {
+  CheckpointEvery every;
+  std::size_t used = 0;
+  double n = 0;
+  try {
+    n = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string unit = used > 0 ? text.substr(used) : "";
+  const bool whole = n == std::floor(n);
+  if (used > 0 && n > 0 && std::isfinite(n)) {
+    if (unit == "s") every.seconds = n;
+    if (unit == "m") every.seconds = n * 60;
+    if (unit == "h") every.seconds = n * 3600;
+    if ((unit == "epoch" || unit == "epochs") && whole && n <= 100000)
+      every.epochs = static_cast<int>(n);
+  }
+  if (every.seconds == 0 && every.epochs == 0)
+    throw ConfigError("--checkpoint-every: expected a duration (30s, 10m, 2h) or a whole number "
+                      "of epochs (2epochs), got '" + text + "'");
+  return every;
+}
+
+// Where interrupts and --checkpoint-every write: --save-model, else OUT.posvec
+// beside the output (the output itself when it is a .posvec model).
+std::string checkpointPath(const Options& o, VectorFormat format) {
+  if (!o.saveModel.empty()) return o.saveModel;
+  if (format == VectorFormat::Model) return o.output;
+  return std::filesystem::path(o.output).replace_extension(".posvec").string();
+}
+
+// A word for a POSIX shell: as it is when it is plain, else in single quotes.
+std::string shellWord(const std::string& w) {
+  if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789_-+=./:,@%") == std::string::npos)
+    return w;
+  std::string q = "'";
+  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// The command that continues from `checkpoint`: the same corpus, reading options and
+// outputs; the schedule and the rest of the options are in the checkpoint.
+std::string resumeCommand(const Options& o, const std::string& checkpoint) {
+  std::string cmd = "posvec train";
+  for (const auto& c : o.corpus) cmd += " " + shellWord(c);
+  if (o.pretokenized) cmd += " --pretokenized";
+  if (o.keepCase) cmd += " --keep-case";
+  if (o.replaceInvalid) cmd += " --replace-invalid";
+  cmd += " -o " + shellWord(o.output);
+  if (!o.format.empty()) cmd += " --format " + shellWord(o.format);
+  if (o.config.threads != 0) cmd += " --threads " + std::to_string(o.config.threads);
+  if (!o.saveModel.empty()) cmd += " --save-model " + shellWord(o.saveModel);
+  if (!o.checkpointEvery.empty()) cmd += " --checkpoint-every " + shellWord(o.checkpointEvery);
+  if (o.json) cmd += " --json";
+  return cmd + " --resume " + shellWord(checkpoint);
+}
 
 // Fails before hours of training, not after: the directory must exist and be writable.
 void checkWritable(const std::string& path, const std::string& option) {
@@ -78,15 +151,29 @@ void run(const Options& o) {
       o.format.empty() ? formatFromExtension(o.output) : parseVectorFormat(o.format);
   checkWritable(o.output, "output");
   if (!o.saveModel.empty()) checkWritable(o.saveModel, "--save-model");
+  if (!o.saveVocab.empty()) checkWritable(o.saveVocab, "--save-vocab");
+  const CheckpointEvery every =
+      o.checkpointEvery.empty() ? CheckpointEvery{} : parseCheckpointEvery(o.checkpointEvery);
+  const std::string checkpoint = checkpointPath(o, format);
+  checkWritable(checkpoint, "checkpoint");
   std::vector<std::string> inputs = o.corpus;
+  if (!o.readVocab.empty()) inputs.push_back(o.readVocab);
+  // The model resumed from is read whole before anything is written, so its own
+  // checkpoint (and --save-model) may replace it; the vectors output may not.
+  cli::refuseOutputOverInput(o.saveModel, "--save-model", inputs);
+  cli::refuseOutputOverInput(checkpoint, "checkpoint", inputs);
+  cli::refuseOutputOverInput(o.saveVocab, "--save-vocab", inputs);
   if (!o.resume.empty()) inputs.push_back(o.resume);
   cli::refuseOutputOverInput(o.output, "output", inputs);
   if (format == VectorFormat::Npy)
     cli::refuseOutputOverInput(npyVocabularyPath(o.output), "output vocabulary", inputs);
-  cli::refuseOutputOverInput(o.saveModel, "--save-model", inputs);
+  // Read before the corpus is counted: a bad file costs nothing.
+  std::optional<Vocabulary> vocabulary;
+  if (!o.readVocab.empty()) vocabulary = readWord2vecVocabulary(o.readVocab);
 
   TokenizerOptions tok;
   tok.lowercase = !o.keepCase;
+  tok.replaceInvalid = o.replaceInvalid;
   const CorpusSource corpus = CorpusSource::fromFiles(o.corpus, o.pretokenized, tok);
 
   const bool quiet = cli::globals().quiet;
@@ -114,20 +201,89 @@ void run(const Options& o) {
     progressLine->finish(buf);
   };
 
+  // Interrupts and checkpoints: the trainer asks at each safe point.
+  cli::InterruptGuard guard;
+  cli::InterruptGuard::setImmediate(true);  // nothing to save while the corpus is counted
+  auto lastCheckpoint = std::chrono::steady_clock::now();
+  bool epochCheckpointDue = false;
+  observer.interrupt = [&] {
+    cli::InterruptGuard::setImmediate(false);
+    if (cli::InterruptGuard::requested()) return Interrupt::Stop;
+    if (epochCheckpointDue) return Interrupt::Checkpoint;
+    if (every.seconds > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - lastCheckpoint).count() >=
+            every.seconds)
+      return Interrupt::Checkpoint;
+    return Interrupt::None;
+  };
+  observer.checkpoint = [&](const ModelState& state) {
+    saveModel(state, checkpoint);
+    lastCheckpoint = std::chrono::steady_clock::now();
+    epochCheckpointDue = false;
+    if (!quiet) {
+      std::string at = "after epoch " + std::to_string(state.epochsDone);
+      if (state.partial.active()) at = "inside epoch " + std::to_string(state.epochsDone + 1);
+      progressLine->finish("checkpoint " + at + " written to " + checkpoint);
+    }
+  };
+  auto countEpochs = observer.epochEnd;
+  observer.epochEnd = [countEpochs, &every, &epochCheckpointDue](const EpochReport& r) {
+    countEpochs(r);
+    if (every.epochs > 0 && r.epoch % every.epochs == 0) epochCheckpointDue = true;
+  };
+  if (!o.saveVocab.empty())
+    observer.vocabulary = [&](const Vocabulary& v, std::int64_t sentences) {
+      saveWord2vecVocabulary(v, sentences, o.saveVocab);
+    };
+
   ModelState model;
+  int scheduled = 0;  // the schedule's total epochs
   if (!o.resume.empty()) {
     model = loadModel(o.resume);
-    // Only the thread count may change when resuming; the rest is the model's.
+    // Only the thread count (and, with a warning, the learning rate) may change when
+    // resuming; the rest is the model's.
     TrainConfig stored = TrainConfig::deserialize(model.config);
     stored.threads = o.config.threads;
+    if (o.alphaGiven && o.config.alpha != stored.alpha) {
+      std::fprintf(stderr,
+                   "posvec: warning: --alpha %g replaces the model's %g from here on: the "
+                   "learning rate no longer follows the schedule of an uninterrupted run\n",
+                   o.config.alpha, stored.alpha);
+      stored.alpha = o.config.alpha;
+    }
     model.config = stored.serialize();
-    resumeTraining(model, corpus, o.config.epochs, observer);
+    // Without --epochs a stopped or checkpointed model finishes its schedule.
+    const int left = epochsLeft(model);
+    const int more = o.epochsGiven || left == 0 ? o.config.epochs : left;
+    scheduled = model.epochsDone + more;
+    if (!o.saveVocab.empty())
+      saveWord2vecVocabulary(Vocabulary(model.words, model.counts), 0, o.saveVocab);
+    resumeTraining(model, corpus, more, observer);
   } else {
     TrainConfig config = o.config;
     config.loss = o.hs ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
     config.architecture = o.cbow ? Architecture::Cbow : Architecture::SkipGram;
     config.kernel = o.kernel == "batched" ? Kernel::Batched : Kernel::Classic;
-    model = train(corpus, config, observer);
+    scheduled = config.epochs;
+    model = vocabulary ? train(corpus, config, *vocabulary, observer)
+                       : train(corpus, config, observer);
+  }
+  cli::InterruptGuard::setImmediate(false);
+
+  if (model.partial.active() || model.epochsDone < scheduled) {
+    // Stopped by a signal: the full state, then how to go on.
+    progressLine->finish("");
+    saveModel(model, checkpoint);
+    std::string at = "after epoch " + std::to_string(model.epochsDone);
+    if (model.partial.active())
+      at = "inside epoch " + std::to_string(model.epochsDone + 1) + " (" +
+           std::to_string(model.partial.words) + " words into it)";
+    std::fprintf(stderr,
+                 "posvec: training stopped %s of %d; the full state is in %s\n"
+                 "posvec: to continue: %s\n",
+                 at.c_str(), scheduled, checkpoint.c_str(), resumeCommand(o, checkpoint).c_str());
+    std::fflush(stderr);
+    std::exit(cli::InterruptGuard::exitCode() != 0 ? cli::InterruptGuard::exitCode() : 130);
   }
 
   nlohmann::json summary;
@@ -136,6 +292,8 @@ void run(const Options& o) {
   summary["epochs_done"] = model.epochsDone;
   summary["epoch_losses"] = model.epochLosses;
   if (!o.saveModel.empty()) saveModel(model, o.saveModel);
+  // Periodic checkpoints beside the output end as the final state.
+  else if (!o.checkpointEvery.empty() && checkpoint != o.output) saveModel(model, checkpoint);
   if (format == VectorFormat::Model) {
     saveModel(model, o.output);
   } else {
@@ -160,6 +318,11 @@ void run(const Options& o) {
                  summary["words"].get<std::size_t>(), summary["dim"].get<long>(), o.output.c_str(),
                  formatName(format).c_str(), seconds);
   }
+  // A signal after the last safe point: training was complete and is saved.
+  if (cli::InterruptGuard::requested()) {
+    std::fflush(stdout);
+    std::exit(cli::InterruptGuard::exitCode());
+  }
 }
 
 posvec::cli::Registrar reg(20, [](CLI::App& app) {
@@ -180,6 +343,8 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
   sub->add_flag("--pretokenized", opts->pretokenized,
                 "Corpus is one sentence a line, tokens split on whitespace (as word2vec.c reads)");
   sub->add_flag("--keep-case", opts->keepCase, "Raw text: do not lowercase");
+  sub->add_flag("--replace-invalid", opts->replaceInvalid,
+                "Replace invalid UTF-8 with U+FFFD instead of stopping with an error");
   sub->add_option("--dim", c.dim, "Vector dimension")
       ->capture_default_str()
       ->check(cli::notNegative());
@@ -192,10 +357,14 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
   sub->add_flag("--cbow", opts->cbow, "CBOW instead of skip-gram (try --alpha 0.05)");
   sub->add_option("--sample", c.sample, "Subsampling threshold for frequent words (0: off)")
       ->capture_default_str();
-  sub->add_option("--alpha", c.alpha, "Initial learning rate")->capture_default_str();
+  sub->add_option("--alpha", c.alpha,
+                  "Initial learning rate (with --resume: replaces the model's, with a warning)")
+      ->capture_default_str();
   sub->add_option("--min-alpha", c.minAlpha, "Final learning rate (linear decay over all epochs)")
       ->capture_default_str();
-  sub->add_option("--epochs", c.epochs, "Epochs (with --resume: how many more)")
+  sub->add_option("--epochs", c.epochs,
+                  "Epochs (with --resume: how many more; default there: the rest of an "
+                  "interrupted or checkpointed schedule, else 5)")
       ->capture_default_str();
   sub->add_option("--min-count", c.minCount, "Ignore words rarer than this")->capture_default_str();
   sub->add_option("--max-vocab", c.maxVocab, "Keep at most this many words (0: no limit)")
@@ -214,13 +383,23 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
                                  "Continue a full-state model (.posvec) for --epochs more epochs, "
                                  "with the schedule it would have had");
   for (const char* name :
-       {"--dim", "--window", "--negative", "--hs", "--cbow", "--sample", "--alpha", "--min-alpha",
+       {"--dim", "--window", "--negative", "--hs", "--cbow", "--sample", "--min-alpha",
         "--min-count", "--max-vocab", "--seed", "--kernel"})
     resume->excludes(sub->get_option(name));
   sub->add_option("--save-model", opts->saveModel,
                   "Also save the full training state (for --resume) to this file");
+  sub->add_option("--checkpoint-every", opts->checkpointEvery,
+                  "Save the full state every DURATION (30s, 10m, 2h) or N epochs (2epochs), "
+                  "atomically, to --save-model or OUT.posvec");
+  sub->add_option("--save-vocab", opts->saveVocab,
+                  "Write the vocabulary in word2vec.c's format (\"word count\" lines)");
+  resume->excludes(sub->add_option(
+      "--read-vocab", opts->readVocab,
+      "Take the vocabulary from a word2vec.c vocabulary file instead of counting"));
   sub->add_flag("--json", opts->json, "Print a JSON summary (losses, sizes, time) on stdout");
-  sub->callback([opts] {
+  sub->callback([opts, sub] {
+    opts->epochsGiven = sub->get_option("--epochs")->count() > 0;
+    opts->alphaGiven = sub->get_option("--alpha")->count() > 0;
     // TrainConfig::validate's meanings, and resumeTraining's, with their flags.
     static const cli::FlagNames flags{{"dimension", "--dim"},
                                       {"window", "--window"},

@@ -17,6 +17,12 @@ namespace posvec {
 // next write of the same `path`.
 void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 
+// Deletes the temporary files of the atomic writes in progress, so a process that
+// must exit at once (a second Ctrl-C) leaves no partial file. Async-signal-safe
+// (fixed storage, atomics and unlink only): meant for a signal handler that calls
+// _exit() next; the writes themselves are not told.
+void removeUnfinishedTemporaries() noexcept;
+
 // For front ends that let "-" mean standard output: "-" (or an empty path)
 // streams to std::cout and throws IoError if it fails; any other path goes
 // through writeFileAtomically.

@@ -11,6 +11,22 @@
 
 namespace posvec {
 
+// Where each thread was when training stopped inside an epoch (an interrupt or a
+// checkpoint): enough to finish that epoch exactly as if it had not stopped.
+struct ShardProgress {
+  std::int64_t position = 0;  // next id of the corpus stream to read
+  std::int64_t end = 0;       // end of the thread's shard
+  std::uint64_t rng = 0;      // the thread's random state (subsampling, windows, negatives)
+  double loss = 0;            // loss and predictions of the epoch so far
+  std::int64_t predictions = 0;
+};
+struct EpochProgress {
+  std::int64_t words = 0;        // corpus words of the epoch done (sets the learning rate)
+  std::int64_t streamSize = 0;   // ids in the corpus stream, to recognise the same corpus
+  std::vector<ShardProgress> shards;  // one per thread; empty: at an epoch boundary
+  bool active() const { return !shards.empty(); }
+};
+
 // The trainer owns the meaning of `config` (a serialised TrainConfig, key=value
 // lines); the file format just stores it.
 struct ModelState {
@@ -21,6 +37,7 @@ struct ModelState {
   std::string config;
   std::int32_t epochsDone = 0;
   std::vector<double> epochLosses;  // mean loss of each epoch done
+  EpochProgress partial;            // epoch epochsDone + 1 when stopped inside it
 };
 
 }  // namespace posvec

@@ -10,6 +10,7 @@
 #include "posvec/embeddings.hpp"
 #include "posvec/model_state.hpp"
 #include "posvec/train_config.hpp"
+#include "posvec/vocabulary.hpp"
 
 namespace posvec {
 
@@ -31,6 +32,9 @@ struct EpochReport {
   double seconds = 0;
 };
 
+// What TrainObserver::interrupt asks for at a safe point inside an epoch.
+enum class Interrupt { None, Stop, Checkpoint };
+
 struct TrainObserver {
   std::function<void(const TrainProgress&)>
       progress;  // called from one thread, a few times a second
@@ -39,17 +43,40 @@ struct TrainObserver {
   // Asked before each epoch (the first included): true stops training there, with
   // the schedule of config.epochs kept, so resumeTraining continues it exactly.
   std::function<bool()> stopRequested;
+  // Asked at every safe point inside an epoch (each time the calling thread has
+  // trained about 10,000 more words, and a few times a second while it waits for
+  // the other threads) and after each epoch, always on the thread that called
+  // train(). Stop: every thread stops at its next safe point and training
+  // returns with the model's `partial` recording where each thread was, so
+  // resumeTraining finishes that epoch exactly (bitwise at one thread). Checkpoint:
+  // the threads pause the same way, `checkpoint` gets that resumable state, and
+  // training goes on unchanged.
+  std::function<Interrupt()> interrupt;
+  std::function<void(const ModelState&)> checkpoint;
+  // After the counting pass, before training: the vocabulary, and the number of
+  // sentences (word2vec.c counts them as the token "</s>").
+  std::function<void(const Vocabulary&, std::int64_t sentences)> vocabulary;
 };
 
 // Builds the vocabulary and trains config.epochs epochs from scratch.
 ModelState train(const CorpusSource& corpus, const TrainConfig& config,
                  const TrainObserver& observer = {});
+// Same with a given vocabulary (e.g. readWord2vecVocabulary) instead of counting
+// the corpus: its words below config.minCount are dropped and config.maxVocab
+// applies; corpus words outside it are skipped.
+ModelState train(const CorpusSource& corpus, const TrainConfig& config,
+                 const Vocabulary& vocabulary, const TrainObserver& observer = {});
 // Continues a model for `moreEpochs` epochs with the learning-rate schedule it
 // would have had if trained for epochsDone + moreEpochs from the start. The
 // model is updated in place (no second copy of the matrices); the corpus must
 // be the one it was trained on for that promise to hold (other words are skipped).
+// A model stopped inside an epoch (model.partial) finishes that epoch first; it
+// counts as one of the `moreEpochs`.
 void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpochs,
                     const TrainObserver& observer = {});
+// Epochs of the model's stored schedule not finished yet (the one it was stopped
+// inside counts); 0 for a model that completed its schedule.
+int epochsLeft(const ModelState& model);
 // The input vectors as Embeddings (words, vectors, counts).
 Embeddings embeddingsOf(const ModelState& model);
 

@@ -48,6 +48,16 @@ class Vocabulary {
   std::unordered_map<std::string, WordId, Hash, std::equal_to<>> index_;
 };
 
+// word2vec.c's vocabulary file (-save-vocab / -read-vocab): one "word count" line
+// per word, in vocabulary order, after a first line "</s> N" for word2vec.c's
+// sentence-end token (N = the number of sentences). Written atomically.
+void saveWord2vecVocabulary(const Vocabulary& vocabulary, std::int64_t sentences,
+                            const std::string& path);
+// Reads such a file (the "</s>" line, if any, is skipped, as are blank lines and
+// words of count 0) and sorts it by count, ties in file order, as word2vec.c
+// does. InputError naming the file and line for anything else.
+Vocabulary readWord2vecVocabulary(const std::string& path);
+
 // The streaming counting pass. Each distinct word gets a provisional id in
 // first-seen order (what add() returns, so a caller can record the corpus as ids
 // in the same pass); finish() sorts, applies min-count and max-vocab, and returns
