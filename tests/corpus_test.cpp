@@ -132,3 +132,42 @@ TEST_CASE("corpus: shards start at sentence starts, in memory and on disk alike"
     CHECK(sentences == 44);
   }
 }
+
+TEST_CASE("corpus finds invalid UTF-8 in pre-tokenized files while counting, with line and offset",
+          "[corpus]") {
+  test::TempDir dir;
+  // Line 3, the bad byte at offset 9 + 9 + 6 = 24 ("ok words\n" "new line\n" "fine b").
+  const std::string path = dir.file("bad.txt");
+  test::writeText(path, "ok words\nnew line\nfine b\x97" "d end\nmore\n");
+  const auto corpus = CorpusSource::fromFiles({path}, true);
+  int words = 0;
+  try {
+    detail::forEachToken(corpus, [&](std::string_view) { ++words; }, [] {});
+    FAIL("no error for invalid UTF-8");
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    CHECK(m.find("line 3") != std::string::npos);
+    CHECK(m.find("byte offset 24") != std::string::npos);
+    CHECK(m.find("\\x97") != std::string::npos);
+    CHECK(m.find("--replace-invalid") != std::string::npos);
+  }
+  CHECK(words == 5);  // "ok words new line fine": the counting pass stopped at the bad word
+
+  // The bad byte as the tail of a word cut by the reader's 1 MiB block boundary.
+  std::string big(1 << 20, 'a');
+  big[(1 << 20) - 3] = ' ';
+  big += "\xC3\x28 z\n";  // a lead byte followed by '(' : invalid at offset 2^20
+  test::writeText(path, big);
+  CHECK_THROWS_WITH(detail::forEachToken(CorpusSource::fromFiles({path}, true),
+                                         [](std::string_view) {}, [] {}),
+                    Catch::Contains("byte offset 1048576") && Catch::Contains("line 1"));
+
+  // With replaceInvalid the word is kept with U+FFFD.
+  test::writeText(path, "fine b\x97" "d\n");
+  TokenizerOptions replace;
+  replace.replaceInvalid = true;
+  std::vector<std::string> seen;
+  detail::forEachToken(CorpusSource::fromFiles({path}, true, replace),
+                       [&](std::string_view w) { seen.emplace_back(w); }, [] {});
+  CHECK(seen == std::vector<std::string>{"fine", "b\xEF\xBF\xBD" "d"});
+}

@@ -127,3 +127,33 @@ TEST_CASE("io a set of files is written all or nothing", "[io]") {
   for (const auto& e : fs::directory_iterator(dir.path())) entries += e.is_regular_file();
   CHECK(entries == 2);
 }
+
+TEST_CASE("io removeUnfinishedTemporaries deletes the temporary of a write in progress",
+          "[io]") {
+  test::TempDir dir;
+  const std::string path = dir.file("model.posvec");
+  auto temporaries = [&] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+      n += e.path().filename().string().rfind("model.posvec.tmp-", 0) == 0;
+    return n;
+  };
+  int during = -1, after = -1;
+  // What a signal handler does before _exit: the half-written file goes, and the
+  // interrupted write can no longer put anything in place.
+  CHECK_THROWS_AS(writeFileAtomically(path,
+                                      [&](std::ostream& out) {
+                                        out << "half";
+                                        during = temporaries();
+                                        removeUnfinishedTemporaries();
+                                        after = temporaries();
+                                      }),
+                  IoError);
+  CHECK(during == 1);
+  CHECK(after == 0);
+  CHECK_FALSE(std::filesystem::exists(path));
+  // Finished writes are not registered any more: nothing of them is removed.
+  writeFileAtomically(path, [](std::ostream& out) { out << "whole"; });
+  removeUnfinishedTemporaries();
+  CHECK(test::readText(path) == "whole");
+}

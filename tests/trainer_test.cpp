@@ -6,8 +6,10 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "kernels.hpp"
@@ -535,4 +537,226 @@ TEST_CASE("trainer CLI names its flag in front of the library's option meaning",
   TrainConfig c;
   c.dim = 0;
   CHECK_THROWS_WITH(c.validate(), "dimension must be between 1 and 100000 (got 0)");
+}
+
+TEST_CASE("trainer stopped or checkpointed inside an epoch resumes bitwise at one thread",
+          "[trainer]") {
+  // Long enough for several safe points (one every 10,000 words) per epoch.
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(9, 6000));
+  TrainConfig c = smallConfig();
+  c.epochs = 3;
+  c.sample = 1e-2;
+  const ModelState full = train(corpus, c);
+
+  // A checkpoint at the fourth safe point (inside epoch 1), training goes on unchanged.
+  int asked = 0;
+  std::optional<ModelState> saved;
+  TrainObserver checkpointing;
+  checkpointing.interrupt = [&] { return ++asked == 4 ? Interrupt::Checkpoint : Interrupt::None; };
+  checkpointing.checkpoint = [&](const ModelState& m) { saved = m; };
+  const ModelState through = train(corpus, c, checkpointing);
+  CHECK(sameMatrix(through.input, full.input));
+  CHECK(through.epochLosses == full.epochLosses);
+  REQUIRE(saved);
+  REQUIRE(saved->partial.active());
+  CHECK(saved->epochsDone == 0);
+  // Four flushes of at least 10,000 words each, cut at sentence ends (at most 13 words).
+  CHECK(saved->partial.words >= 40000);
+  CHECK(saved->partial.words < 40000 + 4 * 13);
+  CHECK(epochsLeft(*saved) == 3);
+
+  // Through the model file (version 2) and back, then the rest of the schedule.
+  test::TempDir dir;
+  saveModel(*saved, dir.file("ck.posvec"));
+  ModelState resumed = loadModel(dir.file("ck.posvec"));
+  REQUIRE(resumed.partial.shards.size() == 1);
+  CHECK(resumed.partial.shards[0].rng == saved->partial.shards[0].rng);
+  CHECK(resumed.partial.shards[0].loss == saved->partial.shards[0].loss);
+  resumeTraining(resumed, corpus, epochsLeft(resumed));
+  CHECK(resumed.epochsDone == 3);
+  CHECK_FALSE(resumed.partial.active());
+  CHECK(sameMatrix(resumed.input, full.input));
+  CHECK(sameMatrix(resumed.output, full.output));
+  CHECK(resumed.epochLosses == full.epochLosses);
+
+  // Stop inside epoch 2 (the Stop arrives at a safe point of epoch 2).
+  asked = 0;
+  TrainObserver stopping;
+  int epochsEnded = 0;
+  stopping.epochEnd = [&](const EpochReport&) { ++epochsEnded; };
+  stopping.interrupt = [&] {
+    return epochsEnded == 1 && ++asked == 2 ? Interrupt::Stop : Interrupt::None;
+  };
+  ModelState stopped = train(corpus, c, stopping);
+  CHECK(stopped.epochsDone == 1);
+  REQUIRE(stopped.partial.active());
+  CHECK(stopped.partial.words >= 10000);
+  CHECK(stopped.partial.words < 10000 + 13);
+  CHECK(stopped.epochLosses.size() == 1);
+  resumeTraining(stopped, corpus, 2);
+  CHECK(sameMatrix(stopped.input, full.input));
+  CHECK(stopped.epochLosses == full.epochLosses);
+}
+
+TEST_CASE("trainer with two threads stopped inside an epoch finishes it with both threads",
+          "[trainer]") {
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(10, 8000));
+  TrainConfig c = smallConfig();
+  c.epochs = 2;
+  c.threads = 2;
+  int asked = 0;
+  TrainObserver stopping;
+  stopping.interrupt = [&] { return ++asked == 2 ? Interrupt::Stop : Interrupt::None; };
+  ModelState m = train(corpus, c, stopping);
+  REQUIRE(m.partial.active());
+  REQUIRE(m.partial.shards.size() == 2);
+  CHECK(m.epochsDone == 0);
+  // The first shard was stopped inside; the second starts where it ends.
+  CHECK(m.partial.shards[0].position < m.partial.shards[0].end);
+  CHECK(m.partial.shards[1].position >= m.partial.shards[0].end);
+  CHECK(m.partial.shards[1].end == m.partial.streamSize);
+  // Resumed with one thread: the unfinished epoch still runs its two shards.
+  TrainConfig stored = TrainConfig::deserialize(m.config);
+  stored.threads = 1;
+  m.config = stored.serialize();
+  std::int64_t words = 0;
+  TrainObserver watch;
+  watch.epochEnd = [&](const EpochReport& r) {
+    if (r.epoch == 1) words = r.words;
+  };
+  resumeTraining(m, corpus, 2, watch);
+  CHECK(m.epochsDone == 2);
+  CHECK(m.epochLosses.size() == 2);
+  std::int64_t tokens = 0;
+  for (const auto& s : plantedCorpus(10, 8000)) tokens += static_cast<std::int64_t>(s.size());
+  CHECK(words == tokens);
+  CHECK(plantedAccuracy(m) >= 0.9);
+}
+
+TEST_CASE("trainer refuses to finish an epoch on a different corpus", "[trainer]") {
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(9, 6000));
+  TrainConfig c = smallConfig();
+  TrainObserver stopping;
+  int asked = 0;
+  stopping.interrupt = [&] { return ++asked == 2 ? Interrupt::Stop : Interrupt::None; };
+  ModelState m = train(corpus, c, stopping);
+  REQUIRE(m.partial.active());
+  CHECK_THROWS_WITH(resumeTraining(m, CorpusSource::fromSentences(plantedCorpus(9, 5000)), 1),
+                    Catch::Contains("different corpus"));
+}
+
+TEST_CASE("trainer model file keeps version 1 at epoch boundaries and 2 inside an epoch",
+          "[trainer]") {
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(9, 3000));
+  TrainConfig c = smallConfig();
+  c.epochs = 1;
+  test::TempDir dir;
+  const ModelState done = train(corpus, c);
+  saveModel(done, dir.file("a.posvec"));
+  TrainObserver stopping;
+  stopping.interrupt = [] { return Interrupt::Stop; };
+  const ModelState inside = train(corpus, c, stopping);
+  REQUIRE(inside.partial.active());
+  saveModel(inside, dir.file("b.posvec"));
+  auto versionOf = [](const std::string& bytes) {
+    std::uint32_t v;
+    std::memcpy(&v, bytes.data() + 8, 4);
+    return v;
+  };
+  const std::string a = test::readText(dir.file("a.posvec"));
+  const std::string b = test::readText(dir.file("b.posvec"));
+  CHECK(versionOf(a) == 1);
+  CHECK(versionOf(b) == 2);
+  // Version 2 adds 16 + 40 bytes a thread; `inside` has one epoch loss (8 bytes) fewer.
+  CHECK(b.size() == a.size() + 16 + 40 - 8);
+  // A version 2 file cut short is refused, not misread.
+  test::writeText(dir.file("c.posvec"), b.substr(0, b.size() - 8));
+  CHECK_THROWS_AS(loadModel(dir.file("c.posvec")), FormatError);
+}
+
+TEST_CASE("trainer CLI finds invalid UTF-8 before training and accepts --replace-invalid",
+          "[trainer][cli]") {
+  test::TempDir dir;
+  std::string text = test::readText(writeCorpus(dir, 200));
+  const std::size_t secondLine = text.find('\n') + 1;
+  text.insert(secondLine + 2, "\x97");
+  test::writeText(dir.file("bad.txt"), text);
+  const std::string base = "train " + test::quote(dir.file("bad.txt")) +
+                           " --pretokenized --dim 8 --min-count 1 --threads 1 -o " +
+                           test::quote(dir.file("v.txt"));
+  auto r = test::runCli(base);
+  CHECK(r.status == static_cast<int>(ExitCode::Input));
+  CHECK(r.err.find("line 2: invalid UTF-8 at byte offset " + std::to_string(secondLine + 2)) !=
+        std::string::npos);
+  CHECK(r.err.find("training") == std::string::npos);  // found by the counting pass
+  CHECK_FALSE(std::filesystem::exists(dir.file("v.txt")));
+  r = test::runCli(base + " --replace-invalid");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(test::readText(dir.file("v.txt")).find("\xEF\xBF\xBD") != std::string::npos);
+}
+
+TEST_CASE("trainer CLI writes and reads word2vec.c vocabulary files", "[trainer][cli]") {
+  test::TempDir dir;
+  const std::string corpus = writeCorpus(dir, 300);
+  // Expected counts, computed here: sorted by count, ties in first-seen order, min-count 3.
+  std::vector<std::string> order;
+  std::map<std::string, std::int64_t> counts;
+  int lines = 0;
+  for (const auto& s : plantedCorpus(11, 300)) {
+    ++lines;
+    for (const auto& w : s)
+      if (counts[w]++ == 0) order.push_back(w);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](const std::string& a, const std::string& b) { return counts[a] > counts[b]; });
+  std::string expected = "</s> " + std::to_string(lines) + "\n";
+  for (const auto& w : order)
+    if (counts[w] >= 3) expected += w + " " + std::to_string(counts[w]) + "\n";
+  const std::string common = " --pretokenized --dim 8 --threads 1 --epochs 1 -q";
+  auto r = test::runCli("train " + test::quote(corpus) + common + " --min-count 3 -o " +
+                        test::quote(dir.file("v.txt")) + " --save-vocab " +
+                        test::quote(dir.file("vocab.txt")));
+  REQUIRE(r.status == 0);
+  CHECK(test::readText(dir.file("vocab.txt")) == expected);
+
+  // A hand-made vocabulary: only its words are trained, most frequent first; words
+  // under --min-count (here 2) are dropped as word2vec.c does.
+  test::writeText(dir.file("mine.txt"), "</s> 1\nc1w1 5\nthe 50\nnotthere 3\nrare 1\n");
+  r = test::runCli("train " + test::quote(corpus) + common + " --min-count 2 --read-vocab " +
+                   test::quote(dir.file("mine.txt")) + " -o " + test::quote(dir.file("m.txt")));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const Embeddings e = loadVectors(dir.file("m.txt"));
+  CHECK(e.words() == std::vector<std::string>{"the", "c1w1", "notthere"});
+  test::writeText(dir.file("broken.txt"), "the 5\nc1w1\n");
+  r = test::runCli("train " + test::quote(corpus) + common + " --read-vocab " +
+                   test::quote(dir.file("broken.txt")) + " -o " + test::quote(dir.file("b.txt")));
+  CHECK(r.status == static_cast<int>(ExitCode::Input));
+  CHECK(r.err.find("line 2") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.file("b.txt")));
+}
+
+TEST_CASE("trainer CLI resume says how many tokens are outside the vocabulary and warns on --alpha",
+          "[trainer][cli]") {
+  test::TempDir dir;
+  const std::string corpus = writeCorpus(dir, 200);
+  auto r = test::runCli("-q train " + test::quote(corpus) +
+                        " --pretokenized --dim 8 --min-count 1 --threads 1 --epochs 1 -o " +
+                        test::quote(dir.file("m.posvec")));
+  REQUIRE(r.status == 0);
+  // The same corpus plus one line of 3 new words and 2 known ones.
+  const std::string more = dir.file("more.txt");
+  test::writeText(more, test::readText(corpus) + "brandnew the novel a unseen\n");
+  std::int64_t tokens = 5;
+  for (const auto& s : plantedCorpus(11, 200)) tokens += static_cast<std::int64_t>(s.size());
+  r = test::runCli("train " + test::quote(more) + " --pretokenized --threads 1 --epochs 1 --alpha 0.05 --resume " +
+                   test::quote(dir.file("m.posvec")) + " -o " + test::quote(dir.file("m2.posvec")));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("3 of " + std::to_string(tokens) + " corpus tokens") != std::string::npos);
+  CHECK(r.err.find("outside it and skipped") != std::string::npos);
+  CHECK(r.err.find("warning: --alpha 0.05 replaces the model's 0.025") != std::string::npos);
+  const ModelState m = loadModel(dir.file("m2.posvec"));
+  CHECK(TrainConfig::deserialize(m.config).alpha == 0.05);
 }

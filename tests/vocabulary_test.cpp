@@ -294,3 +294,33 @@ TEST_CASE("vocabulary train config validates, serialises and parses back", "[voc
   b.threads = -1;
   expectOption(b, "threads");
 }
+
+TEST_CASE("vocabulary files in word2vec.c's format round-trip and read its quirks",
+          "[vocabulary]") {
+  test::TempDir dir;
+  const Vocabulary v({"the", "cat", "sat", "mat"}, {9, 4, 4, 1});
+  saveWord2vecVocabulary(v, 7, dir.file("v.txt"));
+  CHECK(test::readText(dir.file("v.txt")) == "</s> 7\nthe 9\ncat 4\nsat 4\nmat 1\n");
+  const Vocabulary back = readWord2vecVocabulary(dir.file("v.txt"));
+  CHECK(back.words() == v.words());
+  CHECK(back.counts() == v.counts());
+
+  // Unsorted input is sorted by count, ties in file order; tabs, CRLF, blank lines and
+  // count-0 words are accepted; </s> is word2vec.c's sentence end, not a word.
+  test::writeText(dir.file("w.txt"), "b 2\r\n\nz\t5\r\n</s> 3\na 2\nzero 0\nc 7\n");
+  const Vocabulary w = readWord2vecVocabulary(dir.file("w.txt"));
+  CHECK(w.words() == std::vector<std::string>{"c", "z", "b", "a"});
+  CHECK(w.counts() == std::vector<std::int64_t>{7, 5, 2, 2});
+
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {"a 1\nb\n", "line 2"},          {"a 1\nb 2 3\n", "line 2"},
+      {"a x\n", "line 1"},            {"a -3\n", "line 1"},
+      {"a 1\na 2\n", "appears twice"}, {"\n\n", "holds no words"},
+      {"ok 1\nb\xFF 2\n", "line 2"}};
+  for (const auto& [text, message] : bad) {
+    test::writeText(dir.file("bad.txt"), text);
+    INFO(text);
+    CHECK_THROWS_WITH(readWord2vecVocabulary(dir.file("bad.txt")), Catch::Contains(message));
+  }
+  CHECK_THROWS_AS(readWord2vecVocabulary(dir.file("missing.txt")), IoError);
+}

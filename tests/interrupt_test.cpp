@@ -1,0 +1,247 @@
+// Ctrl-C and SIGTERM during `posvec train`, and --checkpoint-every: the CLI runs as a
+// child process on a corpus that trains for several seconds, gets a signal, and must
+// leave a checkpoint from which the printed command finishes the same training.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fcntl.h>
+#include <random>
+#include <thread>
+
+#include "posvec/formats.hpp"
+#include "posvec/trainer.hpp"
+#include "test_util.hpp"
+
+using namespace posvec;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Zipf-like random words, 25 a line: about a second an epoch at dim 50 on one thread.
+std::string writeBigCorpus(const test::TempDir& dir, int lines) {
+  std::mt19937 gen(11);
+  std::vector<double> weights;
+  for (int i = 0; i < 3000; ++i) weights.push_back(1.0 / (i + 1));
+  std::discrete_distribution<int> pick(weights.begin(), weights.end());
+  std::string text;
+  for (int l = 0; l < lines; ++l) {
+    for (int t = 0; t < 25; ++t) text += (t ? " w" : "w") + std::to_string(pick(gen));
+    text += '\n';
+  }
+  const std::string path = dir.file("corpus.txt");
+  test::writeText(path, text);
+  return path;
+}
+
+// A running CLI: argv after "posvec", stderr to a file.
+struct Child {
+  pid_t pid = -1;
+  std::string errFile;
+  int status = -1;
+
+  Child(const std::vector<std::string>& args, const std::string& err) : errFile(err) {
+    pid = ::fork();
+    if (pid == 0) {
+      const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(fd, 2);
+      const int null = ::open("/dev/null", O_RDWR);
+      ::dup2(null, 0);
+      ::dup2(null, 1);
+      std::vector<char*> argv{const_cast<char*>(POSVEC_CLI)};
+      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      ::execv(POSVEC_CLI, argv.data());
+      ::_exit(127);
+    }
+  }
+  ~Child() {
+    if (pid > 0 && status < 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+  std::string err() const { return test::readText(errFile); }
+  // Waits until stderr contains `text` (true) or the child exits or time runs out.
+  bool waitFor(const std::string& text, double seconds) {
+    const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+    while (Clock::now() < end) {
+      if (err().find(text) != std::string::npos) return true;
+      int st;
+      if (::waitpid(pid, &st, WNOHANG) == pid) {
+        status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        return err().find(text) != std::string::npos;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+  // The exit code, or -1 if the child is still running after `seconds`.
+  int waitExit(double seconds) {
+    if (status >= 0) return status;
+    const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+    while (Clock::now() < end) {
+      int st;
+      if (::waitpid(pid, &st, WNOHANG) == pid) {
+        status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        return status;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return -1;
+  }
+};
+
+bool anyTemporary(const test::TempDir& dir) {
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    if (e.path().filename().string().find(".tmp-") != std::string::npos) return true;
+  return false;
+}
+
+const std::vector<std::string> kTrain = {"train", "--pretokenized", "--dim", "50", "--threads",
+                                         "1", "--min-count", "1"};
+
+std::vector<std::string> trainArgs(const std::string& corpus, int epochs, const std::string& out) {
+  std::vector<std::string> a = kTrain;
+  a.insert(a.begin() + 1, corpus);
+  a.insert(a.end(), {"--epochs", std::to_string(epochs), "-o", out});
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("interrupt SIGINT saves a checkpoint inside an epoch and the printed command "
+          "finishes the same training bitwise",
+          "[interrupt][cli]") {
+  test::TempDir dir;
+  const std::string corpus = writeBigCorpus(dir, 40000);  // 1M tokens
+  const std::string out = dir.file("vectors.bin");
+  Child child(trainArgs(corpus, 6, out), dir.file("err"));
+  // Well inside training (the first progress line comes with the first 10,000 words).
+  REQUIRE(child.waitFor("epoch 1/6", 60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const auto sent = Clock::now();
+  REQUIRE(::kill(child.pid, SIGINT) == 0);
+  const int code = child.waitExit(30);
+  const double took = std::chrono::duration<double>(Clock::now() - sent).count();
+  INFO(child.err());
+  REQUIRE(code == 130);
+  // A safe point comes every 10,000 words (milliseconds here); the checkpoint is 1.2 MB.
+  CHECK(took < 5.0);
+  const std::string checkpoint = dir.file("vectors.posvec");
+  REQUIRE(std::filesystem::exists(checkpoint));
+  CHECK_FALSE(std::filesystem::exists(out));
+  CHECK_FALSE(anyTemporary(dir));
+  const ModelState stopped = loadModel(checkpoint);
+  CHECK(stopped.epochsDone < 6);
+  CHECK(epochsLeft(stopped) == 6 - stopped.epochsDone);
+
+  // The printed command, run as printed (with this build's binary for "posvec").
+  const std::string err = child.err();
+  const std::string marker = "to continue: posvec ";
+  const auto at = err.find(marker);
+  REQUIRE(at != std::string::npos);
+  const std::string command = err.substr(at + marker.size(), err.find('\n', at) - at - marker.size());
+  CHECK(command.find("--resume " + checkpoint) != std::string::npos);
+  auto resumed = test::runCli(command);
+  INFO(resumed.err);
+  REQUIRE(resumed.status == 0);
+
+  // An uninterrupted run of the same 6 epochs.
+  auto a = trainArgs(corpus, 6, dir.file("whole.bin"));
+  std::string args;
+  for (const auto& s : a) args += " " + test::quote(s);
+  auto whole = test::runCli("-q" + args);
+  REQUIRE(whole.status == 0);
+  const std::string x = test::readText(out), y = test::readText(dir.file("whole.bin"));
+  REQUIRE(x.size() == y.size());
+  CHECK(x == y);
+}
+
+TEST_CASE("interrupt SIGTERM exits 143 with a loadable checkpoint at --save-model",
+          "[interrupt][cli]") {
+  test::TempDir dir;
+  const std::string corpus = writeBigCorpus(dir, 20000);
+  auto args = trainArgs(corpus, 20, dir.file("v.txt"));
+  args.insert(args.end(), {"--save-model", dir.file("state.posvec")});
+  Child child(args, dir.file("err"));
+  REQUIRE(child.waitFor("epoch 1/20", 60));
+  REQUIRE(::kill(child.pid, SIGTERM) == 0);
+  INFO(child.err());
+  REQUIRE(child.waitExit(30) == 143);
+  const ModelState m = loadModel(dir.file("state.posvec"));
+  CHECK(m.epochsDone < 20);
+  CHECK(child.err().find("--save-model " + dir.file("state.posvec")) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.file("v.txt")));
+  CHECK_FALSE(anyTemporary(dir));
+}
+
+TEST_CASE("interrupt a second Ctrl-C exits at once and leaves no partial file",
+          "[interrupt][cli]") {
+  test::TempDir dir;
+  const std::string corpus = writeBigCorpus(dir, 20000);
+  // A large model, so the checkpoint takes a while to write.
+  auto args = trainArgs(corpus, 20, dir.file("v.bin"));
+  args[4] = "400";  // --dim
+  Child child(args, dir.file("err"));
+  REQUIRE(child.waitFor("epoch 1/20", 60));
+  REQUIRE(::kill(child.pid, SIGINT) == 0);
+  REQUIRE(child.waitFor("stopping at the next safe point", 10));
+  const auto sent = Clock::now();
+  REQUIRE(::kill(child.pid, SIGINT) == 0);
+  const int code = child.waitExit(10);
+  INFO(child.err());
+  CHECK(code == 130);
+  CHECK(std::chrono::duration<double>(Clock::now() - sent).count() < 1.0);
+  CHECK_FALSE(anyTemporary(dir));
+  CHECK_FALSE(std::filesystem::exists(dir.file("v.bin")));
+  // Either the checkpoint was complete before the second signal, or there is none.
+  if (std::filesystem::exists(dir.file("v.posvec"))) CHECK_NOTHROW(loadModel(dir.file("v.posvec")));
+}
+
+TEST_CASE("interrupt Ctrl-C while the corpus is counted exits at once", "[interrupt][cli]") {
+  test::TempDir dir;
+  // A raw-text corpus (the tokenizer is slower than training), counted for seconds.
+  std::string text;
+  for (int i = 0; i < 400000; ++i) text += "The quick brown fox jumps over the lazy dog. ";
+  test::writeText(dir.file("raw.txt"), text);
+  Child child({"train", dir.file("raw.txt"), "--dim", "8", "-o", dir.file("v.bin")},
+              dir.file("err"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  if (child.waitExit(0) >= 0) SKIP("the corpus was counted in under 0.3 s");
+  REQUIRE(::kill(child.pid, SIGINT) == 0);
+  CHECK(child.waitExit(10) == 130);
+  CHECK_FALSE(std::filesystem::exists(dir.file("v.bin")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("v.posvec")));
+}
+
+TEST_CASE("interrupt checkpoint-every writes checkpoints by epochs and rejects bad values",
+          "[interrupt][cli]") {
+  test::TempDir dir;
+  const std::string corpus = writeBigCorpus(dir, 2000);
+  auto args = trainArgs(corpus, 3, dir.file("v.bin"));
+  args.insert(args.end(), {"--checkpoint-every", "1epochs"});
+  std::string line;
+  for (const auto& s : args) line += " " + test::quote(s);
+  auto r = test::runCli(line);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("checkpoint after epoch 1 written to " + dir.file("v.posvec")) !=
+        std::string::npos);
+  CHECK(r.err.find("checkpoint after epoch 2 written") != std::string::npos);
+  // After a finished run the checkpoint holds the final state.
+  const ModelState m = loadModel(dir.file("v.posvec"));
+  CHECK(m.epochsDone == 3);
+  CHECK_FALSE(m.partial.active());
+  for (const char* bad : {"10", "10x", "0s", "-1m", "1.5epochs", "epochs"}) {
+    r = test::runCli("train " + test::quote(corpus) + " --pretokenized -o " +
+                     test::quote(dir.file("w.bin")) + " --checkpoint-every " + bad);
+    INFO(bad);
+    CHECK(r.status == 2);
+    CHECK(r.err.find("--checkpoint-every") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir.file("w.bin")));
+  }
+}
