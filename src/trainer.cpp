@@ -411,6 +411,7 @@ void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpoch
     line << " are outside it and skipped (a resumed model keeps its vocabulary)";
     observer.log(line.str());
   }
+  if (observer.vocabulary) observer.vocabulary(vocab, prepared.sentences);
   // Trained in place (a copy would double peak memory); the stored schedule is the new total.
   model.config = resumed.serialize();
   runEpochs(model, prepared, resumed, total, observer);

@@ -163,7 +163,8 @@ void run(const Options& o) {
   cli::refuseOutputOverInput(o.saveModel, "--save-model", inputs);
   cli::refuseOutputOverInput(checkpoint, "checkpoint", inputs);
   cli::refuseOutputOverInput(o.saveVocab, "--save-vocab", inputs);
-  if (!o.resume.empty()) inputs.push_back(o.resume);
+  // A .posvec output is its own checkpoint: the printed command resumes from it.
+  if (!o.resume.empty() && checkpoint != o.output) inputs.push_back(o.resume);
   cli::refuseOutputOverInput(o.output, "output", inputs);
   if (format == VectorFormat::Npy)
     cli::refuseOutputOverInput(npyVocabularyPath(o.output), "output vocabulary", inputs);
@@ -256,8 +257,6 @@ void run(const Options& o) {
     const int left = epochsLeft(model);
     const int more = o.epochsGiven || left == 0 ? o.config.epochs : left;
     scheduled = model.epochsDone + more;
-    if (!o.saveVocab.empty())
-      saveWord2vecVocabulary(Vocabulary(model.words, model.counts), 0, o.saveVocab);
     resumeTraining(model, corpus, more, observer);
   } else {
     TrainConfig config = o.config;
