@@ -159,6 +159,17 @@ TEST_CASE("interrupt SIGINT saves a checkpoint inside an epoch and the printed c
   const std::string x = test::readText(out), y = test::readText(dir.file("whole.bin"));
   REQUIRE(x.size() == y.size());
   CHECK(x == y);
+
+  // Checkpoints every second pause the threads at safe points and change nothing.
+  a = trainArgs(corpus, 6, dir.file("checkpointed.bin"));
+  args.clear();
+  for (const auto& s : a) args += " " + test::quote(s);
+  auto checkpointed = test::runCli(args + " --checkpoint-every 1s");
+  INFO(checkpointed.err);
+  REQUIRE(checkpointed.status == 0);
+  CHECK(checkpointed.err.find("checkpoint inside epoch") != std::string::npos);
+  CHECK(test::readText(dir.file("checkpointed.bin")) == y);
+  CHECK(loadModel(dir.file("checkpointed.posvec")).epochsDone == 6);
 }
 
 TEST_CASE("interrupt SIGTERM exits 143 with a loadable checkpoint at --save-model",
