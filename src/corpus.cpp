@@ -1,5 +1,3 @@
-#include "corpus_detail.hpp"
-
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -13,10 +11,11 @@
 #include <iostream>
 
 #include "ascii_space.hpp"
-#include "utf8.hpp"
+#include "corpus_detail.hpp"
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
 #include "posvec/tokenizer.hpp"
+#include "utf8.hpp"
 
 namespace posvec::detail {
 
@@ -269,8 +268,9 @@ void readPretokenized(std::istream& in, const std::string& name, bool replaceInv
     const std::size_t at = firstInvalidByte(w);
     char hex[8];
     std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(w[at]));
-    throw InputError("'" + name + "' line " + std::to_string(line) + ": invalid UTF-8 at byte offset " +
-                     std::to_string(offset + at) + " (byte " + hex +
+    throw InputError("'" + name + "' line " + std::to_string(line) +
+                     ": invalid UTF-8 at byte offset " + std::to_string(offset + at) + " (byte " +
+                     hex +
                      "; convert the file to UTF-8, or replace bad bytes with U+FFFD: "
                      "--replace-invalid)");
   };

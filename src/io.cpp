@@ -101,7 +101,7 @@ struct Planned {
   bool inPlace;     // a device, pipe or /dev/stdout-style link
   std::string tmp;  // temporary name, once created
   bool renamed = false;
-  int slot = -1;    // in tmpSlots while the temporary exists
+  int slot = -1;  // in tmpSlots while the temporary exists
 };
 
 Planned plan(const AtomicWrite& file) {

@@ -110,8 +110,8 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
   const std::int64_t epochWords = corpus.stream.words();
   const double scheduleWords = static_cast<double>(epochWords) * totalEpochs;
   const int firstEpoch = model.epochsDone;
-  const double runStartWords = static_cast<double>(epochWords) * firstEpoch +
-                               static_cast<double>(model.partial.words);
+  const double runStartWords =
+      static_cast<double>(epochWords) * firstEpoch + static_cast<double>(model.partial.words);
   const double runWords = scheduleWords - runStartWords;
   auto alphaAt = [&](double wordsDone) {
     const double progress = std::min(1.0, wordsDone / std::max(1.0, scheduleWords));
@@ -389,17 +389,16 @@ void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpoch
                        "the corpus it was trained on");
     for (const ShardProgress& s : p.shards)
       if (s.position < 0 || s.position > s.end || s.end > p.streamSize)
-        throw FormatError("model's position inside epoch " +
-                          std::to_string(model.epochsDone + 1) + " is impossible (corrupt file?)");
+        throw FormatError("model's position inside epoch " + std::to_string(model.epochsDone + 1) +
+                          " is impossible (corrupt file?)");
   }
   if (observer.log) {
     std::string at = "after epoch " + std::to_string(model.epochsDone);
     if (model.partial.active())
       at = "inside epoch " + std::to_string(model.epochsDone + 1) + " (" +
-           std::to_string(model.partial.words) + " of " +
-           std::to_string(prepared.stream.words()) + " words done, finished with its " +
-           std::to_string(model.partial.shards.size()) + " thread" +
-           (model.partial.shards.size() == 1 ? "" : "s") + ")";
+           std::to_string(model.partial.words) + " of " + std::to_string(prepared.stream.words()) +
+           " words done, finished with its " + std::to_string(model.partial.shards.size()) +
+           " thread" + (model.partial.shards.size() == 1 ? "" : "s") + ")";
     observer.log("resuming " + at + ": " + describeConfig(resumed, threads));
     const std::int64_t outside = prepared.tokens - prepared.stream.words();
     std::ostringstream line;

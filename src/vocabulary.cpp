@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
-#include <ostream>
 #include <cmath>
 #include <numeric>
+#include <ostream>
 
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
@@ -35,7 +35,9 @@ Vocabulary readWord2vecVocabulary(const std::string& path) {
   };
   std::vector<Entry> entries;
   std::size_t lineNo = 0, at = 0;
-  auto isSpace = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; };
+  auto isSpace = [](char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+  };
   while (at < text.size()) {
     const std::size_t eol = std::min(text.find('\n', at), text.size());
     std::string_view line(text.data() + at, eol - at);
@@ -56,17 +58,20 @@ Vocabulary readWord2vecVocabulary(const std::string& path) {
       i = j;
     }
     if (fields.empty()) continue;
-    if (fields.size() != 2) fail("expected a word and a count, found " + std::to_string(fields.size()) + " fields");
+    if (fields.size() != 2)
+      fail("expected a word and a count, found " + std::to_string(fields.size()) + " fields");
     if (!detail::isValidUtf8(fields[0])) fail("the word is not valid UTF-8");
     std::int64_t count = 0;
-    const auto [end, ec] = std::from_chars(fields[1].data(), fields[1].data() + fields[1].size(), count);
+    const auto [end, ec] =
+        std::from_chars(fields[1].data(), fields[1].data() + fields[1].size(), count);
     if (ec != std::errc() || end != fields[1].data() + fields[1].size() || count < 0)
       fail("the count '" + std::string(fields[1]) + "' is not a whole number of at least 0");
     if (fields[0] == "</s>" || count == 0) continue;
     entries.push_back({std::string(fields[0]), count});
   }
   if (entries.empty())
-    throw InputError("'" + path + "' holds no words (a vocabulary file has one 'word count' line per word)");
+    throw InputError("'" + path +
+                     "' holds no words (a vocabulary file has one 'word count' line per word)");
   std::stable_sort(entries.begin(), entries.end(),
                    [](const Entry& a, const Entry& b) { return a.count > b.count; });
   std::vector<std::string> words;

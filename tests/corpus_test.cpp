@@ -138,11 +138,14 @@ TEST_CASE("corpus finds invalid UTF-8 in pre-tokenized files while counting, wit
   test::TempDir dir;
   // Line 3, the bad byte at offset 9 + 9 + 6 = 24 ("ok words\n" "new line\n" "fine b").
   const std::string path = dir.file("bad.txt");
-  test::writeText(path, "ok words\nnew line\nfine b\x97" "d end\nmore\n");
+  test::writeText(path,
+                  "ok words\nnew line\nfine b\x97"
+                  "d end\nmore\n");
   const auto corpus = CorpusSource::fromFiles({path}, true);
   int words = 0;
   try {
-    detail::forEachToken(corpus, [&](std::string_view) { ++words; }, [] {});
+    detail::forEachToken(
+        corpus, [&](std::string_view) { ++words; }, [] {});
     FAIL("no error for invalid UTF-8");
   } catch (const InputError& e) {
     const std::string m = e.what();
@@ -158,16 +161,21 @@ TEST_CASE("corpus finds invalid UTF-8 in pre-tokenized files while counting, wit
   big[(1 << 20) - 3] = ' ';
   big += "\xC3\x28 z\n";  // a lead byte followed by '(' : invalid at offset 2^20
   test::writeText(path, big);
-  CHECK_THROWS_WITH(detail::forEachToken(CorpusSource::fromFiles({path}, true),
-                                         [](std::string_view) {}, [] {}),
+  CHECK_THROWS_WITH(detail::forEachToken(
+                        CorpusSource::fromFiles({path}, true), [](std::string_view) {}, [] {}),
                     Catch::Contains("byte offset 1048576") && Catch::Contains("line 1"));
 
   // With replaceInvalid the word is kept with U+FFFD.
-  test::writeText(path, "fine b\x97" "d\n");
+  test::writeText(path,
+                  "fine b\x97"
+                  "d\n");
   TokenizerOptions replace;
   replace.replaceInvalid = true;
   std::vector<std::string> seen;
-  detail::forEachToken(CorpusSource::fromFiles({path}, true, replace),
-                       [&](std::string_view w) { seen.emplace_back(w); }, [] {});
-  CHECK(seen == std::vector<std::string>{"fine", "b\xEF\xBF\xBD" "d"});
+  detail::forEachToken(
+      CorpusSource::fromFiles({path}, true, replace),
+      [&](std::string_view w) { seen.emplace_back(w); }, [] {});
+  CHECK(seen == std::vector<std::string>{"fine",
+                                         "b\xEF\xBF\xBD"
+                                         "d"});
 }

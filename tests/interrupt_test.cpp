@@ -1,13 +1,13 @@
 // Ctrl-C and SIGTERM during `posvec train`, and --checkpoint-every: the CLI runs as a
 // child process on a corpus that trains for several seconds, gets a signal, and must
 // leave a checkpoint from which the printed command finishes the same training.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <fcntl.h>
 #include <random>
 #include <thread>
 
@@ -102,7 +102,7 @@ bool anyTemporary(const test::TempDir& dir) {
 }
 
 const std::vector<std::string> kTrain = {"train", "--pretokenized", "--dim", "50", "--threads",
-                                         "1", "--min-count", "1"};
+                                         "1",     "--min-count",    "1"};
 
 std::vector<std::string> trainArgs(const std::string& corpus, int epochs, const std::string& out) {
   std::vector<std::string> a = kTrain;
@@ -113,9 +113,10 @@ std::vector<std::string> trainArgs(const std::string& corpus, int epochs, const 
 
 }  // namespace
 
-TEST_CASE("interrupt SIGINT saves a checkpoint inside an epoch and the printed command "
-          "finishes the same training bitwise",
-          "[interrupt][cli]") {
+TEST_CASE(
+    "interrupt SIGINT saves a checkpoint inside an epoch and the printed command "
+    "finishes the same training bitwise",
+    "[interrupt][cli]") {
   test::TempDir dir;
   const std::string corpus = writeBigCorpus(dir, 40000);  // 1M tokens
   const std::string out = dir.file("vectors.bin");
@@ -144,7 +145,8 @@ TEST_CASE("interrupt SIGINT saves a checkpoint inside an epoch and the printed c
   const std::string marker = "to continue: posvec ";
   const auto at = err.find(marker);
   REQUIRE(at != std::string::npos);
-  const std::string command = err.substr(at + marker.size(), err.find('\n', at) - at - marker.size());
+  const std::string command =
+      err.substr(at + marker.size(), err.find('\n', at) - at - marker.size());
   CHECK(command.find("--resume " + checkpoint) != std::string::npos);
   auto resumed = test::runCli(command);
   INFO(resumed.err);

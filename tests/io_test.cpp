@@ -128,8 +128,7 @@ TEST_CASE("io a set of files is written all or nothing", "[io]") {
   CHECK(entries == 2);
 }
 
-TEST_CASE("io removeUnfinishedTemporaries deletes the temporary of a write in progress",
-          "[io]") {
+TEST_CASE("io removeUnfinishedTemporaries deletes the temporary of a write in progress", "[io]") {
   test::TempDir dir;
   const std::string path = dir.file("model.posvec");
   auto temporaries = [&] {

@@ -708,8 +708,9 @@ TEST_CASE("trainer CLI writes and reads word2vec.c vocabulary files", "[trainer]
     for (const auto& w : s)
       if (counts[w]++ == 0) order.push_back(w);
   }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](const std::string& a, const std::string& b) { return counts[a] > counts[b]; });
+  std::stable_sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
+    return counts[a] > counts[b];
+  });
   std::string expected = "</s> " + std::to_string(lines) + "\n";
   for (const auto& w : order)
     if (counts[w] >= 3) expected += w + " " + std::to_string(counts[w]) + "\n";
@@ -750,7 +751,8 @@ TEST_CASE("trainer CLI resume says how many tokens are outside the vocabulary an
   test::writeText(more, test::readText(corpus) + "brandnew the novel a unseen\n");
   std::int64_t tokens = 5;
   for (const auto& s : plantedCorpus(11, 200)) tokens += static_cast<std::int64_t>(s.size());
-  r = test::runCli("train " + test::quote(more) + " --pretokenized --threads 1 --epochs 1 --alpha 0.05 --resume " +
+  r = test::runCli("train " + test::quote(more) +
+                   " --pretokenized --threads 1 --epochs 1 --alpha 0.05 --resume " +
                    test::quote(dir.file("m.posvec")) + " -o " + test::quote(dir.file("m2.posvec")));
   INFO(r.err);
   REQUIRE(r.status == 0);

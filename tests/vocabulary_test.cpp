@@ -313,9 +313,8 @@ TEST_CASE("vocabulary files in word2vec.c's format round-trip and read its quirk
   CHECK(w.counts() == std::vector<std::int64_t>{7, 5, 2, 2});
 
   const std::vector<std::pair<std::string, std::string>> bad{
-      {"a 1\nb\n", "line 2"},          {"a 1\nb 2 3\n", "line 2"},
-      {"a x\n", "line 1"},            {"a -3\n", "line 1"},
-      {"a 1\na 2\n", "appears twice"}, {"\n\n", "holds no words"},
+      {"a 1\nb\n", "line 2"},       {"a 1\nb 2 3\n", "line 2"},      {"a x\n", "line 1"},
+      {"a -3\n", "line 1"},         {"a 1\na 2\n", "appears twice"}, {"\n\n", "holds no words"},
       {"ok 1\nb\xFF 2\n", "line 2"}};
   for (const auto& [text, message] : bad) {
     test::writeText(dir.file("bad.txt"), text);

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli.hpp"
 #include "interrupt.hpp"
@@ -67,8 +67,10 @@ CheckpointEvery parseCheckpointEvery(const std::string& text) {
       every.epochs = static_cast<int>(n);
   }
   if (every.seconds == 0 && every.epochs == 0)
-    throw ConfigError("--checkpoint-every: expected a duration (30s, 10m, 2h) or a whole number "
-                      "of epochs (2epochs), got '" + text + "'");
+    throw ConfigError(
+        "--checkpoint-every: expected a duration (30s, 10m, 2h) or a whole number "
+        "of epochs (2epochs), got '" +
+        text + "'");
   return every;
 }
 
@@ -83,7 +85,7 @@ std::string checkpointPath(const Options& o, VectorFormat format) {
 // A word for a POSIX shell: as it is when it is plain, else in single quotes.
 std::string shellWord(const std::string& w) {
   if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                         "0123456789_-+=./:,@%") == std::string::npos)
+                                        "0123456789_-+=./:,@%") == std::string::npos)
     return w;
   std::string q = "'";
   for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -264,8 +266,8 @@ void run(const Options& o) {
     config.architecture = o.cbow ? Architecture::Cbow : Architecture::SkipGram;
     config.kernel = o.kernel == "batched" ? Kernel::Batched : Kernel::Classic;
     scheduled = config.epochs;
-    model = vocabulary ? train(corpus, config, *vocabulary, observer)
-                       : train(corpus, config, observer);
+    model =
+        vocabulary ? train(corpus, config, *vocabulary, observer) : train(corpus, config, observer);
   }
   cli::InterruptGuard::setImmediate(false);
 
@@ -292,7 +294,8 @@ void run(const Options& o) {
   summary["epoch_losses"] = model.epochLosses;
   if (!o.saveModel.empty()) saveModel(model, o.saveModel);
   // Periodic checkpoints beside the output end as the final state.
-  else if (!o.checkpointEvery.empty() && checkpoint != o.output) saveModel(model, checkpoint);
+  else if (!o.checkpointEvery.empty() && checkpoint != o.output)
+    saveModel(model, checkpoint);
   if (format == VectorFormat::Model) {
     saveModel(model, o.output);
   } else {
@@ -381,9 +384,8 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
   auto* resume = sub->add_option("--resume", opts->resume,
                                  "Continue a full-state model (.posvec) for --epochs more epochs, "
                                  "with the schedule it would have had");
-  for (const char* name :
-       {"--dim", "--window", "--negative", "--hs", "--cbow", "--sample", "--min-alpha",
-        "--min-count", "--max-vocab", "--seed", "--kernel"})
+  for (const char* name : {"--dim", "--window", "--negative", "--hs", "--cbow", "--sample",
+                           "--min-alpha", "--min-count", "--max-vocab", "--seed", "--kernel"})
     resume->excludes(sub->get_option(name));
   sub->add_option("--save-model", opts->saveModel,
                   "Also save the full training state (for --resume) to this file");
@@ -392,9 +394,9 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
                   "atomically, to --save-model or OUT.posvec");
   sub->add_option("--save-vocab", opts->saveVocab,
                   "Write the vocabulary in word2vec.c's format (\"word count\" lines)");
-  resume->excludes(sub->add_option(
-      "--read-vocab", opts->readVocab,
-      "Take the vocabulary from a word2vec.c vocabulary file instead of counting"));
+  resume->excludes(
+      sub->add_option("--read-vocab", opts->readVocab,
+                      "Take the vocabulary from a word2vec.c vocabulary file instead of counting"));
   sub->add_flag("--json", opts->json, "Print a JSON summary (losses, sizes, time) on stdout");
   sub->callback([opts, sub] {
     opts->epochsGiven = sub->get_option("--epochs")->count() > 0;

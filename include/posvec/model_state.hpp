@@ -21,8 +21,8 @@ struct ShardProgress {
   std::int64_t predictions = 0;
 };
 struct EpochProgress {
-  std::int64_t words = 0;        // corpus words of the epoch done (sets the learning rate)
-  std::int64_t streamSize = 0;   // ids in the corpus stream, to recognise the same corpus
+  std::int64_t words = 0;             // corpus words of the epoch done (sets the learning rate)
+  std::int64_t streamSize = 0;        // ids in the corpus stream, to recognise the same corpus
   std::vector<ShardProgress> shards;  // one per thread; empty: at an epoch boundary
   bool active() const { return !shards.empty(); }
 };
