@@ -151,6 +151,9 @@ TEST_CASE(
   auto resumed = test::runCli(command);
   INFO(resumed.err);
   REQUIRE(resumed.status == 0);
+  // The checkpoint now holds the finished state, not the stopped one.
+  CHECK(loadModel(checkpoint).epochsDone == 6);
+  CHECK_FALSE(loadModel(checkpoint).partial.active());
 
   // An uninterrupted run of the same 6 epochs.
   auto a = trainArgs(corpus, 6, dir.file("whole.bin"));

@@ -293,8 +293,9 @@ void run(const Options& o) {
   summary["epochs_done"] = model.epochsDone;
   summary["epoch_losses"] = model.epochLosses;
   if (!o.saveModel.empty()) saveModel(model, o.saveModel);
-  // Periodic checkpoints beside the output end as the final state.
-  else if (!o.checkpointEvery.empty() && checkpoint != o.output)
+  // Periodic checkpoints beside the output, and the checkpoint just resumed from, end
+  // as the final state (a stale one would resume into epochs already trained).
+  else if ((!o.checkpointEvery.empty() || o.resume == checkpoint) && checkpoint != o.output)
     saveModel(model, checkpoint);
   if (format == VectorFormat::Model) {
     saveModel(model, o.output);
