@@ -313,26 +313,34 @@ void writeWord2VecBinary(const Embeddings& e, std::ostream& out) {
 }
 
 void writeWord2VecText(const Embeddings& e, std::ostream& out) {
-  std::string chunk = w2vHeader(e);
-  chunk.reserve(kChunkBytes + 65536);
+  // Values are formatted straight into one buffer (no per-value string appends),
+  // so the writer runs at std::to_chars's speed; flushed every kChunkBytes.
   const std::size_t d = e.dim();
-  char num[64];
+  constexpr std::size_t kMaxValueChars = 16;  // ' ' + the longest shortest float32 form (15)
+  std::string buf = w2vHeader(e);
+  std::size_t used = buf.size();
+  buf.resize(kChunkBytes + 65536);
   for (std::size_t i = 0; i < e.size(); ++i) {
-    chunk += e.words()[i];
+    const std::string& word = e.words()[i];
+    const std::size_t need = word.size() + d * kMaxValueChars + 1;
+    if (used + need > buf.size()) {
+      out.write(buf.data(), static_cast<std::streamsize>(used));
+      used = 0;
+      if (need > buf.size()) buf.resize(need);
+    }
+    char* p = buf.data() + used;
+    std::memcpy(p, word.data(), word.size());
+    p += word.size();
     const float* row = e.vectors().row(static_cast<Eigen::Index>(i)).data();
     for (std::size_t j = 0; j < d; ++j) {
+      *p++ = ' ';
       // Shortest representation that reads back as the same float32.
-      const auto res = std::to_chars(num, num + sizeof num, row[j]);
-      chunk += ' ';
-      chunk.append(num, res.ptr);
+      p = std::to_chars(p, p + kMaxValueChars, row[j]).ptr;
     }
-    chunk += '\n';
-    if (chunk.size() >= kChunkBytes) {
-      out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-      chunk.clear();
-    }
+    *p++ = '\n';
+    used = static_cast<std::size_t>(p - buf.data());
   }
-  out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+  out.write(buf.data(), static_cast<std::streamsize>(used));
 }
 
 }  // namespace posvec::detail
