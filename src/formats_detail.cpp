@@ -162,7 +162,7 @@ bool FirstOccurrence::insert(const std::vector<std::string>& words, std::string_
                              std::size_t id) {
   if (2 * (used_ + 1) > slots_.size()) grow(words);
   const std::size_t mask = slots_.size() - 1;
-  for (std::size_t i = std::hash<std::string_view>{}(word) & mask;; i = (i + 1) & mask) {
+  for (std::size_t i = std::hash<std::string_view>{}(word)&mask;; i = (i + 1) & mask) {
     if (slots_[i] == 0) {
       slots_[i] = static_cast<std::uint32_t>(id + 1);
       ++used_;

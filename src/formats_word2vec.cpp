@@ -39,8 +39,8 @@ void checkHeader(const Word2VecHeader& h, const std::string& path) {
 bool nextLine(std::string_view file, std::size_t& pos, std::string_view& line) {
   if (pos >= file.size()) return false;
   const void* nl = std::memchr(file.data() + pos, '\n', file.size() - pos);
-  const std::size_t end = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - file.data())
-                             : file.size();
+  const std::size_t end =
+      nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - file.data()) : file.size();
   line = file.substr(pos, end - pos);
   pos = end + 1;
   return true;
@@ -163,12 +163,12 @@ Embeddings loadWord2VecText(const std::string& path, const LoadOptions& o) {
     // GloVe: the dimension from the first line, the count from the lines (as gensim).
     std::string_view first;
     std::size_t p = 0;
-    if (!nextLine(file, p, first))
-      throw FormatError(inQuotes(path) + ": empty file (no vectors)");
+    if (!nextLine(file, p, first)) throw FormatError(inQuotes(path) + ": empty file (no vectors)");
     forEachField(first, [&](std::string_view) { ++h.dim; });
     if (h.dim < 2)
-      throw FormatError(inQuotes(path) + " line 1: expected a word and its values (headerless "
-                                         "text), found " +
+      throw FormatError(inQuotes(path) +
+                        " line 1: expected a word and its values (headerless "
+                        "text), found " +
                         std::to_string(h.dim) + " fields");
     --h.dim;
     const char* d = file.data();

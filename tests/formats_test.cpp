@@ -12,8 +12,8 @@
 
 using namespace posvec;
 using posvec::test::quote;
-using posvec::test::runCli;
 using posvec::test::readText;
+using posvec::test::runCli;
 using posvec::test::TempDir;
 using posvec::test::writeText;
 
@@ -531,7 +531,8 @@ TEST_CASE("formats: .npy and .vocab are written as one transaction", "[formats]"
 namespace {
 
 // The same records as word2vec binary and as text.
-void writeBoth(const TempDir& dir, const std::vector<std::pair<std::string, std::vector<float>>>& recs,
+void writeBoth(const TempDir& dir,
+               const std::vector<std::pair<std::string, std::vector<float>>>& recs,
                std::size_t dim) {
   std::string bin = std::to_string(recs.size()) + " " + std::to_string(dim) + "\n";
   std::string txt = bin;
@@ -557,8 +558,7 @@ LoadOptions unicode(UnicodeErrors mode) {
 
 }  // namespace
 
-TEST_CASE("formats: unicode errors strict refuses a 0x97 word and shows it escaped",
-          "[formats]") {
+TEST_CASE("formats: unicode errors strict refuses a 0x97 word and shows it escaped", "[formats]") {
   TempDir dir;
   // gensim's pang_lee_polarity_fasttext.vec has such a word: a cp1252 em dash.
   writeBoth(dir, {{"ca\x97t", {1, 2}}, {"dog", {3, 4}}}, 2);
@@ -576,8 +576,7 @@ TEST_CASE("formats: unicode errors strict refuses a 0x97 word and shows it escap
   }
 }
 
-TEST_CASE("formats: unicode errors replace and ignore decode words as Python does",
-          "[formats]") {
+TEST_CASE("formats: unicode errors replace and ignore decode words as Python does", "[formats]") {
   TempDir dir;
   const std::string fffd = "\xEF\xBF\xBD";
   // Expected words worked out by hand from the Unicode "maximal subpart" rule that
@@ -627,8 +626,8 @@ TEST_CASE("formats: limit reads the first N records and nothing after them", "[f
   TempDir dir;
   // Record 3 is broken (NaN, and the text file is cut short after it): only a
   // reader that stops after the limit loads these files.
-  writeText(dir.file("l.bin"), "5 2\naa " + leBytes({1, 2}) + "\nbb " + leBytes({3, 4}) +
-                                   "\ncc " + leBytes({std::nanf(""), 0}) + "\ndd ");
+  writeText(dir.file("l.bin"), "5 2\naa " + leBytes({1, 2}) + "\nbb " + leBytes({3, 4}) + "\ncc " +
+                                   leBytes({std::nanf(""), 0}) + "\ndd ");
   writeText(dir.file("l.txt"), "5 2\naa 1 2\nbb 3 4\ncc nan 0\n");
   for (const char* f : {"l.bin", "l.txt"}) {
     INFO(f);
@@ -700,7 +699,8 @@ TEST_CASE("formats: the CLI takes --unicode-errors, --limit and --no-header", "[
   r = runCli("similarity " + quote(dir.file("u.txt")) + " cat dog --unicode-errors ignore");
   CHECK(r.status == 0);
   CHECK(r.out == "cosine(cat, dog) = 0.600000\n");
-  r = runCli("similarity " + quote(dir.file("u.txt")) + " ca\xEF\xBF\xBDt rat --unicode-errors replace");
+  r = runCli("similarity " + quote(dir.file("u.txt")) +
+             " ca\xEF\xBF\xBDt rat --unicode-errors replace");
   CHECK(r.out == "cosine(ca\xEF\xBF\xBDt, rat) = 0.000000\n");
   r = runCli("similar " + quote(dir.file("u.txt")) + " dog --unicode-errors replace --limit 2");
   CHECK(r.status == 0);
