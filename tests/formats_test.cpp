@@ -1,6 +1,7 @@
 #include "posvec/formats.hpp"
 
 #include <catch2/catch.hpp>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -719,4 +720,31 @@ TEST_CASE("formats: the CLI takes --unicode-errors, --limit and --no-header", "[
   }
   r = runCli("study --help");
   CHECK(r.out.find("--limit") != std::string::npos);
+}
+
+TEST_CASE("formats: text output equals value-by-value formatting across buffer flushes",
+          "[formats]") {
+  TempDir dir;
+  // One row longer than the writer's 4 MiB buffer (15-character values), then
+  // rows that cross a flush boundary; the expected text is built independently,
+  // one std::to_chars call and one string append per value.
+  const float awkward[] = {-1.17549435e-38f, -3.40282347e+38f, 0.1f, -0.0f, 1.00000012f};
+  const std::size_t wide = 300000;
+  MatrixF m(4, wide);
+  for (Eigen::Index i = 0; i < m.size(); ++i)
+    m.data()[i] = awkward[i % 5] * (1.0f - 0.1f * static_cast<float>(i % 7));
+  const Embeddings e({"a", "b", "c", "d"}, m);
+  saveVectors(e, dir.file("w.txt"));
+  std::string expected = "4 " + std::to_string(wide) + "\n";
+  char num[64];
+  for (std::size_t i = 0; i < 4; ++i) {
+    expected += e.words()[i];
+    for (std::size_t j = 0; j < wide; ++j) {
+      expected += ' ';
+      expected.append(num, std::to_chars(num, num + sizeof num, m(i, j)).ptr);
+    }
+    expected += '\n';
+  }
+  CHECK(readText(dir.file("w.txt")) == expected);
+  CHECK(sameBits(loadVectors(dir.file("w.txt")).vectors(), m));
 }
