@@ -16,22 +16,35 @@ Embeddings::Embeddings(std::vector<std::string> words, MatrixF vectors, std::vec
   if (!counts_.empty() && counts_.size() != words_.size())
     throw InputError("embeddings: " + std::to_string(words_.size()) + " words but " +
                      std::to_string(counts_.size()) + " counts");
-  index_.reserve(words_.size());
+  std::size_t capacity = 16;
+  while (capacity < 2 * words_.size()) capacity *= 2;
+  slots_.assign(capacity, 0);
+  const std::size_t mask = capacity - 1;
   for (std::size_t i = 0; i < words_.size(); ++i) {
     const std::string& w = words_[i];
     if (w.empty()) throw InputError("embeddings: word " + std::to_string(i) + " is empty");
     if (w.find_first_of(" \t\n\r") != std::string::npos)
       throw InputError("embeddings: word '" + w + "' contains whitespace");
-    if (!index_.emplace(w, static_cast<WordId>(i)).second)
-      throw InputError("embeddings: word '" + w + "' appears twice");
+    std::size_t s = std::hash<std::string_view>{}(w) & mask;
+    for (; slots_[s] != 0; s = (s + 1) & mask)
+      if (words_[slots_[s] - 1] == w)
+        throw InputError("embeddings: word '" + w + "' appears twice");
+    slots_[s] = static_cast<std::uint32_t>(i + 1);
   }
-  norms_ = vectors_.rowwise().norm();
+}
+
+const Eigen::VectorXf& Embeddings::norms() const {
+  std::call_once(norms_->once, [&] { norms_->norms = vectors_.rowwise().norm(); });
+  return norms_->norms;
 }
 
 std::optional<WordId> Embeddings::find(std::string_view word) const {
-  auto it = index_.find(std::string(word));
-  if (it == index_.end()) return std::nullopt;
-  return it->second;
+  if (slots_.empty()) return std::nullopt;
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t s = std::hash<std::string_view>{}(word) & mask; slots_[s] != 0;
+       s = (s + 1) & mask)
+    if (words_[slots_[s] - 1] == word) return static_cast<WordId>(slots_[s] - 1);
+  return std::nullopt;
 }
 
 WordId Embeddings::id(std::string_view word) const {
@@ -44,7 +57,7 @@ Eigen::RowVectorXf Embeddings::vector(std::string_view word) const { return vect
 
 Eigen::RowVectorXf Embeddings::unitVector(WordId id) const {
   Eigen::RowVectorXf v = vectors_.row(id);
-  const float n = norms_[id];
+  const float n = norms()[id];
   if (n > 0) v /= n;
   return v;
 }
@@ -63,7 +76,8 @@ std::vector<Neighbour> Embeddings::nearestTo(const Eigen::RowVectorXf& query, st
   const float qn = query.norm();
   if (n == 0 || k == 0 || qn == 0) return {};
   Eigen::VectorXf scores = vectors_.topRows(static_cast<Eigen::Index>(n)) * (query.transpose() / qn);
-  for (std::size_t i = 0; i < n; ++i) scores[i] = norms_[i] > 0 ? scores[i] / norms_[i] : -2.0f;
+  const Eigen::VectorXf& norm = norms();
+  for (std::size_t i = 0; i < n; ++i) scores[i] = norm[i] > 0 ? scores[i] / norm[i] : -2.0f;
   for (WordId e : exclude)
     if (e >= 0 && static_cast<std::size_t>(e) < n) scores[e] = -3.0f;
   std::vector<WordId> order(n);

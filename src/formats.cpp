@@ -58,7 +58,7 @@ VectorFormat formatFromExtension(const std::string& path) {
 }
 
 VectorFormat detectFormat(const std::string& path) {
-  ChunkReader r(path);
+  ChunkReader r(path, std::size_t{1} << 16);  // grows when the first record is longer
   const std::size_t n = r.ensure(8);
   if (n >= 8 && std::memcmp(r.data(), kModelMagic, 8) == 0) return VectorFormat::Model;
   if (n >= 6 && std::memcmp(r.data(), kNpyMagic, 6) == 0) return VectorFormat::Npy;
@@ -129,18 +129,60 @@ void saveVectors(const Embeddings& embeddings, const std::string& path, VectorFo
                     "bin, text or npy");
 }
 
-Embeddings detail::loadVectorsAs(const std::string& path, VectorFormat format) {
+UnicodeErrors parseUnicodeErrors(const std::string& name) {
+  if (name == "strict") return UnicodeErrors::Strict;
+  if (name == "replace") return UnicodeErrors::Replace;
+  if (name == "ignore") return UnicodeErrors::Ignore;
+  throw ConfigError("unknown unicode errors mode '" + name + "' (use strict, replace or ignore)");
+}
+
+std::string unicodeErrorsName(UnicodeErrors mode) {
+  switch (mode) {
+    case UnicodeErrors::Replace:
+      return "replace";
+    case UnicodeErrors::Ignore:
+      return "ignore";
+    case UnicodeErrors::Strict:
+      break;
+  }
+  return "strict";
+}
+
+namespace {
+
+// The first `limit` rows of a fully read file (.npy and models are read whole:
+// their matrix is one block).
+Embeddings firstRows(Embeddings e, std::uint64_t limit) {
+  if (limit == 0 || limit >= e.size()) return e;
+  const auto n = static_cast<std::ptrdiff_t>(limit);
+  std::vector<std::string> words(e.words().begin(), e.words().begin() + n);
+  std::vector<std::int64_t> counts;
+  if (!e.counts().empty()) counts.assign(e.counts().begin(), e.counts().begin() + n);
+  MatrixF m = e.vectors().topRows(n);
+  return Embeddings(std::move(words), std::move(m), std::move(counts));
+}
+
+}  // namespace
+
+Embeddings detail::loadVectorsAs(const std::string& path, VectorFormat format,
+                                 const LoadOptions& options) {
+  if (options.noHeader && format != VectorFormat::Word2VecText &&
+      format != VectorFormat::Word2VecBinary)
+    throw ConfigError(inQuotes(path) + " is " +
+                      (format == VectorFormat::Npy ? "an .npy file" : "a posvec model") +
+                      "; no-header applies to word2vec text files only");
   switch (format) {
     case VectorFormat::Word2VecBinary:
-      return loadWord2VecBinary(path);
+      return loadWord2VecBinary(path, options);
     case VectorFormat::Word2VecText:
-      return loadWord2VecText(path);
+      return loadWord2VecText(path, options);
     case VectorFormat::Npy:
-      return loadNpy(path);
+      return firstRows(loadNpy(path), options.limit);
     case VectorFormat::Model: {
       ModelState m = readModel(path, false);
       try {
-        return Embeddings(std::move(m.words), std::move(m.input), std::move(m.counts));
+        return firstRows(Embeddings(std::move(m.words), std::move(m.input), std::move(m.counts)),
+                         options.limit);
       } catch (const InputError& e) {
         throw FormatError(inQuotes(path) + ": " + e.what());
       }
@@ -151,8 +193,21 @@ Embeddings detail::loadVectorsAs(const std::string& path, VectorFormat format) {
   throw FormatError(inQuotes(path) + ": unknown vector format");
 }
 
-Embeddings loadVectors(const std::string& path) {
-  return detail::loadVectorsAs(path, detectFormat(path));
+Embeddings loadVectors(const std::string& path, const LoadOptions& options,
+                       VectorFormat* detected) {
+  VectorFormat format;
+  if (options.noHeader) {
+    // No header to detect from: text, unless the file is plainly one of the others.
+    ChunkReader r(path, 64);
+    const std::size_t n = r.ensure(8);
+    format = n >= 8 && std::memcmp(r.data(), kModelMagic, 8) == 0 ? VectorFormat::Model
+             : n >= 6 && std::memcmp(r.data(), kNpyMagic, 6) == 0 ? VectorFormat::Npy
+                                                                   : VectorFormat::Word2VecText;
+  } else {
+    format = detectFormat(path);
+  }
+  if (detected) *detected = format;
+  return detail::loadVectorsAs(path, format, options);
 }
 
 }  // namespace posvec

@@ -1,17 +1,187 @@
 #include "formats_detail.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "posvec/io.hpp"
 
 namespace posvec::detail {
 
-// Shows a word from a possibly corrupt file without flooding the terminal.
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0 when the bytes there are a
+// maximal invalid subsequence, whose length goes to `bad` (the Unicode "maximal
+// subpart" rule, which Python's decoder follows: U+FFFD per subpart).
+std::size_t utf8At(std::string_view s, std::size_t i, std::size_t& bad) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) return 1;
+  int need;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) {
+    need = 1;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    need = 2;
+    if (c == 0xE0) lo = 0xA0;  // overlong
+    if (c == 0xED) hi = 0x9F;  // surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    need = 3;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+  } else {
+    bad = 1;
+    return 0;
+  }
+  std::size_t k = 1;
+  for (; k <= static_cast<std::size_t>(need); ++k) {
+    if (i + k >= s.size()) break;
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if (b < lo || b > hi) break;
+    lo = 0x80, hi = 0xBF;
+  }
+  if (k == static_cast<std::size_t>(need) + 1) return k;
+  bad = k;
+  return 0;
+}
+
+}  // namespace
+
 std::string shown(std::string_view word) {
+  static const char* hex = "0123456789abcdef";
   std::string out;
-  for (unsigned char c : word.substr(0, 40)) out += (c < 0x20 || c == 0x7f) ? '?' : char(c);
-  if (word.size() > 40) out += "...";
+  std::size_t i = 0, chars = 0;
+  for (; i < word.size() && chars < 40; ++chars) {
+    std::size_t bad = 0;
+    const std::size_t len = utf8At(word, i, bad);
+    const auto c = static_cast<unsigned char>(word[i]);
+    if (len == 1 && c >= 0x20 && c != 0x7f) {
+      out += word[i];
+    } else if (len > 1) {
+      out.append(word.substr(i, len));
+    } else {
+      for (std::size_t k = 0; k < std::max<std::size_t>(len, bad); ++k) {
+        const auto b = static_cast<unsigned char>(word[i + k]);
+        out += "\\x";
+        out += hex[b >> 4];
+        out += hex[b & 15];
+      }
+    }
+    i += std::max(len, bad);
+  }
+  if (i < word.size()) out += "...";
   return out;
+}
+
+std::string repairUtf8(std::string_view word, UnicodeErrors mode) {
+  std::string out;
+  out.reserve(word.size() + 8);
+  for (std::size_t i = 0; i < word.size();) {
+    std::size_t bad = 0;
+    const std::size_t len = utf8At(word, i, bad);
+    if (len) {
+      out.append(word.substr(i, len));
+      i += len;
+    } else {
+      if (mode == UnicodeErrors::Replace) out += "\xEF\xBF\xBD";
+      i += bad;
+    }
+  }
+  return out;
+}
+
+std::size_t firstInvalidUtf8(std::string_view word) {
+  for (std::size_t i = 0; i < word.size();) {
+    std::size_t bad = 0;
+    const std::size_t len = utf8At(word, i, bad);
+    if (!len) return i;
+    i += len;
+  }
+  return word.size();
+}
+
+MappedFile::MappedFile(const std::string& path, bool willReadAll) {
+  std::ifstream probe;
+  openForReading(path, probe);  // the library's messages for missing files, directories...
+  std::error_code ec;
+  const std::uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw IoError("cannot read " + inQuotes(path) + ": " + ec.message());
+  size_ = static_cast<std::size_t>(size);
+  if (size_ == 0) {
+    data_ = "";
+    return;
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    int flags = MAP_PRIVATE;
+#ifdef MAP_POPULATE
+    if (willReadAll) flags |= MAP_POPULATE;
+#endif
+    void* p = ::mmap(nullptr, size_, PROT_READ, flags, fd, 0);
+    ::close(fd);
+    if (p != MAP_FAILED) {
+      ::madvise(p, size_, MADV_SEQUENTIAL);
+      map_ = p;
+      data_ = static_cast<const char*>(p);
+      return;
+    }
+  }
+  // Not mappable (a special file): read it whole.
+  copy_.resize(size_);
+  probe.read(copy_.data(), static_cast<std::streamsize>(size_));
+  if (static_cast<std::size_t>(probe.gcount()) != size_)
+    throw IoError("error while reading " + inQuotes(path));
+  data_ = copy_.data();
+}
+
+MappedFile::~MappedFile() {
+  if (map_) ::munmap(map_, size_);
+}
+
+MatrixF uninitialisedMatrix(std::uint64_t rows, std::uint64_t dim) {
+  MatrixF m(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(dim));
+#ifdef MADV_HUGEPAGE
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  const auto begin = reinterpret_cast<std::uintptr_t>(m.data());
+  const std::uintptr_t end = begin + rows * dim * sizeof(float);
+  const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1), last = end & ~(kHuge - 1);
+  // Advice only: where the kernel refuses, 4 KiB pages work the same, just slower.
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+#endif
+  return m;
+}
+
+FirstOccurrence::FirstOccurrence(std::size_t expected) {
+  std::size_t n = 16;
+  while (n < 2 * expected) n *= 2;
+  slots_.assign(n, 0);
+}
+
+bool FirstOccurrence::insert(const std::vector<std::string>& words, std::string_view word,
+                             std::size_t id) {
+  if (2 * (used_ + 1) > slots_.size()) grow(words);
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = std::hash<std::string_view>{}(word)&mask;; i = (i + 1) & mask) {
+    if (slots_[i] == 0) {
+      slots_[i] = static_cast<std::uint32_t>(id + 1);
+      ++used_;
+      return true;
+    }
+    if (words[slots_[i] - 1] == word) return false;
+  }
+}
+
+void FirstOccurrence::grow(const std::vector<std::string>& words) {
+  std::vector<std::uint32_t> old(slots_.size() * 2, 0);
+  old.swap(slots_);
+  const std::size_t mask = slots_.size() - 1;
+  for (std::uint32_t s : old) {
+    if (s == 0) continue;
+    std::size_t i = std::hash<std::string_view>{}(words[s - 1]) & mask;
+    while (slots_[i] != 0) i = (i + 1) & mask;
+    slots_[i] = s;
+  }
 }
 
 // Writes floats as little-endian bytes.
@@ -26,14 +196,14 @@ void writeFloats(std::ostream& out, const float* data, std::size_t n) {
   }
 }
 
-ChunkReader::ChunkReader(const std::string& path) : path_(path) {
+ChunkReader::ChunkReader(const std::string& path, std::size_t bufferBytes) : path_(path) {
   openForReading(path, in_);
   std::error_code ec;
   size_ = std::filesystem::file_size(path, ec);
   if (ec) throw IoError("cannot read " + inQuotes(path) + ": " + ec.message());
   // No 4 MiB buffer for a small file (the buffer grows when a record needs it):
   // detection and loading open a file several times.
-  buf_.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, size_ + 1)));
+  buf_.resize(static_cast<std::size_t>(std::min<std::uint64_t>(bufferBytes, size_ + 1)));
 }
 
 // Moves unread bytes to the front, grows the buffer to hold `need` bytes, reads more.
@@ -58,10 +228,17 @@ void checkSavable(const Embeddings& e) {
       throw InputError("cannot save word " + std::to_string(i + 1) + " ('" + shown(e.words()[i]) +
                        "'): it is not valid UTF-8");
     const float* row = e.vectors().row(static_cast<Eigen::Index>(i)).data();
-    for (std::size_t j = 0; j < e.dim(); ++j)
-      if (!std::isfinite(row[j]))
-        throw InputError("cannot save the vector of '" + shown(e.words()[i]) +
-                         "': it contains NaN or infinity (training diverged?)");
+    // Branch-free exponent scan (vectorises), as checkFinite: saving is bounded by
+    // the disk, not by this check.
+    std::uint32_t bad = 0;
+    for (std::size_t j = 0; j < e.dim(); ++j) {
+      std::uint32_t u;
+      std::memcpy(&u, row + j, sizeof u);
+      bad |= static_cast<std::uint32_t>((u & 0x7f800000u) == 0x7f800000u);
+    }
+    if (bad)
+      throw InputError("cannot save the vector of '" + shown(e.words()[i]) +
+                       "': it contains NaN or infinity (training diverged?)");
   }
 }
 

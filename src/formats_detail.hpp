@@ -32,8 +32,57 @@ inline constexpr std::size_t kChunkBytes = 4 << 20;
 
 inline std::string inQuotes(const std::string& path) { return "'" + path + "'"; }
 
-// Shows a word from a possibly corrupt file without flooding the terminal.
+// Shows a word from a possibly corrupt file without flooding the terminal: at
+// most 40 characters, control bytes and bytes that are not valid UTF-8 escaped
+// as \xNN (never written raw, so a message is always valid UTF-8).
 std::string shown(std::string_view word);
+
+// Applies LoadOptions::unicodeErrors to a word that isValidUtf8 rejected: the
+// repaired word (U+FFFD per maximal invalid subsequence, or the bytes dropped),
+// as Python's bytes.decode("utf-8", errors) gives. Strict is the caller's job.
+std::string repairUtf8(std::string_view word, UnicodeErrors mode);
+// Offset of the first byte of `word` that starts an invalid sequence (word.size() if none).
+std::size_t firstInvalidUtf8(std::string_view word);
+
+// The whole file, read-only, mapped into memory (read into a buffer where mapping
+// is not possible). `willReadAll` asks the kernel to map every page up front,
+// which spares one page fault per 4 KiB when the file is read to the end.
+class MappedFile {
+ public:
+  MappedFile(const std::string& path, bool willReadAll);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  std::string_view view() const { return {data_, size_}; }
+
+ private:
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+  void* map_ = nullptr;
+  std::vector<char> copy_;
+};
+
+// An uninitialised rows x dim matrix (every row is written before it is read),
+// on 2 MiB pages where the kernel allows it: a loader writes the whole matrix
+// once, and with 4 KiB pages its first touch costs one page fault per 1,024 floats.
+MatrixF uninitialisedMatrix(std::uint64_t rows, std::uint64_t dim);
+
+// A set of rows of `words` keyed by the word (open addressing, no allocation per
+// word): how loaders keep a repeated word's first vector, as gensim does.
+class FirstOccurrence {
+ public:
+  explicit FirstOccurrence(std::size_t expected);
+  // True when `word` was not seen before; then index `id` of `words` is recorded
+  // (the caller stores `word` at words[id]).
+  bool insert(const std::vector<std::string>& words, std::string_view word, std::size_t id);
+
+ private:
+  void grow(const std::vector<std::string>& words);
+  std::vector<std::uint32_t> slots_;  // id + 1, 0 for empty
+  std::size_t used_ = 0;
+};
 
 inline std::uint64_t mulChecked(std::uint64_t a, std::uint64_t b, bool& overflow) {
   std::uint64_t r;
@@ -74,7 +123,9 @@ void put(std::string& buf, T v) {
 // words as views into the block, raw bytes copied straight into the destination.
 class ChunkReader {
  public:
-  explicit ChunkReader(const std::string& path);
+  // `bufferBytes`: the initial buffer (it grows when a record needs more); small
+  // for readers that look at the start of a file only.
+  explicit ChunkReader(const std::string& path, std::size_t bufferBytes = kChunkBytes);
 
   std::uint64_t fileSize() const { return size_; }
   // File offset of the next unread byte.
@@ -232,8 +283,8 @@ bool looksLikeTextRecord(std::string_view line, std::uint64_t dim);
 // True when the file, read as word2vec binary, holds exactly the header's records
 // (word, space, 4 x dim bytes, optional newlines) and nothing after them.
 bool binaryReadingIsExact(const std::string& path, const Word2VecHeader& h);
-Embeddings loadWord2VecText(const std::string& path);
-Embeddings loadWord2VecBinary(const std::string& path);
+Embeddings loadWord2VecText(const std::string& path, const LoadOptions& options = {});
+Embeddings loadWord2VecBinary(const std::string& path, const LoadOptions& options = {});
 void writeWord2VecBinary(const Embeddings& e, std::ostream& out);
 void writeWord2VecText(const Embeddings& e, std::ostream& out);
 Embeddings loadNpy(const std::string& path);
@@ -245,6 +296,7 @@ ModelState readModel(const std::string& path, bool withOutput);
 // Loads `path` as the given format, without content detection (the fuzz
 // harnesses drive each loader on its own). Auto is refused (FormatError); Model
 // yields the model's input vectors.
-Embeddings loadVectorsAs(const std::string& path, VectorFormat format);
+Embeddings loadVectorsAs(const std::string& path, VectorFormat format,
+                         const LoadOptions& options = {});
 
 }  // namespace posvec::detail

@@ -293,7 +293,7 @@ StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
   Embeddings embeddings;
   const TrainConfig config = o.trainConfig();
   if (!o.vectors.empty()) {
-    embeddings = loadVectors(o.vectors);
+    embeddings = loadVectors(o.vectors, o.vectorsLoad);
     if (o.dim != 0 && embeddings.dim() != o.dim)
       throw StudyOptionError("dim", "dimension " + std::to_string(o.dim) + " does not match the " +
                                         std::to_string(embeddings.dim()) + "-d vectors in '" +

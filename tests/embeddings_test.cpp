@@ -45,3 +45,21 @@ TEST_CASE("embeddings reject inconsistent input", "[embeddings]") {
   CHECK_THROWS_AS(Embeddings({"a", "b c"}, m), InputError);
   CHECK_THROWS_AS(Embeddings({"a", "b"}, m, {1}), InputError);
 }
+
+TEST_CASE("embeddings: norms are computed on first use and match a double reference",
+          "[embeddings]") {
+  MatrixF m(3, 2);
+  m << 3, 4, 0, 0, -1e-3f, 2;
+  const Embeddings e({"a", "b", "c"}, m);
+  const Embeddings copy = e;  // shares the lazily filled cache
+  for (const Embeddings* x : {&e, &copy}) {
+    const Eigen::VectorXf& n = x->norms();
+    REQUIRE(n.size() == 3);
+    CHECK(n[0] == 5.0f);
+    CHECK(n[1] == 0.0f);
+    CHECK(n[2] == Approx(std::sqrt(1e-6 + 4.0)).epsilon(1e-7));
+  }
+  CHECK(e.find("c") == WordId{2});
+  CHECK_FALSE(e.find("d").has_value());
+  CHECK_FALSE(Embeddings().find("a").has_value());
+}

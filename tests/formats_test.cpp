@@ -1,6 +1,7 @@
 #include "posvec/formats.hpp"
 
 #include <catch2/catch.hpp>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +14,7 @@
 using namespace posvec;
 using posvec::test::quote;
 using posvec::test::readText;
+using posvec::test::runCli;
 using posvec::test::TempDir;
 using posvec::test::writeText;
 
@@ -523,4 +525,226 @@ TEST_CASE("formats: .npy and .vocab are written as one transaction", "[formats]"
   CHECK(r.status == 3);
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   CHECK_FALSE(created);
+}
+
+// ---- vector-file options (LoadOptions) ----------------------------------------
+
+namespace {
+
+// The same records as word2vec binary and as text.
+void writeBoth(const TempDir& dir,
+               const std::vector<std::pair<std::string, std::vector<float>>>& recs,
+               std::size_t dim) {
+  std::string bin = std::to_string(recs.size()) + " " + std::to_string(dim) + "\n";
+  std::string txt = bin;
+  for (const auto& [w, v] : recs) {
+    bin += w + " ";
+    txt += w;
+    for (float x : v) {
+      bin += leBytes({x});
+      txt += " " + std::to_string(x);
+    }
+    bin += "\n";
+    txt += "\n";
+  }
+  writeText(dir.file("v.bin"), bin);
+  writeText(dir.file("v.txt"), txt);
+}
+
+LoadOptions unicode(UnicodeErrors mode) {
+  LoadOptions o;
+  o.unicodeErrors = mode;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("formats: unicode errors strict refuses a 0x97 word and shows it escaped", "[formats]") {
+  TempDir dir;
+  // gensim's pang_lee_polarity_fasttext.vec has such a word: a cp1252 em dash.
+  writeBoth(dir, {{"ca\x97t", {1, 2}}, {"dog", {3, 4}}}, 2);
+  for (const char* f : {"v.bin", "v.txt"}) {
+    try {
+      loadVectors(dir.file(f));
+      FAIL("a word with a lone 0x97 byte loaded under strict");
+    } catch (const FormatError& e) {
+      const std::string msg = e.what();
+      CHECK(msg.find("'ca\\x97t' is not valid UTF-8") != std::string::npos);
+      CHECK(msg.find("byte \\x97 at offset 2") != std::string::npos);
+      CHECK(msg.find('\x97') == std::string::npos);  // never the raw byte
+      CHECK(msg.find("replace") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("formats: unicode errors replace and ignore decode words as Python does", "[formats]") {
+  TempDir dir;
+  const std::string fffd = "\xEF\xBF\xBD";
+  // Expected words worked out by hand from the Unicode "maximal subpart" rule that
+  // Python's decoder follows: a surrogate's ED A0 80 is three subparts (A0 cannot
+  // follow ED), F0 80 is two (80 cannot follow F0), a truncated E2 82 is one.
+  struct Case {
+    std::string raw, replaced, ignored;
+  };
+  const std::vector<Case> cases = {
+      {"ca\x97t", "ca" + fffd + "t", "cat"},
+      {"\xED\xA0\x80x", fffd + fffd + fffd + "x", "x"},
+      {"y\xF0\x80", "y" + fffd + fffd, "y"},
+      {"z\xE2\x82", "z" + fffd, "z"},
+      {"\xC0\xAFq\xC3\xA9", fffd + fffd + "q\xC3\xA9", "q\xC3\xA9"},
+  };
+  std::vector<std::pair<std::string, std::vector<float>>> recs;
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    recs.push_back({cases[i].raw, {float(i), float(i) + 0.5f}});
+  writeBoth(dir, recs, 2);
+  for (const char* f : {"v.bin", "v.txt"}) {
+    INFO(f);
+    const Embeddings r = loadVectors(dir.file(f), unicode(UnicodeErrors::Replace));
+    const Embeddings g = loadVectors(dir.file(f), unicode(UnicodeErrors::Ignore));
+    REQUIRE(r.size() == cases.size());
+    REQUIRE(g.size() == cases.size());
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      CHECK(r.words()[i] == cases[i].replaced);
+      CHECK(g.words()[i] == cases[i].ignored);
+      CHECK(r.vectors()(i, 1) == float(i) + 0.5f);
+    }
+  }
+  // A word that becomes another one keeps the first vector (gensim's rule for
+  // repeats); a word that becomes empty is an error, not a silent "".
+  writeBoth(dir, {{"ca\x97t", {1, 2}}, {"cat", {3, 4}}, {"dog", {5, 6}}}, 2);
+  const Embeddings g = loadVectors(dir.file("v.bin"), unicode(UnicodeErrors::Ignore));
+  REQUIRE(g.words() == std::vector<std::string>{"cat", "dog"});
+  CHECK(g.vectors()(0, 0) == 1.0f);
+  CHECK(g.vectors()(1, 1) == 6.0f);
+  writeBoth(dir, {{"\x97\x97", {1, 2}}}, 2);
+  requireError([&] { loadVectors(dir.file("v.txt"), unicode(UnicodeErrors::Ignore)); },
+               "nothing is left of the word '\\x97\\x97'");
+  CHECK(parseUnicodeErrors("replace") == UnicodeErrors::Replace);
+  CHECK_THROWS_AS(parseUnicodeErrors("surrogateescape"), ConfigError);
+}
+
+TEST_CASE("formats: limit reads the first N records and nothing after them", "[formats]") {
+  TempDir dir;
+  // Record 3 is broken (NaN, and the text file is cut short after it): only a
+  // reader that stops after the limit loads these files.
+  writeText(dir.file("l.bin"), "5 2\naa " + leBytes({1, 2}) + "\nbb " + leBytes({3, 4}) + "\ncc " +
+                                   leBytes({std::nanf(""), 0}) + "\ndd ");
+  writeText(dir.file("l.txt"), "5 2\naa 1 2\nbb 3 4\ncc nan 0\n");
+  for (const char* f : {"l.bin", "l.txt"}) {
+    INFO(f);
+    LoadOptions o;
+    o.limit = 2;
+    const Embeddings e = loadVectors(dir.file(f), o);
+    REQUIRE(e.words() == std::vector<std::string>{"aa", "bb"});
+    CHECK(e.vectors()(1, 0) == 3.0f);
+    CHECK(e.vectors()(1, 1) == 4.0f);
+    o.limit = 3;
+    requireError([&] { loadVectors(dir.file(f), o); }, "'cc' is NaN");
+  }
+  // The limit counts records, as gensim's does: a repeat inside it uses one up.
+  writeText(dir.file("r.txt"), "4 1\na 1\na 2\nb 3\nc 4\n");
+  LoadOptions o;
+  o.limit = 3;
+  const Embeddings r = loadVectors(dir.file("r.txt"), o);
+  CHECK(r.words() == std::vector<std::string>{"a", "b"});
+  // A limit above the count reads everything; .npy and models keep their first rows.
+  o.limit = 100;
+  CHECK(loadVectors(dir.file("r.txt"), o).size() == 3);
+  saveVectors(sample(), dir.file("s.npy"));
+  o.limit = 3;
+  const Embeddings n = loadVectors(dir.file("s.npy"), o);
+  const Embeddings full = sample();
+  REQUIRE(n.size() == 3);
+  CHECK(n.words()[2] == full.words()[2]);
+  CHECK(sameBits(n.vectors(), full.vectors().topRows(3)));
+  CHECK(n.counts() == std::vector<std::int64_t>{70, 60, 50});
+}
+
+TEST_CASE("formats: no-header reads GloVe text without the count line", "[formats]") {
+  TempDir dir;
+  writeText(dir.file("g.txt"), "the 0.5 -1 2\ncat 1e-3 0 4\n, 7 8 9");
+  LoadOptions o;
+  o.noHeader = true;
+  VectorFormat found = VectorFormat::Auto;
+  const Embeddings e = loadVectors(dir.file("g.txt"), o, &found);
+  CHECK(found == VectorFormat::Word2VecText);
+  REQUIRE(e.words() == std::vector<std::string>{"the", "cat", ","});
+  REQUIRE(e.dim() == 3);
+  CHECK(e.vectors()(0, 1) == -1.0f);
+  CHECK(e.vectors()(1, 0) == 0.001f);
+  CHECK(e.vectors()(2, 2) == 9.0f);
+  o.limit = 2;
+  CHECK(loadVectors(dir.file("g.txt"), o).words() == std::vector<std::string>{"the", "cat"});
+  // Without the option the first line is not a header; the message says what to do.
+  requireError([&] { loadVectors(dir.file("g.txt")); }, "--no-header");
+  // A ragged line names its line number (1-based, no header line to skip).
+  writeText(dir.file("h.txt"), "a 1 2\nb 3\n");
+  o.limit = 0;
+  requireError([&] { loadVectors(dir.file("h.txt"), o); }, "line 2: expected 2 values after 'b'");
+  // Binary and .npy files have no headerless variant.
+  saveVectors(sample(), dir.file("s.bin"));
+  saveVectors(sample(), dir.file("s.npy"));
+  CHECK_THROWS_AS(loadVectors(dir.file("s.bin"), o), Error);
+  CHECK_THROWS_WITH(loadVectors(dir.file("s.npy"), o),
+                    Catch::Matchers::Contains("no-header applies to word2vec text"));
+}
+
+TEST_CASE("formats: the CLI takes --unicode-errors, --limit and --no-header", "[formats][cli]") {
+  TempDir dir;
+  // Unit vectors at known angles: cos(a, b) is the cosine of the angle between them.
+  writeText(dir.file("u.txt"), "3 2\nca\x97t 1 0\ndog 0.6 0.8\nrat 0 1\n");
+  auto r = runCli("similarity " + quote(dir.file("u.txt")) + " dog rat");
+  CHECK(r.status != 0);
+  CHECK(r.err.find("'ca\\x97t' is not valid UTF-8") != std::string::npos);
+  CHECK(r.err.find('\x97') == std::string::npos);
+  r = runCli("similarity " + quote(dir.file("u.txt")) + " cat dog --unicode-errors ignore");
+  CHECK(r.status == 0);
+  CHECK(r.out == "cosine(cat, dog) = 0.600000\n");
+  r = runCli("similarity " + quote(dir.file("u.txt")) +
+             " ca\xEF\xBF\xBDt rat --unicode-errors replace");
+  CHECK(r.out == "cosine(ca\xEF\xBF\xBDt, rat) = 0.000000\n");
+  r = runCli("similar " + quote(dir.file("u.txt")) + " dog --unicode-errors replace --limit 2");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("rat") == std::string::npos);  // beyond the limit
+  CHECK(r.out.find("0.600000") != std::string::npos);
+  writeText(dir.file("g.txt"), "dog 0.6 0.8\nrat 0 1\n");
+  r = runCli("similarity " + quote(dir.file("g.txt")) + " dog rat --no-header");
+  CHECK(r.out == "cosine(dog, rat) = 0.800000\n");
+  r = runCli("similarity " + quote(dir.file("g.txt")) + " dog rat --unicode-errors bogus");
+  CHECK(r.status != 0);
+  // The other commands that read vectors take the same options.
+  for (const std::string cmd : {"eval", "encode", "attend"}) {
+    r = runCli(cmd + " --help");
+    CHECK(r.out.find("--unicode-errors") != std::string::npos);
+    CHECK(r.out.find("--no-header") != std::string::npos);
+  }
+  r = runCli("study --help");
+  CHECK(r.out.find("--limit") != std::string::npos);
+}
+
+TEST_CASE("formats: text output equals value-by-value formatting across buffer flushes",
+          "[formats]") {
+  TempDir dir;
+  // One row longer than the writer's 4 MiB buffer (15-character values), then
+  // rows that cross a flush boundary; the expected text is built independently,
+  // one std::to_chars call and one string append per value.
+  const float awkward[] = {-1.17549435e-38f, -3.40282347e+38f, 0.1f, -0.0f, 1.00000012f};
+  const std::size_t wide = 300000;
+  MatrixF m(4, wide);
+  for (Eigen::Index i = 0; i < m.size(); ++i)
+    m.data()[i] = awkward[i % 5] * (1.0f - 0.1f * static_cast<float>(i % 7));
+  const Embeddings e({"a", "b", "c", "d"}, m);
+  saveVectors(e, dir.file("w.txt"));
+  std::string expected = "4 " + std::to_string(wide) + "\n";
+  char num[64];
+  for (std::size_t i = 0; i < 4; ++i) {
+    expected += e.words()[i];
+    for (std::size_t j = 0; j < wide; ++j) {
+      expected += ' ';
+      expected.append(num, std::to_chars(num, num + sizeof num, m(i, j)).ptr);
+    }
+    expected += '\n';
+  }
+  CHECK(readText(dir.file("w.txt")) == expected);
+  CHECK(sameBits(loadVectors(dir.file("w.txt")).vectors(), m));
 }

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "posvec/formats.hpp"
+
 namespace posvec::cli {
 
 // Each cmd_*.cpp registers its subcommands with a static Registrar; `order` sorts --help.
@@ -32,6 +34,10 @@ void refuseOutputOverInput(const std::string& output, const std::string& option,
 // The sentences of --sentence (in order), then the non-blank lines of --input FILE
 // when given (CRLF endings accepted).
 std::vector<std::string> sentencesOf(const std::vector<std::string>& given, const std::string& inputFile);
+
+// --unicode-errors, --limit and --no-header (gensim's unicode_errors, limit and
+// no_header) for a command that reads a vectors file (defined in cmd_vectors.cpp).
+void addVectorLoadOptions(CLI::App* sub, LoadOptions& options);
 
 // Writes `data` to `path` atomically ("-" means stdout).
 void writeOutput(const std::string& path, const std::string& data);

@@ -23,6 +23,7 @@ namespace fs = std::filesystem;
 
 struct AttendOptions {
   std::string vectors;
+  LoadOptions load;
   std::vector<std::string> sentences;
   std::string input;
   std::int64_t heads = 1;
@@ -284,7 +285,7 @@ void runAttend(const AttendOptions& o) {
     throw ConfigError("--start must be 0 or more (got " + std::to_string(o.start) + ")");
   const std::vector<std::string> texts = readTexts(o);
 
-  const Embeddings emb = loadVectors(o.vectors);
+  const Embeddings emb = loadVectors(o.vectors, o.load);
   const std::size_t d = emb.dim();
   ao.validate(d);
   PositionalOptions po;
@@ -347,6 +348,7 @@ Registrar regAttend(42, [](CLI::App& app) {
       "attend", "Attention maps (heads x T x T) of a sentence over its encoded word vectors");
   sub->add_option("vectors", o->vectors, "Word vectors (word2vec bin/text, npy, .posvec model)")
       ->required();
+  addVectorLoadOptions(sub, o->load);
   sub->add_option("-s,--sentence", o->sentences,
                   "Text (tokenized like the corpus); repeat for a batch, padded to the longest")
       ->allow_extra_args(false);

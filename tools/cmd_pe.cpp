@@ -279,6 +279,7 @@ Registrar regPe(40, [](CLI::App& app) {
 
 struct EncodeOptions {
   std::string vectors;
+  LoadOptions load;
   std::vector<std::string> sentences;
   std::string input;  // one sentence per line
   std::int64_t start = 0;
@@ -406,7 +407,7 @@ void runEncode(const EncodeOptions& o) {
   po.encoding = parseEncoding(o.encoding);
   if (globals().parseOnly) return;
 
-  const Embeddings emb = loadVectors(o.vectors);
+  const Embeddings emb = loadVectors(o.vectors, o.load);
   po.dim = emb.dim();
   if (po.dim % 2 != 0)
     throw ConfigError("the vectors in '" + o.vectors + "' have " + std::to_string(po.dim) +
@@ -430,6 +431,7 @@ Registrar regEncode(41, [](CLI::App& app) {
       "encode", "Transformer input for a sentence: each token's vector x scale + PE[start + t]");
   sub->add_option("vectors", opts->vectors, "Word vectors (word2vec bin/text, npy, .posvec model)")
       ->required();
+  addVectorLoadOptions(sub, opts->load);
   sub->add_option("-s,--sentence", opts->sentences,
                   "Text to encode (tokenized like the corpus); repeat for a batch")
       ->allow_extra_args(false);

@@ -157,6 +157,7 @@ static cli::Registrar reg(50, [](CLI::App& app) {
                                   "Use existing vectors (word2vec bin/text, .npy, model)");
   corpus->excludes(vectors);
   vectors->excludes(corpus);
+  cli::addVectorLoadOptions(sub, flags->study.vectorsLoad);
   sub->add_option("--pair", flags->pairs,
                   "WORD:POSITION, repeatable; positions are the PE rows, 1-based in the sentence; "
                   "with more than two, all pairs are reported")

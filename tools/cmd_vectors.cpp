@@ -69,6 +69,7 @@ json neighboursJson(const std::vector<Neighbour>& rows) {
 
 struct QueryOptions {
   std::string vectors;
+  LoadOptions load;
   std::vector<std::string> words;
   std::size_t k = 10;
   std::size_t restrict = 0;
@@ -77,6 +78,7 @@ struct QueryOptions {
 
 void addVectorsArg(CLI::App* sub, const std::shared_ptr<QueryOptions>& o) {
   sub->add_option("vectors", o->vectors, kVectorsHelp)->required();
+  addVectorLoadOptions(sub, o->load);
 }
 
 static Registrar similarityReg(30, [](CLI::App& app) {
@@ -86,7 +88,7 @@ static Registrar similarityReg(30, [](CLI::App& app) {
   sub->add_option("words", o->words, "The two words (A B)")->required()->expected(2);
   sub->add_flag("--json", o->json, "Print JSON");
   sub->callback([o] {
-    const Embeddings e = loadVectors(o->vectors);
+    const Embeddings e = loadVectors(o->vectors, o->load);
     const WordId a = requireWord(e, o->words[0], o->vectors),
                  b = requireWord(e, o->words[1], o->vectors);
     const double s = cosine(e.vectors().row(a).data(), e.vectors().row(b).data(), e.dim());
@@ -109,7 +111,7 @@ static Registrar similarReg(31, [](CLI::App& app) {
       ->check(CLI::Range(1, 1000000));
   sub->add_flag("--json", o->json, "Print JSON");
   sub->callback([o] {
-    const Embeddings e = loadVectors(o->vectors);
+    const Embeddings e = loadVectors(o->vectors, o->load);
     requireWord(e, o->words[0], o->vectors);
     const auto rows = e.nearest(o->words[0], o->k);
     if (o->json) {
@@ -138,7 +140,7 @@ static Registrar analogyReg(32, [](CLI::App& app) {
       ->check(notNegative());
   sub->add_flag("--json", o->json, "Print JSON");
   sub->callback([o] {
-    const Embeddings e = loadVectors(o->vectors);
+    const Embeddings e = loadVectors(o->vectors, o->load);
     for (const auto& w : o->words) requireWord(e, w, o->vectors);
     const auto rows = e.analogy(o->words[0], o->words[1], o->words[2], o->k, o->restrict);
     if (o->json) {
@@ -158,6 +160,7 @@ static Registrar analogyReg(32, [](CLI::App& app) {
 
 struct EvalCliOptions {
   std::string vectors;
+  LoadOptions load;
   std::string analogies;
   std::vector<std::string> pairs;
   std::size_t restrict = EvalOptions{}.restrictVocab;
@@ -177,6 +180,7 @@ static Registrar evalReg(33, [](CLI::App& app) {
                                  "semantics (evaluate_word_analogies / pairs)");
   auto o = std::make_shared<EvalCliOptions>();
   sub->add_option("vectors", o->vectors, kVectorsHelp)->required();
+  addVectorLoadOptions(sub, o->load);
   sub->add_option("--analogies", o->analogies,
                   "Analogy file (': section' lines, then 'a b c d'), e.g. questions-words.txt");
   sub->add_option(
@@ -194,7 +198,7 @@ static Registrar evalReg(33, [](CLI::App& app) {
       throw ConfigError(
           "eval: nothing to evaluate; give --analogies FILE and/or --pairs FILE "
           "(e.g. questions-words.txt, wordsim353.tsv)");
-    const Embeddings e = loadVectors(o->vectors);
+    const Embeddings e = loadVectors(o->vectors, o->load);
     EvalOptions opts;
     opts.restrictVocab = o->restrict;
     opts.caseInsensitive = !o->caseSensitive;
@@ -276,4 +280,19 @@ static Registrar evalReg(33, [](CLI::App& app) {
 });
 
 }  // namespace
+
+void addVectorLoadOptions(CLI::App* sub, LoadOptions& options) {
+  sub->add_option_function<std::string>(
+         "--unicode-errors",
+         [&options](const std::string& mode) { options.unicodeErrors = parseUnicodeErrors(mode); },
+         "Words in a word2vec file that are not valid UTF-8: strict (an error), replace (each bad "
+         "sequence becomes U+FFFD) or ignore (bad bytes dropped), as gensim's unicode_errors")
+      ->check(CLI::IsMember({"strict", "replace", "ignore"}))
+      ->default_str("strict");
+  sub->add_option("--limit", options.limit, "Read only the first N vectors of the file (0: all)")
+      ->capture_default_str();
+  sub->add_flag("--no-header", options.noHeader,
+                "The word2vec text file has no 'WORDS DIMENSION' first line (GloVe's files)");
+}
+
 }  // namespace posvec::cli

@@ -2,6 +2,8 @@
 // the queries people run on word vectors (cosine, nearest words, analogies).
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,13 +54,23 @@ class Embeddings {
 
   // Unit-length copy of row `id` (zeros stay zeros).
   Eigen::RowVectorXf unitVector(WordId id) const;
+  // Euclidean length of every row, computed on first use (thread-safe) and kept:
+  // loading a file does not pay for a pass over the matrix nobody may need.
+  const Eigen::VectorXf& norms() const;
 
  private:
+  struct NormCache {
+    std::once_flag once;
+    Eigen::VectorXf norms;
+  };
   std::vector<std::string> words_;
   MatrixF vectors_;
   std::vector<std::int64_t> counts_;
-  Eigen::VectorXf norms_;
-  std::unordered_map<std::string, WordId> index_;
+  // Shared by copies: the matrix never changes after construction.
+  std::shared_ptr<NormCache> norms_ = std::make_shared<NormCache>();
+  // Open addressing over words_ (id + 1, 0 empty; a power of two, at most half
+  // full): one allocation for the whole vocabulary instead of one per word.
+  std::vector<std::uint32_t> slots_;
 };
 
 }  // namespace posvec

@@ -34,12 +34,36 @@ VectorFormat detectFormat(const std::string& path);
 // ModelState and is refused here (use saveModel).
 void saveVectors(const Embeddings& embeddings, const std::string& path,
                  VectorFormat format = VectorFormat::Auto);
+// What to do with a word that is not valid UTF-8 (gensim's `unicode_errors`,
+// Python's bytes.decode semantics).
+enum class UnicodeErrors {
+  Strict,   // FormatError naming the word (its bad bytes shown as \xNN) and where it is
+  Replace,  // each maximal invalid subsequence becomes U+FFFD
+  Ignore    // invalid bytes are dropped (a word left empty is an error)
+};
+// `strict` / `replace` / `ignore`; ConfigError otherwise.
+UnicodeErrors parseUnicodeErrors(const std::string& name);
+std::string unicodeErrorsName(UnicodeErrors mode);
+
+// Options of loadVectors, with gensim's load_word2vec_format semantics.
+struct LoadOptions {
+  UnicodeErrors unicodeErrors = UnicodeErrors::Strict;
+  // Read only the first `limit` records (0: all). Nothing after them is read or
+  // checked, so a large file loads in time proportional to `limit`.
+  std::uint64_t limit = 0;
+  // word2vec text without the "V D" line (GloVe's files): every line is a record,
+  // the dimension is the first line's field count minus one. Text files only.
+  bool noHeader = false;
+};
+
 // Loads any of the formats (a model file yields its input vectors). Throws
 // IoError / FormatError with the path and what is wrong (truncated, bad header...).
 // Like gensim: a repeated word keeps its first vector, data after the V-th
 // vector is ignored, text lines may end in spaces, binary vectors may or may
-// not be followed by "\n". Words must be valid UTF-8 and values finite.
-Embeddings loadVectors(const std::string& path);
+// not be followed by "\n". Words must be valid UTF-8 (see LoadOptions) and
+// values finite. `detected`, when given, receives the format that was read.
+Embeddings loadVectors(const std::string& path, const LoadOptions& options = {},
+                       VectorFormat* detected = nullptr);
 
 // The vocabulary file that goes with an .npy matrix: "x.npy" -> "x.vocab"
 // (other names get ".vocab" appended).

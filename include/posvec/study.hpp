@@ -13,6 +13,7 @@
 
 #include "posvec/analysis.hpp"
 #include "posvec/error.hpp"
+#include "posvec/formats.hpp"
 #include "posvec/positional.hpp"
 #include "posvec/study_results.hpp"
 #include "posvec/train_config.hpp"
@@ -26,6 +27,8 @@ struct StudyOptions {
   // posvec model); never both. Neither: train on the corpus shipped with posvec.
   std::string corpus;
   std::string vectors;
+  // How `vectors` is read (unicode errors, limit, headerless text).
+  LoadOptions vectorsLoad;
   // The placed words; every pair (i < j) is measured, the first two drive the
   // experiments. Positions are the rows of PE the words receive.
   std::vector<WordAt> pairs = {{"black", 2}, {"brown", 10}};

@@ -176,6 +176,25 @@ PYBIND11_MODULE(_posvec, m) {
             return std::make_shared<Embeddings>(loadVectors(path));
           },
           py::arg("path"))
+      // With load_word2vec_format's options; also says which format was read. The
+      // matrix is moved, never copied, into the object NumPy's view keeps alive.
+      .def_static(
+          "load_detected",
+          [](const std::string& path, const std::string& unicodeErrors, std::uint64_t limit,
+             bool noHeader) {
+            LoadOptions o;
+            o.unicodeErrors = parseUnicodeErrors(unicodeErrors);
+            o.limit = limit;
+            o.noHeader = noHeader;
+            VectorFormat found = VectorFormat::Auto;
+            std::shared_ptr<Embeddings> e;
+            {
+              py::gil_scoped_release nogil;
+              e = std::make_shared<Embeddings>(loadVectors(path, o, &found));
+            }
+            return py::make_tuple(e, formatName(found));
+          },
+          py::arg("path"), py::arg("unicode_errors"), py::arg("limit"), py::arg("no_header"))
       .def(
           "save",
           [](const Embeddings& e, const std::string& path, const std::string& format) {

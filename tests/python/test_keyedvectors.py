@@ -234,3 +234,82 @@ def test_correlation_pvalue_matches_scipy():
         y = x * rng.uniform(0, 1) + rng.standard_normal(n)
         r, p = stats.pearsonr(x, y)
         assert math.isclose(correlation_pvalue(r, n), p, rel_tol=1e-9, abs_tol=1e-300)
+
+
+def _write_vec(path, records, binary):
+    """word2vec text or binary with raw byte words (records: [(bytes, [floats])])."""
+    dim = len(records[0][1])
+    with open(path, "wb") as f:
+        f.write(f"{len(records)} {dim}\n".encode())
+        for word, values in records:
+            if binary:
+                f.write(word + b" " + np.asarray(values, dtype="<f4").tobytes() + b"\n")
+            else:
+                f.write(word + b" " + " ".join(repr(float(v)) for v in values).encode() + b"\n")
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_unicode_errors_as_python_decodes(tmp_path, binary):
+    # gensim's pang_lee_polarity_fasttext.vec has a word with a lone 0x97 byte.
+    raw = [b"ca\x97t", b"\xed\xa0\x80x", b"d\xc3\xa9j\xe0", b"dog"]
+    records = [(w, [i, i + 0.5]) for i, w in enumerate(raw)]
+    path = tmp_path / ("v.bin" if binary else "v.txt")
+    _write_vec(path, records, binary)
+    with pytest.raises(ValueError, match=r"'ca\\x97t' is not valid UTF-8") as err:
+        posvec.KeyedVectors.load_word2vec_format(path, binary=binary)
+    assert "\x97" not in str(err.value)
+    for mode in ("replace", "ignore"):
+        kv = posvec.KeyedVectors.load_word2vec_format(path, binary=binary, unicode_errors=mode)
+        # Expected words from Python's own decoder, independent of posvec.
+        assert kv.index_to_key == [w.decode("utf-8", mode) for w in raw]
+        assert np.array_equal(kv.vectors, np.array([v for _, v in records], dtype=np.float32))
+    with pytest.raises(ValueError, match="unicode_errors"):
+        posvec.KeyedVectors.load_word2vec_format(path, unicode_errors="surrogateescape")
+
+
+def test_limit_stops_before_a_broken_record(tmp_path):
+    path = tmp_path / "l.txt"
+    path.write_text("4 2\na 1 2\nb 3 4\nc nan 1\n")  # record 3 is NaN, and record 4 is missing
+    kv = posvec.KeyedVectors.load_word2vec_format(path, limit=2)
+    assert kv.index_to_key == ["a", "b"]
+    assert kv.vectors.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    with pytest.raises(ValueError, match="NaN"):
+        posvec.KeyedVectors.load_word2vec_format(path, limit=3)
+    with pytest.raises(ValueError, match="limit"):
+        posvec.KeyedVectors.load_word2vec_format(path, limit=-1)
+
+
+def test_no_header_reads_glove_text(tmp_path):
+    path = tmp_path / "glove.txt"
+    path.write_text("the 0.5 -1\ncat 0.25 4\ndog 8 16\n")
+    kv = posvec.KeyedVectors.load_word2vec_format(path, no_header=True)
+    assert kv.index_to_key == ["the", "cat", "dog"] and kv.vector_size == 2
+    assert kv.vectors.tolist() == [[0.5, -1.0], [0.25, 4.0], [8.0, 16.0]]
+    kv = posvec.KeyedVectors.load_word2vec_format(path, no_header=True, limit=1, binary=False)
+    assert kv.index_to_key == ["the"]
+    with pytest.raises(ValueError, match="no_header"):
+        posvec.KeyedVectors.load_word2vec_format(path)
+    with pytest.raises(ValueError, match="text files only"):
+        posvec.KeyedVectors.load_word2vec_format(path, no_header=True, binary=True)
+
+
+def test_vector_file_options_agree_with_gensim(tmp_path, gensim_models):
+    raw = [b"ca\x97t", b"na\xc3\xafve", b"\xf0\x80y", b"z\xe2\x82", b"dog", b"cat"]
+    records = [(w, [i, -i, 0.25 * i]) for i, w in enumerate(raw)]
+    for binary in (True, False):
+        path = tmp_path / ("v.bin" if binary else "v.txt")
+        _write_vec(path, records, binary)
+        for mode, limit in (("replace", None), ("replace", 3), ("ignore", 5)):
+            ours = posvec.KeyedVectors.load_word2vec_format(path, binary=binary, unicode_errors=mode,
+                                                           limit=limit)
+            theirs = gensim_models.KeyedVectors.load_word2vec_format(
+                path, binary=binary, unicode_errors=mode, limit=limit)
+            assert ours.index_to_key == theirs.index_to_key
+            assert np.array_equal(ours.vectors, theirs.vectors)
+    glove = tmp_path / "glove.txt"
+    glove.write_text("the 0.5 -1\ncat 0.25 4\ndog 8 16\n")
+    for limit in (None, 2):
+        ours = posvec.KeyedVectors.load_word2vec_format(glove, no_header=True, limit=limit)
+        theirs = gensim_models.KeyedVectors.load_word2vec_format(glove, no_header=True, limit=limit)
+        assert ours.index_to_key == theirs.index_to_key
+        assert np.array_equal(ours.vectors, theirs.vectors)

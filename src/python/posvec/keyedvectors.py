@@ -81,17 +81,27 @@ class KeyedVectors:
         no_header: bool = False,
     ) -> "KeyedVectors":
         """Reads a word2vec binary or text file (the format is detected from the
-        content; ``binary``, when given, must agree with it)."""
-        if fvocab is not None or no_header:
-            raise ValueError("posvec reads word2vec files with their 'V D' header and no fvocab")
-        if encoding.lower().replace("-", "") != "utf8" or unicode_errors != "strict":
-            raise ValueError("posvec reads UTF-8 words only (encoding='utf8', unicode_errors='strict')")
+        content; ``binary``, when given, must agree with it).
+
+        ``unicode_errors`` ("strict", "replace" or "ignore") says what happens to
+        words that are not valid UTF-8, as in gensim (Python's ``bytes.decode``);
+        ``limit`` reads only the first N vectors; ``no_header=True`` reads text
+        without the "V D" line (GloVe)."""
+        if fvocab is not None:
+            raise ValueError("posvec reads word2vec files without a separate vocabulary (fvocab)")
+        if encoding.lower().replace("-", "") != "utf8":
+            raise ValueError("posvec reads UTF-8 words only (encoding='utf8')")
+        if unicode_errors not in ("strict", "replace", "ignore"):
+            raise ValueError(f"unicode_errors must be 'strict', 'replace' or 'ignore', not {unicode_errors!r}")
         if np.dtype(datatype) != np.float32:
             raise ValueError("posvec holds float32 vectors only (datatype=numpy.float32)")
+        if no_header and binary:
+            raise ValueError("no_header=True reads word2vec text files only (binary=True was given)")
+        if limit is not None and (isinstance(limit, bool) or int(limit) != limit or limit < 0):
+            raise ValueError(f"limit must be a non-negative integer, not {limit!r}")
         path = os.fspath(fname)
-        e = _posvec.Embeddings.load(path)
+        e, found = _posvec.Embeddings.load_detected(path, unicode_errors, int(limit or 0), bool(no_header))
         if binary is not None:
-            found = _posvec.detect_format(path)
             if found not in ("bin", "text"):
                 raise ValueError(f"'{path}' is a {found} file, not word2vec; use KeyedVectors.load")
             if (found == "bin") != bool(binary):
@@ -99,8 +109,6 @@ class KeyedVectors:
                     f"'{path}' is a word2vec {'binary' if found == 'bin' else 'text'} file "
                     f"but binary={binary} was given (leave binary=None to detect it)"
                 )
-        if limit is not None and limit < len(e):
-            e = _posvec.Embeddings(e.words[:limit], e.vectors[:limit], e.counts[:limit])
         return cls._wrap(e)
 
     @classmethod
