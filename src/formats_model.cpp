@@ -178,7 +178,7 @@ void saveModel(const ModelState& model, const std::string& path) {
     if (model.counts.size() == v && model.counts[i] < 0)
       throw InputError("cannot save model " + inQuotes(path) + ": negative count for '" +
                        shown(model.words[i]) + "'");
-  writeFileAtomically(path, [&](std::ostream& out) {
+  writeToPathOrStdout(path, [&](std::ostream& out) {
     std::string buf(kModelMagic, 8);
     put(buf, kModelVersion);
     put(buf, std::uint32_t{0});

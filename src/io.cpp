@@ -1,5 +1,7 @@
 #include "posvec/io.hpp"
 
+#include "input.hpp"
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -172,12 +174,14 @@ void openForReading(const std::string& path, std::ifstream& in) {
 }
 
 std::string readFile(const std::string& path) {
-  std::ifstream in;
-  openForReading(path, in);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw IoError("error while reading '" + path + "'");
-  return ss.str();
+  const auto in = detail::openInput(path);
+  std::string text;
+  std::vector<char> buf(1 << 16);
+  while (*in) {
+    in->read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    text.append(buf.data(), static_cast<std::size_t>(in->gcount()));
+  }
+  return text;
 }
 
 }  // namespace posvec

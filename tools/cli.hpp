@@ -33,6 +33,16 @@ void refuseOutputOverInput(const std::string& output, const std::string& option,
 // when given (CRLF endings accepted).
 std::vector<std::string> sentencesOf(const std::vector<std::string>& given, const std::string& inputFile);
 
+// For inputs the library reads by path and may seek in (vector files, models):
+// "-" is standard input, copied into an unlinked temporary file whose
+// /proc/self/fd path is returned (messages show it as <stdin>); any other path
+// is returned as it is. Only one input of a command can be standard input.
+std::string seekableInput(const std::string& path);
+
+// The closest of `names` to `typed` (edit distance at most a third of its
+// length, at least 1 and at most 3), or "" when none is close.
+std::string closestName(const std::string& typed, const std::vector<std::string>& names);
+
 // Writes `data` to `path` atomically ("-" means stdout).
 void writeOutput(const std::string& path, const std::string& data);
 

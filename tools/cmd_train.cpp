@@ -2,6 +2,7 @@
 // state), or more epochs for a saved model with --resume.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -30,6 +31,9 @@ struct Options {
   bool cbow = false;
   bool json = false;
   bool keepCase = false;
+  bool noPunct = false;
+  bool recursive = false;
+  std::string locale = TokenizerOptions{}.locale;
   std::string kernel = TrainConfig{}.kernel == Kernel::Batched ? "batched" : "classic";
   TrainConfig config;
 };
@@ -37,6 +41,7 @@ struct Options {
 // Fails before hours of training, not after: the directory must exist and be writable.
 void checkWritable(const std::string& path, const std::string& option) {
   namespace fs = std::filesystem;
+  if (path == "-") return;
   std::error_code ec;
   if (fs::is_directory(path, ec))
     throw IoError("cannot write " + option + " '" + path + "': it is a directory");
@@ -74,8 +79,19 @@ std::string clock(double seconds) {
 void run(const Options& o) {
   const auto start = std::chrono::steady_clock::now();
   // Decide the output format before training so a typo costs nothing.
-  const VectorFormat format =
-      o.format.empty() ? formatFromExtension(o.output) : parseVectorFormat(o.format);
+  // Standard output has no extension: word2vec text, as word2vec.c writes by default.
+  const VectorFormat format = !o.format.empty() ? parseVectorFormat(o.format)
+                              : o.output == "-" ? VectorFormat::Word2VecText
+                                                : formatFromExtension(o.output);
+  if (o.output == "-" && format == VectorFormat::Npy)
+    throw ConfigError("output: npy cannot stream to standard output (it is two files, FILE.npy "
+                      "and FILE.vocab); write a file, or use --format text or bin");
+  if (o.output == "-" && (o.json || o.saveModel == "-"))
+    throw ConfigError(std::string("output '-' and ") +
+                      (o.json ? "--json" : "--save-model '-'") +
+                      " would both write to standard output; send one of them to a file");
+  if (o.resume == "-" && std::find(o.corpus.begin(), o.corpus.end(), "-") != o.corpus.end())
+    throw ConfigError("the corpus and --resume cannot both be '-' (standard input)");
   checkWritable(o.output, "output");
   if (!o.saveModel.empty()) checkWritable(o.saveModel, "--save-model");
   std::vector<std::string> inputs = o.corpus;
@@ -87,7 +103,9 @@ void run(const Options& o) {
 
   TokenizerOptions tok;
   tok.lowercase = !o.keepCase;
-  const CorpusSource corpus = CorpusSource::fromFiles(o.corpus, o.pretokenized, tok);
+  tok.keepPunctuation = !o.noPunct;
+  tok.locale = o.locale;
+  const CorpusSource corpus = CorpusSource::fromFiles(o.corpus, o.pretokenized, tok, o.recursive);
 
   const bool quiet = cli::globals().quiet;
   auto progressLine = std::make_shared<cli::ProgressLine>();
@@ -116,7 +134,7 @@ void run(const Options& o) {
 
   ModelState model;
   if (!o.resume.empty()) {
-    model = loadModel(o.resume);
+    model = loadModel(cli::seekableInput(o.resume));
     // Only the thread count may change when resuming; the rest is the model's.
     TrainConfig stored = TrainConfig::deserialize(model.config);
     stored.threads = o.config.threads;
@@ -157,7 +175,8 @@ void run(const Options& o) {
     std::cout << cli::jsonText(j) << "\n";
   } else if (!quiet) {
     std::fprintf(stderr, "wrote %zu x %ld vectors to %s (%s) in %.1f s\n",
-                 summary["words"].get<std::size_t>(), summary["dim"].get<long>(), o.output.c_str(),
+                 summary["words"].get<std::size_t>(), summary["dim"].get<long>(),
+                 o.output == "-" ? "standard output" : o.output.c_str(),
                  formatName(format).c_str(), seconds);
   }
 }
@@ -168,18 +187,25 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
       "train", "Train word vectors (skip-gram or CBOW, negative sampling or hierarchical softmax)");
   TrainConfig& c = opts->config;
   sub->add_option("corpus", opts->corpus,
-                  "Corpus files: raw text, or whitespace-split lines "
-                  "with --pretokenized (\"-\" reads stdin)")
+                  "Corpus files or directories: raw text, or whitespace-split lines with "
+                  "--pretokenized; gzip, bzip2, xz and zstd are decompressed (\"-\" reads stdin)")
       ->required();
   sub->add_option("-o,--output", opts->output,
-                  "Output file (.bin, .txt/.vec, .npy, .posvec = full-state model)")
+                  "Output file (.bin, .txt/.vec, .npy, .posvec = full-state model); '-' streams "
+                  "to stdout (word2vec text unless --format says otherwise)")
       ->required();
   sub->add_option("--format", opts->format,
                   "Output format: bin, text, npy or model (default: from the extension)")
       ->check(CLI::IsMember({"bin", "text", "txt", "vec", "npy", "model"}));
   sub->add_flag("--pretokenized", opts->pretokenized,
                 "Corpus is one sentence a line, tokens split on whitespace (as word2vec.c reads)");
+  sub->add_flag("--recursive", opts->recursive,
+                "A directory in the corpus also contributes the files of its subdirectories");
   sub->add_flag("--keep-case", opts->keepCase, "Raw text: do not lowercase");
+  sub->add_flag("--no-punct", opts->noPunct, "Raw text: drop tokens made only of punctuation");
+  sub->add_option("--locale", opts->locale,
+                  "Raw text: ICU locale for segmentation and case mapping (en, de, tr, zh, ja...)")
+      ->capture_default_str();
   sub->add_option("--dim", c.dim, "Vector dimension")
       ->capture_default_str()
       ->check(cli::notNegative());
@@ -201,7 +227,7 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
   sub->add_option("--max-vocab", c.maxVocab, "Keep at most this many words (0: no limit)")
       ->capture_default_str()
       ->check(cli::notNegative());
-  sub->add_option("--threads", c.threads, "Training threads (0: all cores)")->capture_default_str();
+  sub->add_option("-t,--threads", c.threads, "Training threads (0: all cores)")->capture_default_str();
   sub->add_option("--seed", c.seed, "Random seed (one thread: same seed, same bits)")
       ->capture_default_str();
   sub->add_option("--kernel", opts->kernel,
@@ -218,7 +244,7 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
         "--min-count", "--max-vocab", "--seed", "--kernel"})
     resume->excludes(sub->get_option(name));
   sub->add_option("--save-model", opts->saveModel,
-                  "Also save the full training state (for --resume) to this file");
+                  "Also save the full training state (for --resume) to this file ('-': stdout)");
   sub->add_flag("--json", opts->json, "Print a JSON summary (losses, sizes, time) on stdout");
   sub->callback([opts] {
     // TrainConfig::validate's meanings, and resumeTraining's, with their flags.
