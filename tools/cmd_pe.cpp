@@ -404,6 +404,8 @@ void runEncode(const EncodeOptions& o) {
   PositionalOptions po;
   po.base = o.base;
   po.encoding = parseEncoding(o.encoding);
+  if (o.vectors == "-" && o.input == "-")
+    throw ConfigError("only one input can be '-' (standard input): VECTORS and --input are both '-'");
   if (globals().parseOnly) return;
 
   const Embeddings emb = loadVectors(seekableInput(o.vectors));

@@ -249,7 +249,8 @@ int runCommandLine(int argc, char** argv) {
     app.parse(argc, argv);
     if (help->parsed()) {
       if (topic.empty()) {
-        std::cout << app.help();
+        // app.help() would show the help of the selected subcommand: "help" itself.
+        std::cout << app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
       } else {
         const CLI::App* sub = nullptr;
         for (const CLI::App* s : app.get_subcommands({}))

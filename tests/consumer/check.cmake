@@ -6,6 +6,8 @@
 #   plain       the compiler alone, with no posvec flags but include and library paths
 #               (Eigen's alignment must still match the library's: this crashed with a
 #               double free when the library was built with -march=native)
+#   eigen-first a file that includes Eigen before posvec without those definitions must
+#               not compile
 if(NOT MODE)
   set(MODE install)
 endif()
@@ -60,6 +62,21 @@ elseif(MODE STREQUAL "plain")
   run("compiling without posvec's flags" ${CXX} -std=c++20 -O2 -I${SOURCE_DIR}/include -I${eigen}
       ${SOURCE_DIR}/tests/consumer/main.cpp ${BINARY_DIR}/libposvec.a -fopenmp -licui18n -licuuc
       -larchive -o ${exe})
+elseif(MODE STREQUAL "eigen-first")
+  # Eigen included before posvec, without the definitions: Eigen has chosen a
+  # smaller alignment already, and the compiler must refuse, naming the fix.
+  list(GET EIGEN_INCLUDE 0 eigen)
+  file(WRITE ${work}/eigen_first.cpp "#include <Eigen/Core>\n#include <posvec/posvec.hpp>\nint main() {}\n")
+  execute_process(COMMAND ${CXX} -std=c++20 -I${SOURCE_DIR}/include -I${eigen} -c ${work}/eigen_first.cpp
+                  -o ${work}/eigen_first.o RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc)
+    message(FATAL_ERROR "eigen-first: compiled with Eigen's default alignment")
+  endif()
+  if(NOT err MATCHES "posvec needs Eigen's alignment at 64 bytes")
+    message(FATAL_ERROR "eigen-first: failed without posvec's message:\n${err}")
+  endif()
+  message(STATUS "eigen-first: refused as expected")
+  return()
 else()
   message(FATAL_ERROR "unknown MODE '${MODE}'")
 endif()
