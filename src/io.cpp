@@ -1,7 +1,5 @@
 #include "posvec/io.hpp"
 
-#include "input.hpp"
-
 #include <signal.h>
 #include <unistd.h>
 
@@ -13,6 +11,7 @@
 #include <random>
 #include <sstream>
 
+#include "input.hpp"
 #include "posvec/error.hpp"
 
 namespace posvec {

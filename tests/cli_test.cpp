@@ -11,8 +11,8 @@
 
 using posvec::test::quote;
 using posvec::test::readText;
-using posvec::test::RunResult;
 using posvec::test::runCli;
+using posvec::test::RunResult;
 using posvec::test::TempDir;
 using posvec::test::writeText;
 
@@ -44,7 +44,8 @@ const std::string kTrain = "-q train --min-count 1 --dim 4 --epochs 1 -t 1 --see
 TEST_CASE("cli: an unknown command suggests the closest one", "[cli]") {
   const RunResult typo = runCli("trian corpus.txt");
   CHECK(typo.status == 2);
-  CHECK(typo.err == "posvec: error: unknown command 'trian'; did you mean 'train'? (see posvec --help)\n");
+  CHECK(typo.err ==
+        "posvec: error: unknown command 'trian'; did you mean 'train'? (see posvec --help)\n");
   const RunResult british = runCli("-q tokenise x.txt");
   CHECK(british.status == 2);
   CHECK(british.err.find("did you mean 'tokenize'?") != std::string::npos);
@@ -106,7 +107,8 @@ TEST_CASE("cli: train -o - streams the vectors to stdout", "[cli]") {
   TempDir dir;
   const std::string corpus = dir.file("c.txt");
   writeText(corpus, "x y z\ny z\nz x y\n");
-  const RunResult file = runCli(kTrain + "--pretokenized " + quote(corpus) + " -o " + quote(dir.file("v.txt")));
+  const RunResult file =
+      runCli(kTrain + "--pretokenized " + quote(corpus) + " -o " + quote(dir.file("v.txt")));
   REQUIRE(file.status == 0);
   const RunResult out = runCli(kTrain + "--pretokenized " + quote(corpus) + " -o -");
   INFO(out.err);
@@ -135,7 +137,8 @@ TEST_CASE("cli: train -o - streams the vectors to stdout", "[cli]") {
   const RunResult npy = runCli(kTrain + "--pretokenized " + quote(corpus) + " -o - --format npy");
   CHECK(npy.status == 2);
   CHECK(npy.err.find("npy cannot stream to standard output") != std::string::npos);
-  const RunResult twice = runCli(kTrain + "--pretokenized " + quote(corpus) + " -o - --save-model -");
+  const RunResult twice =
+      runCli(kTrain + "--pretokenized " + quote(corpus) + " -o - --save-model -");
   CHECK(twice.status == 2);
 }
 

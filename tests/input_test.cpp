@@ -18,8 +18,8 @@
 using namespace posvec;
 using posvec::test::quote;
 using posvec::test::readText;
-using posvec::test::RunResult;
 using posvec::test::runCli;
+using posvec::test::RunResult;
 using posvec::test::TempDir;
 using posvec::test::writeText;
 
@@ -94,11 +94,13 @@ TEST_CASE("input: gzip, bzip2, xz and zstd corpora read as their text", "[input]
     SECTION(c.name) {
       // A misleading name: the content decides.
       const std::string packed = dir.file(std::string("corpus-") + c.name + ".txt");
-      if (!compress(c, plain, packed)) POSVEC_SKIP(c.name << " is not installed (tools/setup.sh --test)");
+      if (!compress(c, plain, packed))
+        POSVEC_SKIP(c.name << " is not installed (tools/setup.sh --test)");
       CHECK(tokensOf(CorpusSource::fromFiles({packed}, true)) == expected);
       CHECK(readFile(packed) == text);
       // Raw text goes through the tokenizer the same way.
-      CHECK(tokensOf(CorpusSource::fromFiles({packed})) == tokensOf(CorpusSource::fromFiles({plain})));
+      CHECK(tokensOf(CorpusSource::fromFiles({packed})) ==
+            tokensOf(CorpusSource::fromFiles({plain})));
     }
   }
 }
@@ -121,7 +123,8 @@ TEST_CASE("input: corrupt or truncated compressed data is an error naming the fi
   }
 }
 
-TEST_CASE("input: an empty compressed file is an empty corpus, an empty plain file too", "[input]") {
+TEST_CASE("input: an empty compressed file is an empty corpus, an empty plain file too",
+          "[input]") {
   TempDir dir;
   const std::string plain = dir.file("empty.txt");
   writeText(plain, "");
@@ -163,7 +166,8 @@ TEST_CASE("input: a directory is its regular files sorted by name", "[input]") {
         Tokens{"one", "|", "two", "|", "three", "|", "four", "|", "five", "|"});
   // Files and directories mix, each in the order given.
   writeText(dir.file("first.txt"), "zero\n");
-  const CorpusSource mixed = CorpusSource::fromFiles({dir.file("first.txt"), corpus + "/sub"}, true);
+  const CorpusSource mixed =
+      CorpusSource::fromFiles({dir.file("first.txt"), corpus + "/sub"}, true);
   CHECK(mixed.paths() == std::vector<std::string>{dir.file("first.txt"), corpus + "/sub/a.txt"});
 }
 
@@ -182,7 +186,8 @@ TEST_CASE("input: a directory without files is a clear error", "[input]") {
   CHECK_THROWS_WITH(CorpusSource::fromFiles({dir.file("nested")}, true),
                     Catch::Contains("subdirectories"));
   CHECK(CorpusSource::fromFiles({dir.file("nested")}, true, {}, true).paths().size() == 1);
-  const RunResult r = runCli("train " + quote(dir.file("empty")) + " -o " + quote(dir.file("v.txt")));
+  const RunResult r =
+      runCli("train " + quote(dir.file("empty")) + " -o " + quote(dir.file("v.txt")));
   CHECK(r.status == 5);
   CHECK(r.err.rfind("posvec: error: directory '", 0) == 0);
 }
@@ -210,11 +215,11 @@ TEST_CASE("input: the CLI reads compressed corpora and directories, from stdin t
   CHECK(both.status == 0);
   CHECK(both.out == want.out + want.out);
   // train: the same vocabulary from the compressed corpus on stdin as from the file.
-  const RunResult a = runCli("-q train " + quote(plain) +
-                             " --min-count 1 --dim 4 --epochs 1 -t 1 -o " + quote(dir.file("a.txt")));
-  const RunResult b = runCli("-q train - --min-count 1 --dim 4 --epochs 1 -t 1 -o " +
-                                 quote(dir.file("b.txt")),
-                             packed);
+  const RunResult a =
+      runCli("-q train " + quote(plain) + " --min-count 1 --dim 4 --epochs 1 -t 1 -o " +
+             quote(dir.file("a.txt")));
+  const RunResult b = runCli(
+      "-q train - --min-count 1 --dim 4 --epochs 1 -t 1 -o " + quote(dir.file("b.txt")), packed);
   REQUIRE(a.status == 0);
   REQUIRE(b.status == 0);
   CHECK(readText(dir.file("a.txt")) == readText(dir.file("b.txt")));

@@ -405,7 +405,8 @@ void runEncode(const EncodeOptions& o) {
   po.base = o.base;
   po.encoding = parseEncoding(o.encoding);
   if (o.vectors == "-" && o.input == "-")
-    throw ConfigError("only one input can be '-' (standard input): VECTORS and --input are both '-'");
+    throw ConfigError(
+        "only one input can be '-' (standard input): VECTORS and --input are both '-'");
   if (globals().parseOnly) return;
 
   const Embeddings emb = loadVectors(seekableInput(o.vectors));

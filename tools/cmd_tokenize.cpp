@@ -9,9 +9,9 @@
 #include <string>
 
 #include "cli.hpp"
+#include "posvec/corpus.hpp"
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
-#include "posvec/corpus.hpp"
 #include "posvec/tokenizer.hpp"
 
 namespace {

@@ -84,11 +84,11 @@ void run(const Options& o) {
                               : o.output == "-" ? VectorFormat::Word2VecText
                                                 : formatFromExtension(o.output);
   if (o.output == "-" && format == VectorFormat::Npy)
-    throw ConfigError("output: npy cannot stream to standard output (it is two files, FILE.npy "
-                      "and FILE.vocab); write a file, or use --format text or bin");
+    throw ConfigError(
+        "output: npy cannot stream to standard output (it is two files, FILE.npy "
+        "and FILE.vocab); write a file, or use --format text or bin");
   if (o.output == "-" && (o.json || o.saveModel == "-"))
-    throw ConfigError(std::string("output '-' and ") +
-                      (o.json ? "--json" : "--save-model '-'") +
+    throw ConfigError(std::string("output '-' and ") + (o.json ? "--json" : "--save-model '-'") +
                       " would both write to standard output; send one of them to a file");
   if (o.resume == "-" && std::find(o.corpus.begin(), o.corpus.end(), "-") != o.corpus.end())
     throw ConfigError("the corpus and --resume cannot both be '-' (standard input)");
@@ -176,8 +176,8 @@ void run(const Options& o) {
   } else if (!quiet) {
     std::fprintf(stderr, "wrote %zu x %ld vectors to %s (%s) in %.1f s\n",
                  summary["words"].get<std::size_t>(), summary["dim"].get<long>(),
-                 o.output == "-" ? "standard output" : o.output.c_str(),
-                 formatName(format).c_str(), seconds);
+                 o.output == "-" ? "standard output" : o.output.c_str(), formatName(format).c_str(),
+                 seconds);
   }
 }
 
@@ -227,7 +227,8 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
   sub->add_option("--max-vocab", c.maxVocab, "Keep at most this many words (0: no limit)")
       ->capture_default_str()
       ->check(cli::notNegative());
-  sub->add_option("-t,--threads", c.threads, "Training threads (0: all cores)")->capture_default_str();
+  sub->add_option("-t,--threads", c.threads, "Training threads (0: all cores)")
+      ->capture_default_str();
   sub->add_option("--seed", c.seed, "Random seed (one thread: same seed, same bits)")
       ->capture_default_str();
   sub->add_option("--kernel", opts->kernel,

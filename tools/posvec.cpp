@@ -56,16 +56,14 @@ bool& stdinTaken() {
 }
 
 void takeStdin() {
-  if (stdinTaken())
-    throw ConfigError("only one input can be '-' (standard input) in one command");
+  if (stdinTaken()) throw ConfigError("only one input can be '-' (standard input) in one command");
   stdinTaken() = true;
 }
 
 std::string shown(std::string message) {
   const std::string& tmp = stdinCopy();
   if (tmp.empty()) return message;
-  for (std::size_t at = message.find(tmp); at != std::string::npos;
-       at = message.find(tmp, at + 7))
+  for (std::size_t at = message.find(tmp); at != std::string::npos; at = message.find(tmp, at + 7))
     message.replace(at, tmp.size(), "<stdin>");
   return message;
 }
@@ -87,7 +85,6 @@ std::vector<std::string> sentencesOf(const std::vector<std::string>& given, cons
   }
   return texts;
 }
-
 
 std::string seekableInput(const std::string& path) {
   if (path != "-") return path;
@@ -250,7 +247,8 @@ int runCommandLine(int argc, char** argv) {
     if (help->parsed()) {
       if (topic.empty()) {
         // app.help() would show the help of the selected subcommand: "help" itself.
-        std::cout << app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
+        std::cout << app.get_formatter()->make_help(&app, app.get_name(),
+                                                    CLI::AppFormatMode::Normal);
       } else {
         const CLI::App* sub = nullptr;
         for (const CLI::App* s : app.get_subcommands({}))

@@ -9,7 +9,8 @@
 #if defined(EIGEN_WORLD_VERSION)
 // Eigen came first: it already chose its alignment, which must be posvec's.
 #if EIGEN_MAX_ALIGN_BYTES != 64 || EIGEN_MAX_STATIC_ALIGN_BYTES != 64
-#error "posvec needs Eigen's alignment at 64 bytes: compile with -DEIGEN_MAX_ALIGN_BYTES=64 -DEIGEN_MAX_STATIC_ALIGN_BYTES=64 (pkg-config --cflags posvec, or link the CMake target posvec::posvec)"
+#error \
+    "posvec needs Eigen's alignment at 64 bytes: compile with -DEIGEN_MAX_ALIGN_BYTES=64 -DEIGEN_MAX_STATIC_ALIGN_BYTES=64 (pkg-config --cflags posvec, or link the CMake target posvec::posvec)"
 #endif
 #else
 #if !defined(EIGEN_MAX_ALIGN_BYTES)
