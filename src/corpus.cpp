@@ -12,6 +12,7 @@
 
 #include "ascii_space.hpp"
 #include "corpus_detail.hpp"
+#include "input.hpp"
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
 #include "posvec/tokenizer.hpp"
@@ -345,13 +346,8 @@ void forEachToken(const CorpusSource& corpus, const std::function<void(std::stri
   }
   for (const auto& path : corpus.paths()) {
     if (corpus.pretokenized()) {
-      if (path == "-") {
-        readPretokenized(std::cin, "<stdin>", corpus.tokenizer().replaceInvalid, onWord, onEnd);
-      } else {
-        std::ifstream in;
-        openForReading(path, in);
-        readPretokenized(in, path, corpus.tokenizer().replaceInvalid, onWord, onEnd);
-      }
+      const auto in = openInput(path);
+      readPretokenized(*in, inputName(path), corpus.tokenizer().replaceInvalid, onWord, onEnd);
     } else {
       Tokenizer tokenizer(corpus.tokenizer());
       tokenizer.tokenizeFile(path, [&](Sentence&& s) {
@@ -431,10 +427,10 @@ PreparedCorpus prepareCorpus(const CorpusSource& corpus, const Vocabulary& vocab
 namespace posvec {
 
 CorpusSource CorpusSource::fromFiles(std::vector<std::string> paths, bool pretokenized,
-                                     TokenizerOptions tokenizer) {
+                                     TokenizerOptions tokenizer, bool recursive) {
   if (paths.empty()) throw InputError("no corpus file given");
   CorpusSource c;
-  c.paths_ = std::move(paths);
+  c.paths_ = detail::expandCorpusPaths(paths, recursive);
   c.pretokenized_ = pretokenized;
   c.tokenizer_ = std::move(tokenizer);
   return c;

@@ -112,12 +112,16 @@ void saveVectors(const Embeddings& embeddings, const std::string& path, VectorFo
   checkSavable(embeddings);
   switch (format) {
     case VectorFormat::Word2VecBinary:
-      writeFileAtomically(path, [&](std::ostream& out) { writeWord2VecBinary(embeddings, out); });
+      writeToPathOrStdout(path, [&](std::ostream& out) { writeWord2VecBinary(embeddings, out); });
       return;
     case VectorFormat::Word2VecText:
-      writeFileAtomically(path, [&](std::ostream& out) { writeWord2VecText(embeddings, out); });
+      writeToPathOrStdout(path, [&](std::ostream& out) { writeWord2VecText(embeddings, out); });
       return;
     case VectorFormat::Npy:
+      if (path == "-")
+        throw ConfigError(
+            "npy output cannot go to standard output: it is two files (FILE.npy and "
+            "FILE.vocab); write a file, or choose the bin or text format");
       writeNpy(embeddings, path);
       return;
     case VectorFormat::Model:

@@ -213,7 +213,7 @@ void saveModel(const ModelState& model, const std::string& path) {
   if (shards > kMaxShards)
     throw InputError("cannot save model " + inQuotes(path) + ": " + std::to_string(shards) +
                      " threads inside an epoch (at most " + std::to_string(kMaxShards) + ")");
-  writeFileAtomically(path, [&](std::ostream& out) {
+  writeToPathOrStdout(path, [&](std::ostream& out) {
     std::string buf(kModelMagic, 8);
     put(buf, shards > 0 ? kModelVersionPartial : kModelVersion);
     put(buf, std::uint32_t{0});

@@ -12,6 +12,7 @@
 #include <random>
 #include <sstream>
 
+#include "input.hpp"
 #include "posvec/error.hpp"
 
 namespace posvec {
@@ -213,12 +214,14 @@ void openForReading(const std::string& path, std::ifstream& in) {
 }
 
 std::string readFile(const std::string& path) {
-  std::ifstream in;
-  openForReading(path, in);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw IoError("error while reading '" + path + "'");
-  return ss.str();
+  const auto in = detail::openInput(path);
+  std::string text;
+  std::vector<char> buf(1 << 16);
+  while (*in) {
+    in->read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    text.append(buf.data(), static_cast<std::size_t>(in->gcount()));
+  }
+  return text;
 }
 
 }  // namespace posvec

@@ -37,8 +37,6 @@ std::string shippedCorpus() {
 }
 
 std::vector<Sentence> readCorpus(const std::string& path, const StudyObserver& observer) {
-  std::ifstream probe;
-  openForReading(path, probe);  // a clear IoError for a missing file or a directory
   std::vector<Sentence> sentences;
   StudyProgress p;
   p.stage = StudyProgress::Stage::ReadingCorpus;

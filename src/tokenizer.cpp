@@ -1,5 +1,7 @@
 #include "posvec/tokenizer.hpp"
 
+#include "input.hpp"
+
 #include <omp.h>
 #include <unicode/brkiter.h>
 #include <unicode/locid.h>
@@ -780,13 +782,8 @@ void Tokenizer::tokenize(std::istream& in, const SentenceSink& sink,
 }
 
 void Tokenizer::tokenizeFile(const std::string& path, const SentenceSink& sink) const {
-  if (path == "-") {
-    tokenize(std::cin, sink, "<stdin>");
-    return;
-  }
-  std::ifstream in;
-  openForReading(path, in);
-  tokenize(in, sink, path);
+  const auto in = detail::openInput(path);
+  tokenize(*in, sink, detail::inputName(path));
 }
 
 }  // namespace posvec

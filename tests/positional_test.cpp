@@ -499,7 +499,7 @@ TEST_CASE("posvec encode: rows are scaled vectors plus PE[start + t]", "[positio
     CHECK(doc["padded_length"] == 2);
     const auto p = runCli("encode " + quote(vec) + " -s 'The cat.'");
     CHECK(p.status == 5);
-    CHECK(p.err.find("--no-punctuation") != std::string::npos);
+    CHECK(p.err.find("or --no-punct to drop punctuation") != std::string::npos);
   }
   SECTION("unknown words: an error naming the word, or a zero vector with --unk zero") {
     const std::string out = tmp.file("out.tsv");

@@ -461,9 +461,11 @@ TEST_CASE("tokenizer: posvec tokenize rejects bad input with one error line", "[
   CHECK(r.err.rfind("posvec: error: ", 0) == 0);
   CHECK_FALSE(std::filesystem::exists(out));
 
+  // A directory is a corpus (its files); an empty one is unusable data.
   r = runCli("-q tokenize " + quote(dir.path().string()));
-  CHECK(r.status == 3);
+  CHECK(r.status == 5);
   CHECK(lines(r.err) == 1);
+  CHECK(r.err.find("holds no regular files") != std::string::npos);
 
   const std::string bad = dir.file("bad.txt");
   posvec::test::writeText(bad, std::string("Fine text here.\nthen \xC3\x28 broken"));

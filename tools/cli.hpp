@@ -39,6 +39,16 @@ std::vector<std::string> sentencesOf(const std::vector<std::string>& given, cons
 // no_header) for a command that reads a vectors file (defined in cmd_vectors.cpp).
 void addVectorLoadOptions(CLI::App* sub, LoadOptions& options);
 
+// For inputs the library reads by path and may seek in (vector files, models):
+// "-" is standard input, copied into an unlinked temporary file whose
+// /proc/self/fd path is returned (messages show it as <stdin>); any other path
+// is returned as it is. Only one input of a command can be standard input.
+std::string seekableInput(const std::string& path);
+
+// The closest of `names` to `typed` (edit distance at most a third of its
+// length, at least 1 and at most 3), or "" when none is close.
+std::string closestName(const std::string& typed, const std::vector<std::string>& names);
+
 // Writes `data` to `path` atomically ("-" means stdout).
 void writeOutput(const std::string& path, const std::string& data);
 

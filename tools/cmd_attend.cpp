@@ -285,7 +285,7 @@ void runAttend(const AttendOptions& o) {
     throw ConfigError("--start must be 0 or more (got " + std::to_string(o.start) + ")");
   const std::vector<std::string> texts = readTexts(o);
 
-  const Embeddings emb = loadVectors(o.vectors, o.load);
+  const Embeddings emb = loadVectors(seekableInput(o.vectors), o.load);
   const std::size_t d = emb.dim();
   ao.validate(d);
   PositionalOptions po;
@@ -389,8 +389,10 @@ Registrar regAttend(42, [](CLI::App& app) {
                   "<unk>)")
       ->capture_default_str();
   sub->add_flag("--keep-case", o->keepCase, "Do not lowercase the text before lookup");
-  sub->add_flag("--no-punctuation", o->noPunctuation,
+  sub->add_flag("--no-punct", o->noPunctuation,
                 "Drop punctuation tokens (for vectors trained without them)");
+  // The spelling of earlier versions, kept working but not shown.
+  sub->add_flag("--no-punctuation", o->noPunctuation)->group("");
   sub->add_option(
          "--format", o->format,
          "auto (from the -o extension: .npy, .json, else tsv), tsv (6 decimals, words on "

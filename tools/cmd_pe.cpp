@@ -335,7 +335,7 @@ std::vector<Sequence> lookUp(const EncodeOptions& o, const Embeddings& emb) {
         throw InputError("unknown word '" + w + "' (sentence " + std::to_string(s + 1) +
                          ", token " + std::to_string(t + 1) + ") is not in '" + o.vectors +
                          "'; use --unk zero to encode it as a zero vector" +
-                         (punct ? " or --no-punctuation to drop punctuation" : ""));
+                         (punct ? " or --no-punct to drop punctuation" : ""));
       }
     }
     out.push_back(std::move(seq));
@@ -405,9 +405,12 @@ void runEncode(const EncodeOptions& o) {
   PositionalOptions po;
   po.base = o.base;
   po.encoding = parseEncoding(o.encoding);
+  if (o.vectors == "-" && o.input == "-")
+    throw ConfigError(
+        "only one input can be '-' (standard input): VECTORS and --input are both '-'");
   if (globals().parseOnly) return;
 
-  const Embeddings emb = loadVectors(o.vectors, o.load);
+  const Embeddings emb = loadVectors(seekableInput(o.vectors), o.load);
   po.dim = emb.dim();
   if (po.dim % 2 != 0)
     throw ConfigError("the vectors in '" + o.vectors + "' have " + std::to_string(po.dim) +
@@ -451,8 +454,10 @@ Registrar regEncode(41, [](CLI::App& app) {
   sub->add_flag("--pad-encoding", opts->padEncoding,
                 "In a batch, add PE[start + t] to padding rows too (default: padding stays zero)");
   sub->add_flag("--keep-case", opts->keepCase, "Do not lowercase the text before lookup");
-  sub->add_flag("--no-punctuation", opts->noPunctuation,
+  sub->add_flag("--no-punct", opts->noPunctuation,
                 "Drop punctuation tokens (for vectors trained without them)");
+  // The spelling of earlier versions, kept working but not shown.
+  sub->add_flag("--no-punctuation", opts->noPunctuation)->group("");
   sub->add_option("--format", opts->format,
                   "auto (from the -o extension: .npy, .json, else tsv), tsv, json or npy; a batch "
                   "is padded to its longest sentence (npy: batch x len x dim)")

@@ -118,6 +118,7 @@ void run(const Flags& flags) {
     }
     return;
   }
+  if (!o.vectors.empty()) o.vectors = cli::seekableInput(o.vectors);
   StudyResults results;
   try {
     auto lines = std::make_shared<StudyProgressLines>(o);
@@ -183,7 +184,7 @@ static cli::Registrar reg(50, [](CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--seed", flags->study.seed, "Training seed")->capture_default_str();
   sub->add_option("--epochs", flags->study.epochs, "Training epochs")->capture_default_str();
-  sub->add_option("--threads", flags->study.threads,
+  sub->add_option("-t,--threads", flags->study.threads,
                   "Training threads (0: all cores; 1 keeps the numbers reproducible)")
       ->capture_default_str();
   sub->add_flag("--json", flags->json,

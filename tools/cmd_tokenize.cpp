@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli.hpp"
+#include "posvec/corpus.hpp"
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
 #include "posvec/tokenizer.hpp"
@@ -16,7 +17,9 @@
 namespace {
 
 struct Options {
-  std::string input;
+  std::vector<std::string> inputs;
+  std::vector<std::string> files;  // the inputs with directories listed
+  bool recursive = false;
   std::string output = "-";
   bool keepCase = false;
   bool noPunct = false;
@@ -52,7 +55,7 @@ void run(const Options& o, std::ostream& out) {
       throw posvec::IoError("cannot write the tokenized output (disk full or closed pipe?)");
     buf.clear();
   };
-  tokenizer.tokenizeFile(o.input, [&](posvec::Sentence&& s) {
+  const posvec::SentenceSink sink = [&](posvec::Sentence&& s) {
     for (std::size_t i = 0; i < s.size(); ++i) {
       if (i) buf.push_back(' ');
       buf += s[i];
@@ -65,7 +68,8 @@ void run(const Options& o, std::ostream& out) {
       progress.update("tokenize: " + std::to_string(sentences) + " sentences, " +
                       std::to_string(tokens) + " tokens");
     }
-  });
+  };
+  for (const std::string& file : o.files) tokenizer.tokenizeFile(file, sink);
   flush();
   out.flush();
   if (!out) throw posvec::IoError("cannot write the tokenized output (disk full or closed pipe?)");
@@ -82,8 +86,12 @@ posvec::cli::Registrar reg(10, [](CLI::App& app) {
   auto* sub = app.add_subcommand(
       "tokenize",
       "Split raw UTF-8 text into sentences and tokens (ICU), lowercased, one sentence a line");
-  sub->add_option("input", o->input, "Text file to tokenize ('-' reads standard input)")
+  sub->add_option("input", o->inputs,
+                  "Text files or directories to tokenize, in order; gzip, bzip2, xz and zstd are "
+                  "decompressed ('-' reads standard input)")
       ->required();
+  sub->add_flag("--recursive", o->recursive,
+                "A directory also contributes the files of its subdirectories");
   sub->add_option("-o,--output", o->output,
                   "Output file, written atomically ('-' is standard output)")
       ->capture_default_str();
@@ -107,7 +115,8 @@ posvec::cli::Registrar reg(10, [](CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
   sub->callback([o] {
-    posvec::cli::refuseOutputOverInput(o->output, "output", {o->input});
+    o->files = posvec::CorpusSource::fromFiles(o->inputs, false, {}, o->recursive).paths();
+    posvec::cli::refuseOutputOverInput(o->output, "output", o->files);
     posvec::writeToPathOrStdout(o->output, [&](std::ostream& out) { run(*o, out); });
   });
 });

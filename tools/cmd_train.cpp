@@ -2,6 +2,7 @@
 // state), or more epochs for a saved model with --resume.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -38,6 +39,9 @@ struct Options {
   bool cbow = false;
   bool json = false;
   bool keepCase = false;
+  bool noPunct = false;
+  bool recursive = false;
+  std::string locale = TokenizerOptions{}.locale;
   std::string kernel = TrainConfig{}.kernel == Kernel::Batched ? "batched" : "classic";
   TrainConfig config;
 };
@@ -74,10 +78,13 @@ CheckpointEvery parseCheckpointEvery(const std::string& text) {
   return every;
 }
 
-// Where interrupts and --checkpoint-every write: --save-model, else OUT.posvec
-// beside the output (the output itself when it is a .posvec model).
+// Where interrupts and --checkpoint-every write: --save-model (a file), else OUT.posvec
+// beside the output (the output itself when it is a .posvec model; with "-o -",
+// posvec-checkpoint.posvec in the current directory).
 std::string checkpointPath(const Options& o, VectorFormat format) {
-  if (!o.saveModel.empty()) return o.saveModel;
+  if (!o.saveModel.empty() && o.saveModel != "-") return o.saveModel;
+  // Standard output has no "beside" and cannot take a checkpoint mid-stream.
+  if (o.output == "-") return "posvec-checkpoint.posvec";
   if (format == VectorFormat::Model) return o.output;
   return std::filesystem::path(o.output).replace_extension(".posvec").string();
 }
@@ -112,6 +119,7 @@ std::string resumeCommand(const Options& o, const std::string& checkpoint) {
 // Fails before hours of training, not after: the directory must exist and be writable.
 void checkWritable(const std::string& path, const std::string& option) {
   namespace fs = std::filesystem;
+  if (path == "-") return;
   std::error_code ec;
   if (fs::is_directory(path, ec))
     throw IoError("cannot write " + option + " '" + path + "': it is a directory");
@@ -149,8 +157,19 @@ std::string clock(double seconds) {
 void run(const Options& o) {
   const auto start = std::chrono::steady_clock::now();
   // Decide the output format before training so a typo costs nothing.
-  const VectorFormat format =
-      o.format.empty() ? formatFromExtension(o.output) : parseVectorFormat(o.format);
+  // Standard output has no extension: word2vec text, as word2vec.c writes by default.
+  const VectorFormat format = !o.format.empty() ? parseVectorFormat(o.format)
+                              : o.output == "-" ? VectorFormat::Word2VecText
+                                                : formatFromExtension(o.output);
+  if (o.output == "-" && format == VectorFormat::Npy)
+    throw ConfigError(
+        "output: npy cannot stream to standard output (it is two files, FILE.npy "
+        "and FILE.vocab); write a file, or use --format text or bin");
+  if (o.output == "-" && (o.json || o.saveModel == "-"))
+    throw ConfigError(std::string("output '-' and ") + (o.json ? "--json" : "--save-model '-'") +
+                      " would both write to standard output; send one of them to a file");
+  if (o.resume == "-" && std::find(o.corpus.begin(), o.corpus.end(), "-") != o.corpus.end())
+    throw ConfigError("the corpus and --resume cannot both be '-' (standard input)");
   checkWritable(o.output, "output");
   if (!o.saveModel.empty()) checkWritable(o.saveModel, "--save-model");
   if (!o.saveVocab.empty()) checkWritable(o.saveVocab, "--save-vocab");
@@ -177,7 +196,9 @@ void run(const Options& o) {
   TokenizerOptions tok;
   tok.lowercase = !o.keepCase;
   tok.replaceInvalid = o.replaceInvalid;
-  const CorpusSource corpus = CorpusSource::fromFiles(o.corpus, o.pretokenized, tok);
+  tok.keepPunctuation = !o.noPunct;
+  tok.locale = o.locale;
+  const CorpusSource corpus = CorpusSource::fromFiles(o.corpus, o.pretokenized, tok, o.recursive);
 
   const bool quiet = cli::globals().quiet;
   auto progressLine = std::make_shared<cli::ProgressLine>();
@@ -242,7 +263,7 @@ void run(const Options& o) {
   ModelState model;
   int scheduled = 0;  // the schedule's total epochs
   if (!o.resume.empty()) {
-    model = loadModel(o.resume);
+    model = loadModel(cli::seekableInput(o.resume));
     // Only the thread count (and, with a warning, the learning rate) may change when
     // resuming; the rest is the model's.
     TrainConfig stored = TrainConfig::deserialize(model.config);
@@ -318,8 +339,9 @@ void run(const Options& o) {
     std::cout << cli::jsonText(j) << "\n";
   } else if (!quiet) {
     std::fprintf(stderr, "wrote %zu x %ld vectors to %s (%s) in %.1f s\n",
-                 summary["words"].get<std::size_t>(), summary["dim"].get<long>(), o.output.c_str(),
-                 formatName(format).c_str(), seconds);
+                 summary["words"].get<std::size_t>(), summary["dim"].get<long>(),
+                 o.output == "-" ? "standard output" : o.output.c_str(), formatName(format).c_str(),
+                 seconds);
   }
   // A signal after the last safe point: training was complete and is saved.
   if (cli::InterruptGuard::requested()) {
@@ -334,20 +356,27 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
       "train", "Train word vectors (skip-gram or CBOW, negative sampling or hierarchical softmax)");
   TrainConfig& c = opts->config;
   sub->add_option("corpus", opts->corpus,
-                  "Corpus files: raw text, or whitespace-split lines "
-                  "with --pretokenized (\"-\" reads stdin)")
+                  "Corpus files or directories: raw text, or whitespace-split lines with "
+                  "--pretokenized; gzip, bzip2, xz and zstd are decompressed (\"-\" reads stdin)")
       ->required();
   sub->add_option("-o,--output", opts->output,
-                  "Output file (.bin, .txt/.vec, .npy, .posvec = full-state model)")
+                  "Output file (.bin, .txt/.vec, .npy, .posvec = full-state model); '-' streams "
+                  "to stdout (word2vec text unless --format says otherwise)")
       ->required();
   sub->add_option("--format", opts->format,
                   "Output format: bin, text, npy or model (default: from the extension)")
       ->check(CLI::IsMember({"bin", "text", "txt", "vec", "npy", "model"}));
   sub->add_flag("--pretokenized", opts->pretokenized,
                 "Corpus is one sentence a line, tokens split on whitespace (as word2vec.c reads)");
+  sub->add_flag("--recursive", opts->recursive,
+                "A directory in the corpus also contributes the files of its subdirectories");
   sub->add_flag("--keep-case", opts->keepCase, "Raw text: do not lowercase");
   sub->add_flag("--replace-invalid", opts->replaceInvalid,
                 "Replace invalid UTF-8 with U+FFFD instead of stopping with an error");
+  sub->add_flag("--no-punct", opts->noPunct, "Raw text: drop tokens made only of punctuation");
+  sub->add_option("--locale", opts->locale,
+                  "Raw text: ICU locale for segmentation and case mapping (en, de, tr, zh, ja...)")
+      ->capture_default_str();
   sub->add_option("--dim", c.dim, "Vector dimension")
       ->capture_default_str()
       ->check(cli::notNegative());
@@ -373,7 +402,8 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
   sub->add_option("--max-vocab", c.maxVocab, "Keep at most this many words (0: no limit)")
       ->capture_default_str()
       ->check(cli::notNegative());
-  sub->add_option("--threads", c.threads, "Training threads (0: all cores)")->capture_default_str();
+  sub->add_option("-t,--threads", c.threads, "Training threads (0: all cores)")
+      ->capture_default_str();
   sub->add_option("--seed", c.seed, "Random seed (one thread: same seed, same bits)")
       ->capture_default_str();
   sub->add_option("--kernel", opts->kernel,
@@ -389,7 +419,7 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
                            "--min-alpha", "--min-count", "--max-vocab", "--seed", "--kernel"})
     resume->excludes(sub->get_option(name));
   sub->add_option("--save-model", opts->saveModel,
-                  "Also save the full training state (for --resume) to this file");
+                  "Also save the full training state (for --resume) to this file ('-': stdout)");
   sub->add_option("--checkpoint-every", opts->checkpointEvery,
                   "Save the full state every DURATION (30s, 10m, 2h) or N epochs (2epochs), "
                   "atomically, to --save-model or OUT.posvec");

@@ -88,7 +88,7 @@ static Registrar similarityReg(30, [](CLI::App& app) {
   sub->add_option("words", o->words, "The two words (A B)")->required()->expected(2);
   sub->add_flag("--json", o->json, "Print JSON");
   sub->callback([o] {
-    const Embeddings e = loadVectors(o->vectors, o->load);
+    const Embeddings e = loadVectors(seekableInput(o->vectors), o->load);
     const WordId a = requireWord(e, o->words[0], o->vectors),
                  b = requireWord(e, o->words[1], o->vectors);
     const double s = cosine(e.vectors().row(a).data(), e.vectors().row(b).data(), e.dim());
@@ -111,7 +111,7 @@ static Registrar similarReg(31, [](CLI::App& app) {
       ->check(CLI::Range(1, 1000000));
   sub->add_flag("--json", o->json, "Print JSON");
   sub->callback([o] {
-    const Embeddings e = loadVectors(o->vectors, o->load);
+    const Embeddings e = loadVectors(seekableInput(o->vectors), o->load);
     requireWord(e, o->words[0], o->vectors);
     const auto rows = e.nearest(o->words[0], o->k);
     if (o->json) {
@@ -140,7 +140,7 @@ static Registrar analogyReg(32, [](CLI::App& app) {
       ->check(notNegative());
   sub->add_flag("--json", o->json, "Print JSON");
   sub->callback([o] {
-    const Embeddings e = loadVectors(o->vectors, o->load);
+    const Embeddings e = loadVectors(seekableInput(o->vectors), o->load);
     for (const auto& w : o->words) requireWord(e, w, o->vectors);
     const auto rows = e.analogy(o->words[0], o->words[1], o->words[2], o->k, o->restrict);
     if (o->json) {
@@ -198,7 +198,7 @@ static Registrar evalReg(33, [](CLI::App& app) {
       throw ConfigError(
           "eval: nothing to evaluate; give --analogies FILE and/or --pairs FILE "
           "(e.g. questions-words.txt, wordsim353.tsv)");
-    const Embeddings e = loadVectors(o->vectors, o->load);
+    const Embeddings e = loadVectors(seekableInput(o->vectors), o->load);
     EvalOptions opts;
     opts.restrictVocab = o->restrict;
     opts.caseInsensitive = !o->caseSensitive;

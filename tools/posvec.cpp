@@ -6,8 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include "cli.hpp"
@@ -39,9 +42,37 @@ void refuseOutputOverInput(const std::string& output, const std::string& option,
   }
 }
 
+namespace {
+// The temporary files that stand for standard input, and how messages name them.
+std::string& stdinCopy() {
+  static std::string path;
+  return path;
+}
+
+// Set once something has read standard input: a second reader would find it empty.
+bool& stdinTaken() {
+  static bool taken = false;
+  return taken;
+}
+
+void takeStdin() {
+  if (stdinTaken()) throw ConfigError("only one input can be '-' (standard input) in one command");
+  stdinTaken() = true;
+}
+
+std::string shown(std::string message) {
+  const std::string& tmp = stdinCopy();
+  if (tmp.empty()) return message;
+  for (std::size_t at = message.find(tmp); at != std::string::npos; at = message.find(tmp, at + 7))
+    message.replace(at, tmp.size(), "<stdin>");
+  return message;
+}
+}  // namespace
+
 std::vector<std::string> sentencesOf(const std::vector<std::string>& given, const std::string& inputFile) {
   std::vector<std::string> texts = given;
   if (inputFile.empty()) return texts;
+  if (inputFile == "-") takeStdin();
   const std::string all = readFile(inputFile);
   std::size_t pos = 0;
   while (pos < all.size()) {
@@ -53,6 +84,76 @@ std::vector<std::string> sentencesOf(const std::vector<std::string>& given, cons
     pos = nl + 1;
   }
   return texts;
+}
+
+std::string seekableInput(const std::string& path) {
+  if (path != "-") return path;
+  takeStdin();
+  const char* dir = std::getenv("TMPDIR");
+  std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/posvec-stdin-XXXXXX";
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0)
+    throw IoError("cannot create a temporary file for standard input in '" +
+                  std::string(dir && *dir ? dir : "/tmp") + "': " + std::strerror(errno));
+  ::unlink(tmpl.c_str());  // gone with the process, however it ends
+  std::vector<char> buf(1 << 16);
+  for (;;) {
+    const ssize_t got = ::read(STDIN_FILENO, buf.data(), buf.size());
+    if (got == 0) break;
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throw IoError(std::string("error while reading standard input: ") + std::strerror(errno));
+    }
+    for (ssize_t done = 0; done < got;) {
+      const ssize_t w = ::write(fd, buf.data() + done, static_cast<std::size_t>(got - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0)
+        throw IoError(std::string("cannot copy standard input to a temporary file: ") +
+                      std::strerror(errno));
+      done += w;
+    }
+  }
+  stdinCopy() = "/proc/self/fd/" + std::to_string(fd);
+  return stdinCopy();
+}
+
+std::string closestName(const std::string& typed, const std::vector<std::string>& names) {
+  auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      std::size_t diag = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        const std::size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diag = up;
+      }
+    }
+    return row[b.size()];
+  };
+  // A swap of two neighbours ("trian") counts as one edit, not two.
+  auto swapped = [](const std::string& a, const std::string& b) {
+    if (a.size() != b.size()) return false;
+    std::size_t first = a.size(), count = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i] != b[i]) {
+        if (count++ == 0) first = i;
+      }
+    return count == 2 && first + 1 < a.size() && a[first] == b[first + 1] &&
+           a[first + 1] == b[first];
+  };
+  const std::size_t limit = std::clamp<std::size_t>(typed.size() / 3, 1, 3);
+  std::string best;
+  std::size_t bestDistance = limit + 1;
+  for (const std::string& name : names) {
+    const std::size_t d = swapped(typed, name) ? 1 : distance(typed, name);
+    if (d < bestDistance || (d == bestDistance && !best.empty() && name.size() < best.size())) {
+      best = name;
+      bestDistance = d;
+    }
+  }
+  return bestDistance <= limit ? best : std::string();
 }
 
 void writeOutput(const std::string& path, const std::string& data) {
@@ -110,6 +211,8 @@ void ProgressLine::finish(const std::string& text) {
 int runCommandLine(int argc, char** argv) {
   CLI::App app{"posvec: text to transformer input (tokenizer, skip-gram embeddings, "
                "sinusoidal positions, similarity analysis)"};
+  stdinTaken() = false;  // one command line a run (the option fuzzer runs many)
+  stdinCopy().clear();
   app.set_version_flag("--version", std::string("posvec ") + POSVEC_VERSION);
   app.add_flag("-q,--quiet", globals().quiet, "No progress output on stderr");
   app.require_subcommand(1);
@@ -117,8 +220,44 @@ int runCommandLine(int argc, char** argv) {
   auto cmds = commands();
   std::stable_sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.order < b.order; });
   for (auto& c : cmds) c.add(app);
+  // posvec help [COMMAND]: the same text as posvec COMMAND --help.
+  std::string topic;
+  auto* help = app.add_subcommand("help", "Show a command's options (posvec help train)");
+  help->add_option("command", topic, "The command");
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  auto unknown = [&](const std::string& typed) {
+    const std::string near = closestName(typed, names);
+    std::cerr << "posvec: error: unknown command '" << typed << "'"
+              << (near.empty() ? std::string() : "; did you mean '" + near + "'?")
+              << " (see posvec --help)\n";
+    return static_cast<int>(ExitCode::Usage);
+  };
+  // The command is the first argument that is not a global flag; CLI11 alone would
+  // answer a typo with "The following arguments were not expected".
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "-q" || arg == "--quiet") continue;
+    if (!arg.empty() && arg[0] == '-') break;
+    if (std::find(names.begin(), names.end(), arg) == names.end()) return unknown(arg);
+    break;
+  }
   try {
     app.parse(argc, argv);
+    if (help->parsed()) {
+      if (topic.empty()) {
+        // app.help() would show the help of the selected subcommand: "help" itself.
+        std::cout << app.get_formatter()->make_help(&app, app.get_name(),
+                                                    CLI::AppFormatMode::Normal);
+      } else {
+        const CLI::App* sub = nullptr;
+        for (const CLI::App* s : app.get_subcommands({}))
+          if (s->get_name() == topic && s != help) sub = s;
+        if (!sub) return unknown(topic);
+        std::cout << sub->help(app.get_name());
+      }
+      return 0;
+    }
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -129,22 +268,22 @@ int runCommandLine(int argc, char** argv) {
     std::cerr << "posvec: error: " << e.what() << " (see posvec --help)\n";
     return static_cast<int>(ExitCode::Usage);
   } catch (const ConfigError& e) {
-    std::cerr << "posvec: error: " << e.what() << "\n";
+    std::cerr << "posvec: error: " << shown(e.what()) << "\n";
     return static_cast<int>(ExitCode::Usage);
   } catch (const IoError& e) {
-    std::cerr << "posvec: error: " << e.what() << "\n";
+    std::cerr << "posvec: error: " << shown(e.what()) << "\n";
     return static_cast<int>(ExitCode::Io);
   } catch (const FormatError& e) {
-    std::cerr << "posvec: error: " << e.what() << "\n";
+    std::cerr << "posvec: error: " << shown(e.what()) << "\n";
     return static_cast<int>(ExitCode::Format);
   } catch (const InputError& e) {
-    std::cerr << "posvec: error: " << e.what() << "\n";
+    std::cerr << "posvec: error: " << shown(e.what()) << "\n";
     return static_cast<int>(ExitCode::Input);
   } catch (const std::bad_alloc&) {
     std::cerr << "posvec: error: out of memory (try a smaller --dim, --max-vocab or --len)\n";
     return static_cast<int>(ExitCode::Failure);
   } catch (const std::exception& e) {
-    std::cerr << "posvec: error: " << e.what() << "\n";
+    std::cerr << "posvec: error: " << shown(e.what()) << "\n";
     return static_cast<int>(ExitCode::Failure);
   }
   return 0;

@@ -8,12 +8,12 @@
 #   tools/setup.sh --bench  plus the peers and tools the benchmarks run
 set -euo pipefail
 
-pkgs=(g++ cmake make pkg-config libeigen3-dev libicu-dev libcli11-dev nlohmann-json3-dev catch2
+pkgs=(g++ cmake make pkg-config libeigen3-dev libicu-dev libarchive-dev libcli11-dev nlohmann-json3-dev catch2
       pybind11-dev python3-dev python3-numpy python3-pip python3-venv python3-setuptools
       python3-wheel python3-tqdm)
 for arg in "$@"; do
   case "$arg" in
-    --test) pkgs+=(python3-gensim python3-pytest python3-nbclient python3-ipykernel
+    --test) pkgs+=(python3-gensim python3-pytest python3-nbclient python3-ipykernel gzip bzip2 xz-utils zstd
                    clang libclang-rt-14-dev libomp-dev) ;;
     --bench) pkgs+=(python3-gensim fasttext hyperfine nodejs npm time) ;;
     --report) pkgs+=(chromium) ;;

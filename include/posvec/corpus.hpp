@@ -1,7 +1,8 @@
 // CorpusSource: where the training sentences come from. Files hold raw text
 // (segmented by the tokenizer with the given options) or pre-tokenized lines
 // (one sentence a line, tokens split on ASCII whitespace, as word2vec.c reads);
-// "-" reads stdin. Sentences already in memory are used as they are, and a
+// "-" reads stdin, gzip/bzip2/xz/zstd files are decompressed (recognised from
+// their content), and a directory stands for its regular files sorted by path. Sentences already in memory are used as they are, and a
 // generator hands sentences to a sink (e.g. from a Python iterable). The source
 // only describes the corpus: it is read (streaming, in bounded memory) when the
 // trainer counts and trains.
@@ -22,9 +23,11 @@ class CorpusSource {
   // corpus is never held in memory. Exceptions it throws propagate.
   using Generator = std::function<void(const SentenceSink&)>;
 
-  // InputError when `paths` is empty.
+  // InputError when `paths` is empty or names a directory without regular files.
+  // Directories are listed here (subdirectories too when `recursive`): paths()
+  // holds the files that will be read, in order.
   static CorpusSource fromFiles(std::vector<std::string> paths, bool pretokenized = false,
-                                TokenizerOptions tokenizer = {});
+                                TokenizerOptions tokenizer = {}, bool recursive = false);
   static CorpusSource fromSentences(std::vector<Sentence> sentences);
   // InputError when `generate` is empty.
   static CorpusSource fromGenerator(Generator generate);

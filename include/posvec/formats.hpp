@@ -30,8 +30,9 @@ VectorFormat formatFromExtension(const std::string& path);
 // Looks at the content (magic bytes, header line); FormatError when it is none of them.
 VectorFormat detectFormat(const std::string& path);
 
-// Saves atomically. Auto means formatFromExtension(path). Model format needs a
-// ModelState and is refused here (use saveModel).
+// Saves atomically; "-" streams to standard output (bin and text; npy, two files,
+// is refused with ConfigError). Auto means formatFromExtension(path). Model
+// format needs a ModelState and is refused here (use saveModel).
 void saveVectors(const Embeddings& embeddings, const std::string& path,
                  VectorFormat format = VectorFormat::Auto);
 // What to do with a word that is not valid UTF-8 (gensim's `unicode_errors`,
@@ -74,7 +75,8 @@ std::string npyVocabularyPath(const std::string& npyPath);
 void writeNpyArray(std::ostream& out, const float* data, const std::vector<std::size_t>& shape);
 void writeNpyArray(std::ostream& out, const double* data, const std::vector<std::size_t>& shape);
 
-// Magic "POSVECM1" + version + little-endian fixed-width fields; saved atomically.
+// Magic "POSVECM1" + version + little-endian fixed-width fields; saved atomically
+// ("-" streams to standard output).
 void saveModel(const ModelState& model, const std::string& path);
 ModelState loadModel(const std::string& path);
 

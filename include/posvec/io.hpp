@@ -46,7 +46,9 @@ void writeFilesAtomically(const std::vector<AtomicWrite>& files);
 // missing, a directory, or unreadable.
 void openForReading(const std::string& path, std::ifstream& in);
 
-// Reads a whole (small) file into memory, with openForReading's checks.
+// Reads a whole (small) file into memory, with openForReading's checks; "-" reads
+// stdin, and gzip, bzip2, xz or zstd content (recognised from its first bytes)
+// is decompressed.
 std::string readFile(const std::string& path);
 
 }  // namespace posvec

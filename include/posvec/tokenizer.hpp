@@ -58,7 +58,8 @@ class Tokenizer {
   // offset (unless replaceInvalid). `sourceName` is used in error messages.
   void tokenize(std::istream& in, const SentenceSink& sink,
                 const std::string& sourceName = "<stdin>") const;
-  // Streaming from a file ("-" is stdin); IoError when missing/unreadable/a directory.
+  // Streaming from a file ("-" is stdin; gzip, bzip2, xz and zstd content is
+  // decompressed); IoError when missing/unreadable/a directory or corrupt.
   void tokenizeFile(const std::string& path, const SentenceSink& sink) const;
 
  private:

@@ -1,6 +1,29 @@
 // Basic value types shared by every stage.
 #pragma once
 
+// Eigen's alignment is part of posvec's ABI: a matrix the library allocated is
+// freed by the caller's code, and Eigen allocates and frees differently for each
+// alignment (a program built without -march=native against the AVX-512 library
+// crashed with a double free). The library is built with 64 bytes; a program
+// gets the same here, whatever its flags, or an error if it asked for another.
+#if defined(EIGEN_WORLD_VERSION)
+// Eigen came first: it already chose its alignment, which must be posvec's.
+#if EIGEN_MAX_ALIGN_BYTES != 64 || EIGEN_MAX_STATIC_ALIGN_BYTES != 64
+#error \
+    "posvec needs Eigen's alignment at 64 bytes: compile with -DEIGEN_MAX_ALIGN_BYTES=64 -DEIGEN_MAX_STATIC_ALIGN_BYTES=64 (pkg-config --cflags posvec, or link the CMake target posvec::posvec)"
+#endif
+#else
+#if !defined(EIGEN_MAX_ALIGN_BYTES)
+#define EIGEN_MAX_ALIGN_BYTES 64
+#elif EIGEN_MAX_ALIGN_BYTES != 64
+#error "posvec needs EIGEN_MAX_ALIGN_BYTES=64 (the library's Eigen alignment)"
+#endif
+#if !defined(EIGEN_MAX_STATIC_ALIGN_BYTES)
+#define EIGEN_MAX_STATIC_ALIGN_BYTES 64
+#elif EIGEN_MAX_STATIC_ALIGN_BYTES != 64
+#error "posvec needs EIGEN_MAX_STATIC_ALIGN_BYTES=64 (the library's Eigen alignment)"
+#endif
+#endif
 #include <Eigen/Core>
 #include <cstdint>
 #include <string>

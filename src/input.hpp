@@ -1,0 +1,33 @@
+// Input: opening the files users hand us. "-" is standard input; gzip, bzip2, xz
+// and zstd data are recognised from their first bytes (so a pipe or a misnamed
+// file works too) and decompressed by libarchive while they are read; anything
+// else is read as it is. A directory given as a corpus stands for its regular
+// files, sorted by name.
+#pragma once
+
+#include <istream>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace posvec::detail {
+
+// A stream over the (decompressed) bytes of `path`; "-" reads stdin. IoError when
+// the file is missing, a directory or unreadable; a read error, or compressed data
+// that is corrupt or truncated, throws IoError naming the file from the stream's
+// read (its exception mask includes badbit).
+std::unique_ptr<std::istream> openInput(const std::string& path);
+
+// The name messages use for `path`: "<stdin>" for "-".
+std::string inputName(const std::string& path);
+
+// The compression recognised from a file's first bytes: "gzip", "bzip2", "xz",
+// "zstd", or "" for none.
+std::string detectCompression(const unsigned char* head, std::size_t size);
+
+// `paths` with every directory replaced by the regular files in it (also in its
+// subdirectories when `recursive`), each directory's files sorted by path. Files
+// and "-" are kept as given, in order. InputError for a directory without files.
+std::vector<std::string> expandCorpusPaths(const std::vector<std::string>& paths, bool recursive);
+
+}  // namespace posvec::detail

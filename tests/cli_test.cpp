@@ -1,0 +1,181 @@
+// The command line as a whole (tools/posvec.cpp): "-" for every file argument,
+// one spelling per option across commands, help and unknown commands.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_util.hpp"
+
+using posvec::test::quote;
+using posvec::test::readText;
+using posvec::test::runCli;
+using posvec::test::RunResult;
+using posvec::test::TempDir;
+using posvec::test::writeText;
+
+namespace {
+
+// a = (1, 0), b = (0.8, 0.6), c = (0, 1): cos(a, b) = 0.8, cos(b, c) = 0.6.
+const char* kVectors = "3 2\na 1 0\nb 0.8 0.6\nc 0 1\n";
+
+// The words of word2vec text output, in order, after checking its header.
+std::vector<std::string> wordsOf(const std::string& text, std::size_t dim) {
+  std::istringstream in(text);
+  std::size_t v = 0, d = 0;
+  in >> v >> d;
+  CHECK(d == dim);
+  std::vector<std::string> words;
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) words.push_back(line.substr(0, line.find(' ')));
+  CHECK(words.size() == v);
+  return words;
+}
+
+std::set<std::string> setOf(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
+
+const std::string kTrain = "-q train --min-count 1 --dim 4 --epochs 1 -t 1 --seed 7 ";
+
+}  // namespace
+
+TEST_CASE("cli: an unknown command suggests the closest one", "[cli]") {
+  const RunResult typo = runCli("trian corpus.txt");
+  CHECK(typo.status == 2);
+  CHECK(typo.err ==
+        "posvec: error: unknown command 'trian'; did you mean 'train'? (see posvec --help)\n");
+  const RunResult british = runCli("-q tokenise x.txt");
+  CHECK(british.status == 2);
+  CHECK(british.err.find("did you mean 'tokenize'?") != std::string::npos);
+  const RunResult far = runCli("frobnicate");
+  CHECK(far.status == 2);
+  CHECK(far.err.find("unknown command 'frobnicate'") != std::string::npos);
+  CHECK(far.err.find("did you mean") == std::string::npos);
+}
+
+TEST_CASE("cli: help COMMAND shows that command's options", "[cli]") {
+  const RunResult help = runCli("help train");
+  CHECK(help.status == 0);
+  CHECK(help.out.find("--min-count") != std::string::npos);
+  CHECK(help.out.find("--no-punct") != std::string::npos);
+  CHECK(help.out.find("--epochs") != std::string::npos);
+  CHECK(help.out == runCli("train --help").out);
+  const RunResult all = runCli("help");
+  CHECK(all.status == 0);
+  for (const char* command : {"tokenize", "train", "encode", "eval", "help"})
+    CHECK(all.out.find(command) != std::string::npos);
+  const RunResult typo = runCli("help simlar");
+  CHECK(typo.status == 2);
+  CHECK(typo.err.find("did you mean 'similar'?") != std::string::npos);
+}
+
+TEST_CASE("cli: '-' reads vector and sentence files from stdin", "[cli]") {
+  TempDir dir;
+  const std::string vec = dir.file("v.txt");
+  writeText(vec, kVectors);
+  const RunResult sim = runCli("similarity - a b", vec);
+  INFO(sim.err);
+  CHECK(sim.status == 0);
+  CHECK(sim.out == "cosine(a, b) = 0.800000\n");
+  // Messages name the file as the user did, never the temporary copy.
+  const RunResult missing = runCli("similarity - a zebra", vec);
+  CHECK(missing.status == 5);
+  CHECK(missing.err == "posvec: error: unknown word 'zebra': not in '-' (3 words)\n");
+  const std::string bad = dir.file("bad.txt");
+  writeText(bad, "2 2\na 1 0\n");
+  const RunResult truncated = runCli("similar - a", bad);
+  CHECK(truncated.status == 4);
+  CHECK(truncated.err.rfind("posvec: error: '<stdin>'", 0) == 0);
+  CHECK(truncated.err.find("/proc/self") == std::string::npos);
+
+  const std::string sentences = dir.file("s.txt");
+  writeText(sentences, "a b\nc\n");
+  const RunResult given = runCli("encode " + quote(vec) + " -s 'a b' -s c --json --scale none");
+  const RunResult piped = runCli("encode " + quote(vec) + " -i - --json --scale none", sentences);
+  INFO(piped.err);
+  REQUIRE(given.status == 0);
+  CHECK(piped.status == 0);
+  CHECK(piped.out == given.out);
+  const RunResult both = runCli("encode - -i -", sentences);
+  CHECK(both.status == 2);
+  CHECK(both.err.find("only one input can be '-'") != std::string::npos);
+}
+
+TEST_CASE("cli: train -o - streams the vectors to stdout", "[cli]") {
+  TempDir dir;
+  const std::string corpus = dir.file("c.txt");
+  writeText(corpus, "x y z\ny z\nz x y\n");
+  const RunResult file =
+      runCli(kTrain + "--pretokenized " + quote(corpus) + " -o " + quote(dir.file("v.txt")));
+  REQUIRE(file.status == 0);
+  const RunResult out = runCli(kTrain + "--pretokenized " + quote(corpus) + " -o -");
+  INFO(out.err);
+  REQUIRE(out.status == 0);
+  CHECK(out.out == readText(dir.file("v.txt")));
+  CHECK(setOf(wordsOf(out.out, 4)) == std::set<std::string>{"x", "y", "z"});
+  // Binary streams too; the full-state model as well, beside a vectors file.
+  REQUIRE(runCli(kTrain + "--pretokenized " + quote(corpus) + " -o " + quote(dir.file("v.bin")) +
+                 " --save-model " + quote(dir.file("m.posvec")))
+              .status == 0);
+  const RunResult bin = runCli(kTrain + "--pretokenized " + quote(corpus) + " -o - --format bin");
+  CHECK(bin.status == 0);
+  CHECK(bin.out == readText(dir.file("v.bin")));
+  const RunResult model = runCli(kTrain + "--pretokenized " + quote(corpus) + " -o " +
+                                 quote(dir.file("w.bin")) + " --save-model -");
+  CHECK(model.status == 0);
+  CHECK(model.out == readText(dir.file("m.posvec")));
+  // --resume - reads the model from stdin.
+  const RunResult resumed =
+      runCli("-q train --pretokenized " + quote(corpus) + " --resume - --epochs 1 -t 1 -o -",
+             dir.file("m.posvec"));
+  INFO(resumed.err);
+  CHECK(resumed.status == 0);
+  CHECK(setOf(wordsOf(resumed.out, 4)) == std::set<std::string>{"x", "y", "z"});
+  // npy is two files: it cannot stream, and says so before training.
+  const RunResult npy = runCli(kTrain + "--pretokenized " + quote(corpus) + " -o - --format npy");
+  CHECK(npy.status == 2);
+  CHECK(npy.err.find("npy cannot stream to standard output") != std::string::npos);
+  const RunResult twice =
+      runCli(kTrain + "--pretokenized " + quote(corpus) + " -o - --save-model -");
+  CHECK(twice.status == 2);
+}
+
+TEST_CASE("cli: train takes the tokenizer's options under tokenize's names", "[cli]") {
+  TempDir dir;
+  const std::string corpus = dir.file("raw.txt");
+  // Turkish lower-cases I to dotless ı (U+0131); other locales to i.
+  writeText(corpus, "The Cat sat. Isik and the cat!\n");
+  const auto words = [&](const std::string& flags) {
+    const RunResult r = runCli(kTrain + flags + " " + quote(corpus) + " -o -");
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    return setOf(wordsOf(r.out, 4));
+  };
+  CHECK(words("") == std::set<std::string>{"the", "cat", "sat", ".", "isik", "and", "!"});
+  CHECK(words("--no-punct") == std::set<std::string>{"the", "cat", "sat", "isik", "and"});
+  CHECK(words("--keep-case --no-punct") ==
+        std::set<std::string>{"The", "Cat", "sat", "Isik", "and", "the", "cat"});
+  CHECK(words("--locale tr --no-punct") ==
+        std::set<std::string>{"the", "cat", "sat", "\xc4\xb1sik", "and"});
+  // tokenize agrees, flag for flag.
+  const RunResult tok = runCli("tokenize --locale tr --no-punct " + quote(corpus));
+  CHECK(tok.out == "the cat sat\n\xc4\xb1sik and the cat\n");
+}
+
+TEST_CASE("cli: one spelling per option across commands", "[cli]") {
+  TempDir dir;
+  const std::string vec = dir.file("v.txt");
+  writeText(vec, kVectors);
+  const RunResult punct = runCli("encode " + quote(vec) + " -s 'a, b.' --no-punct --json");
+  INFO(punct.err);
+  CHECK(punct.status == 0);
+  const RunResult old = runCli("encode " + quote(vec) + " -s 'a, b.' --no-punctuation --json");
+  CHECK(old.status == 0);
+  CHECK(old.out == punct.out);
+  CHECK(runCli("help encode").out.find("--no-punctuation") == std::string::npos);
+  // -t/--threads wherever there are threads.
+  for (const char* command : {"tokenize", "train", "study"})
+    CHECK(runCli(std::string("help ") + command).out.find("-t,--threads") != std::string::npos);
+}
