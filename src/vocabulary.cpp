@@ -43,19 +43,31 @@ double Vocabulary::keepProbability(WordId id, double sample) const {
 
 VocabularyBuilder::VocabularyBuilder(std::size_t maxTableSize) : maxTableSize_(maxTableSize) {}
 
-std::int32_t VocabularyBuilder::add(std::string_view word) {
-  ++tokens_;
+std::int32_t VocabularyBuilder::add(std::string_view word) { return addCount(word, 1); }
+
+std::int32_t VocabularyBuilder::addCount(std::string_view word, std::int64_t count) {
+  tokens_ += count;
   auto it = table_.find(word);
   if (it != table_.end()) {
-    ++it->second.count;
+    it->second.count += count;
     return it->second.id;
   }
   if (nextId_ == INT32_MAX)
     throw InputError("corpus has more than 2^31 distinct words; lower the input size");
   const std::int32_t id = nextId_++;
-  table_.emplace(std::string(word), Entry{id, 1});
+  table_.emplace(std::string(word), Entry{id, count});
   if (maxTableSize_ > 0 && table_.size() > maxTableSize_) prune();
   return id;
+}
+
+void VocabularyBuilder::forEachInIdOrder(
+    const std::function<void(std::string_view, std::int32_t, std::int64_t)>& visit) const {
+  // Ids are dense unless pruning forgot some: a slot per id, empty ones skipped.
+  std::vector<const std::pair<const std::string, Entry>*> byId(static_cast<std::size_t>(nextId_),
+                                                               nullptr);
+  for (const auto& kv : table_) byId[static_cast<std::size_t>(kv.second.id)] = &kv;
+  for (const auto* kv : byId)
+    if (kv) visit(kv->first, kv->second.id, kv->second.count);
 }
 
 void VocabularyBuilder::prune() {
@@ -105,7 +117,7 @@ Vocabulary VocabularyBuilder::finish(std::int64_t minCount, std::size_t maxVocab
 }
 
 NoiseSampler::NoiseSampler(const std::vector<std::int64_t>& counts, double power)
-    : size_(counts.size()), threshold_(counts.size()), alias_(counts.size()) {
+    : size_(counts.size()), columns_(counts.size()) {
   const std::size_t n = counts.size();
   if (n == 0) return;
   std::vector<double> w(n);
@@ -117,14 +129,14 @@ NoiseSampler::NoiseSampler(const std::vector<std::int64_t>& counts, double power
   for (std::size_t i = 0; i < n; ++i) {
     w[i] = w[i] * static_cast<double>(n) / sum;
     (w[i] < 1.0 ? small : large).push_back(i);
-    alias_[i] = static_cast<WordId>(i);
+    columns_[i].alias = static_cast<WordId>(i);
   }
   std::vector<double> keep(n, 1.0);
   while (!small.empty() && !large.empty()) {
     const std::size_t s = small.back(), l = large.back();
     small.pop_back();
     keep[s] = w[s];
-    alias_[s] = static_cast<WordId>(l);
+    columns_[s].alias = static_cast<WordId>(l);
     w[l] -= 1.0 - w[s];
     if (w[l] < 1.0) {
       large.pop_back();
@@ -134,8 +146,9 @@ NoiseSampler::NoiseSampler(const std::vector<std::int64_t>& counts, double power
   // Leftovers are full columns up to rounding.
   for (std::size_t i = 0; i < n; ++i) {
     const double t = std::ldexp(keep[i], 32);
-    threshold_[i] = t >= 4294967295.0 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(std::llround(t));
-    if (keep[i] >= 1.0) alias_[i] = static_cast<WordId>(i);
+    columns_[i].threshold =
+        t >= 4294967295.0 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(std::llround(t));
+    if (keep[i] >= 1.0) columns_[i].alias = static_cast<WordId>(i);
   }
 }
 
@@ -143,10 +156,10 @@ double NoiseSampler::probability(WordId id) const {
   // A column i gives its own word with threshold/2^32 and its alias otherwise.
   double p = 0;
   for (std::size_t i = 0; i < size_; ++i) {
-    const double own = std::ldexp(static_cast<double>(threshold_[i]), -32);
+    const double own = std::ldexp(static_cast<double>(columns_[i].threshold), -32);
     // The column index is ((hi * n) >> 32): hi values map to columns almost evenly.
     if (static_cast<WordId>(i) == id) p += own;
-    if (alias_[i] == id) p += 1.0 - own;
+    if (columns_[i].alias == id) p += 1.0 - own;
   }
   return p / static_cast<double>(size_);
 }
