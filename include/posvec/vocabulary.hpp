@@ -68,7 +68,7 @@ class VocabularyBuilder {
   // Every word with its provisional id and count, in provisional-id (first-seen) order.
   void forEachInIdOrder(
       const std::function<void(std::string_view, std::int32_t, std::int64_t)>& visit) const;
-  std::size_t distinct() const { return table_.size(); }
+  std::size_t distinct() const { return words_.size(); }
   std::int64_t tokens() const { return tokens_; }
   int prunings() const { return prunings_; }
 
@@ -77,17 +77,22 @@ class VocabularyBuilder {
                     std::vector<WordId>* provisionalToFinal = nullptr);
 
  private:
-  struct Entry {
-    std::int32_t id;
-    std::int64_t count;
+  // Open addressing over the words' hashes (linear probing, load <= 1/2): a
+  // lookup is one slot and, on a hash match, one string compare; no node chains
+  // and no division. Entries (word, provisional id, count) are kept in arrays.
+  struct Slot {
+    std::uint32_t tag;   // high half of the word's hash
+    std::int32_t entry;  // -1: empty
   };
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
+  std::size_t findSlot(std::string_view word, std::uint64_t hash) const;
+  void rebuildSlots(std::size_t capacity);
   void prune();
 
-  std::unordered_map<std::string, Entry, Hash, std::equal_to<>> table_;
+  std::vector<Slot> slots_;
+  std::vector<std::string> words_;
+  std::vector<std::uint64_t> hashes_;
+  std::vector<std::int32_t> ids_;
+  std::vector<std::int64_t> counts_;
   std::size_t maxTableSize_;
   std::int64_t pruneBelow_ = 1;
   std::int32_t nextId_ = 0;
