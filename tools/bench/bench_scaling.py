@@ -35,7 +35,7 @@ def run(args, words, work):
     matrices = 2 * kept * args.dim * 4
     return {"words": words, "wall": float(wall), "wps": words / float(wall), "rss": rss,
             "kept": kept, "distinct": distinct, "matrices": matrices,
-            "per_distinct": (rss - matrices) / distinct}
+            "per_distinct": (rss - matrices) / distinct, "rss_per_distinct": rss / distinct}
 
 
 def svg(points, path, title):
@@ -102,17 +102,19 @@ def main():
           " ".join(open("/proc/loadavg").read().split()[:3]))
     print("Zipf corpus (exponent 1, %d-word distribution) piped through stdin, dim %d, %d threads,"
           " 1 epoch" % (args.vocab, args.dim, args.threads))
-    print("%12s %9s %12s %10s %10s %11s %11s %14s" % (
+    # Peak memory is the larger of the counting pass (its table holds every distinct
+    # word) and training (the matrices and the kept words): both ratios are printed.
+    print("%12s %9s %12s %10s %10s %11s %11s %13s %13s" % (
         "words", "wall s", "words/s", "distinct", "kept", "peak RSS", "matrices",
-        "B/distinct"))
+        "RSS/distinct", "(RSS-mat)/dist"))
     points = []
     with tempfile.TemporaryDirectory(prefix="posvec-scaling-") as work:
         for size in (int(float(s)) for s in args.sizes.split(",")):
             p = run(args, size, work)
             points.append(p)
-            print("%12d %9.1f %12.0f %10d %10d %8.1f MiB %8.1f MiB %14.1f" % (
+            print("%12d %9.1f %12.0f %10d %10d %8.1f MiB %8.1f MiB %11.1f B %11.1f B" % (
                 p["words"], p["wall"], p["wps"], p["distinct"], p["kept"], p["rss"] / 2**20,
-                p["matrices"] / 2**20, p["per_distinct"]), flush=True)
+                p["matrices"] / 2**20, p["rss_per_distinct"], p["per_distinct"]), flush=True)
     first, last = points[0], points[-1]
     print("words/s from %d to %d words: %.0f -> %.0f (x%.2f)" % (
         first["words"], last["words"], first["wps"], last["wps"], last["wps"] / first["wps"]))
