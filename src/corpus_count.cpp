@@ -86,14 +86,31 @@ std::int64_t nextLineStart(int fd, std::int64_t from, std::int64_t size,
   return size;
 }
 
-// Files the threads can split: pre-tokenized regular files (not stdin, pipes or
-// raw text, whose tokenizer reads a file as a whole). A file that cannot be
-// stat'ed goes to the one-thread pass, which reports the error.
+// True when the file starts like a gzip, bzip2, xz or zstd stream: byte ranges
+// of a compressed file are not ranges of its text.
+bool looksCompressed(const std::string& path) {
+  unsigned char m[6] = {};
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;  // let the one-thread pass report it
+  const ssize_t got = ::pread(fd, m, sizeof m, 0);
+  ::close(fd);
+  if (got < 4) return false;
+  return (m[0] == 0x1f && m[1] == 0x8b) || (m[0] == 'B' && m[1] == 'Z' && m[2] == 'h') ||
+         (m[0] == 0xfd && m[1] == '7' && m[2] == 'z' && m[3] == 'X') ||
+         (m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd);
+}
+
+// Files the threads can split: pre-tokenized, uncompressed regular files (not
+// stdin, pipes, directories or raw text, whose tokenizer reads a file as a
+// whole). A file that cannot be stat'ed goes to the one-thread pass, which
+// reports the error.
 bool splittable(const CorpusSource& corpus) {
   if (!corpus.pretokenized() || corpus.paths().empty() || corpus.generator()) return false;
   for (const auto& path : corpus.paths()) {
     struct stat st {};
-    if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        looksCompressed(path))
+      return false;
   }
   return true;
 }

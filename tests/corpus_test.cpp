@@ -245,6 +245,10 @@ TEST_CASE("corpus: threads hand a corpus over the table limit to the one-thread 
   CHECK_FALSE(detail::countInParallel(CorpusSource::fromFiles({dir.file("a.txt")}, false), 1, 0,
                                       0, 2));
   CHECK_FALSE(detail::countInParallel(corpus, 1, 0, 0, 1));
+  // A compressed file's byte ranges are not ranges of its text (gzip magic here).
+  test::writeText(dir.file("z.gz"), std::string("\x1f\x8b\x08\x00rest", 8));
+  CHECK_FALSE(detail::countInParallel(CorpusSource::fromFiles({dir.file("z.gz")}, true), 1, 0, 0,
+                                      2));
   // Errors are the one-thread pass's.
   test::writeText(dir.file("e.txt"), " \n\n");
   CHECK_THROWS_AS(detail::prepareCorpus(CorpusSource::fromFiles({dir.file("e.txt")}, true), 1, 0,
