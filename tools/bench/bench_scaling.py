@@ -92,7 +92,7 @@ def main():
     ap.add_argument("--vocab", type=float, default=5e6, help="distinct words of the distribution")
     ap.add_argument("--dim", type=int, default=100)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--svg", default=os.path.join(ROOT, "tools", "bench", "out", "scaling.svg"))
+    ap.add_argument("--svg", default=os.path.join(ROOT, "tools", "bench", "scaling.svg"))
     args = ap.parse_args()
     args.vocab = int(args.vocab)
     for exe in (args.posvec, args.zipf):
