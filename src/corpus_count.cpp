@@ -70,8 +70,7 @@ class Fd {
 };
 
 // The first line start at or after `from` (the file size when none).
-std::int64_t nextLineStart(int fd, std::int64_t from, std::int64_t size,
-                           const std::string& path) {
+std::int64_t nextLineStart(int fd, std::int64_t from, std::int64_t size, const std::string& path) {
   if (from <= 0) return 0;
   char buf[4096];
   std::int64_t pos = from - 1;  // a range may start right after a '\n' at from - 1
@@ -149,8 +148,9 @@ std::unique_ptr<PreparedCorpus> countInParallel(const CorpusSource& corpus, std:
     std::vector<Part> parts(static_cast<std::size_t>(threads));
     for (int k = 0; k < threads; ++k) {
       Part& p = parts[static_cast<std::size_t>(k)];
-      p.begin = k == 0 ? 0 : std::max(parts[static_cast<std::size_t>(k) - 1].begin,
-                                      nextLineStart(fd.get(), size * k / threads, size, path));
+      p.begin = k == 0 ? 0
+                       : std::max(parts[static_cast<std::size_t>(k) - 1].begin,
+                                  nextLineStart(fd.get(), size * k / threads, size, path));
       if (k > 0) parts[static_cast<std::size_t>(k) - 1].end = p.begin;
     }
     parts.back().end = size;

@@ -19,22 +19,41 @@ std::uint64_t availableMemory() {
     const double value = std::strtod(env, &end);
     double scale = 1;
     switch (*end) {
-      case 'k': case 'K': scale = 1024.0; ++end; break;
-      case 'm': case 'M': scale = 1024.0 * 1024; ++end; break;
-      case 'g': case 'G': scale = 1024.0 * 1024 * 1024; ++end; break;
-      case 't': case 'T': scale = 1024.0 * 1024 * 1024 * 1024; ++end; break;
-      default: break;
+      case 'k':
+      case 'K':
+        scale = 1024.0;
+        ++end;
+        break;
+      case 'm':
+      case 'M':
+        scale = 1024.0 * 1024;
+        ++end;
+        break;
+      case 'g':
+      case 'G':
+        scale = 1024.0 * 1024 * 1024;
+        ++end;
+        break;
+      case 't':
+      case 'T':
+        scale = 1024.0 * 1024 * 1024 * 1024;
+        ++end;
+        break;
+      default:
+        break;
     }
     if (*end == 'i' || *end == 'B') ++end;  // "MiB", "MB", "Mi" all mean the same here
     if (*end == 'B') ++end;
     if (errno != 0 || end == env || *end != '\0' || !(value > 0) || value * scale > 1.8e19)
       throw ConfigError(std::string("POSVEC_MEMORY_LIMIT must be a positive size such as "
-                                    "4G, 512M or 1000000 (got '") + env + "')");
+                                    "4G, 512M or 1000000 (got '") +
+                        env + "')");
     return static_cast<std::uint64_t>(value * scale);
   }
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
-                               : UINT64_MAX;
+  return pages > 0 && page > 0
+             ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
+             : UINT64_MAX;
 }
 
 MemoryEstimate estimateTrainingMemory(const CorpusSource& corpus, const TrainConfig& config) {
@@ -90,10 +109,10 @@ MemoryEstimate estimateMemory(const PreparedCorpus& corpus, const TrainConfig& c
 void checkMemory(const MemoryEstimate& e, const TrainConfig& config) {
   if (e.total() <= e.available) return;
   std::ostringstream s;
-  s << "training needs about " << humanBytes(e.total()) << " (matrices "
-    << humanBytes(e.matrices) << " for " << e.words << " words x dim " << config.dim
-    << ", vocabulary " << humanBytes(e.vocabulary) << ", buffers " << humanBytes(e.buffers)
-    << ") but only " << humanBytes(e.available)
+  s << "training needs about " << humanBytes(e.total()) << " (matrices " << humanBytes(e.matrices)
+    << " for " << e.words << " words x dim " << config.dim << ", vocabulary "
+    << humanBytes(e.vocabulary) << ", buffers " << humanBytes(e.buffers) << ") but only "
+    << humanBytes(e.available)
     << (std::getenv("POSVEC_MEMORY_LIMIT") ? " are allowed (--memory-limit or POSVEC_MEMORY_LIMIT)"
                                            : " of physical memory exist")
     << "; shrink the vocabulary with --min-count (now " << config.minCount

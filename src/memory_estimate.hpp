@@ -11,8 +11,7 @@ namespace posvec::detail {
 // column and the subsampling threshold (libstdc++ sizes, 64-bit).
 inline constexpr std::uint64_t kBytesPerWord = 32 + 8 + 64 + 8 + 32 + 8 + 8 + 8;
 
-MemoryEstimate estimateMemory(const PreparedCorpus& corpus, const TrainConfig& config,
-                              int threads);
+MemoryEstimate estimateMemory(const PreparedCorpus& corpus, const TrainConfig& config, int threads);
 // Throws ConfigError when the estimate exceeds the available memory.
 void checkMemory(const MemoryEstimate& estimate, const TrainConfig& config);
 // "1.5 GiB", "12.0 MiB", "800 B".

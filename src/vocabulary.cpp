@@ -50,7 +50,9 @@ std::size_t VocabularyBuilder::findSlot(std::string_view word, std::uint64_t has
   for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
     const Slot& slot = slots_[i];
     if (slot.entry < 0) return i;
-    if (slot.tag == static_cast<std::uint32_t>(hash >> 32) && words_[static_cast<std::size_t>(slot.entry)] == word) return i;
+    if (slot.tag == static_cast<std::uint32_t>(hash >> 32) &&
+        words_[static_cast<std::size_t>(slot.entry)] == word)
+      return i;
   }
 }
 
@@ -78,7 +80,8 @@ std::int32_t VocabularyBuilder::addCount(std::string_view word, std::int64_t cou
   if (nextId_ == INT32_MAX)
     throw InputError("corpus has more than 2^31 distinct words; lower the input size");
   const std::int32_t id = nextId_++;
-  slots_[i] = Slot{static_cast<std::uint32_t>(hash >> 32), static_cast<std::int32_t>(words_.size())};
+  slots_[i] =
+      Slot{static_cast<std::uint32_t>(hash >> 32), static_cast<std::int32_t>(words_.size())};
   words_.emplace_back(word);
   hashes_.push_back(hash);
   ids_.push_back(id);

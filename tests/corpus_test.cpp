@@ -227,8 +227,7 @@ TEST_CASE("corpus: counting on several threads gives the one-thread vocabulary a
   CHECK(allIds(manyCut->stream) == allIds(oneCut.stream));
 }
 
-TEST_CASE("corpus: threads hand a corpus over the table limit to the one-thread pass",
-          "[corpus]") {
+TEST_CASE("corpus: threads hand a corpus over the table limit to the one-thread pass", "[corpus]") {
   test::TempDir dir;
   test::writeText(dir.file("a.txt"), syntheticText(7, 2000, true));
   const CorpusSource corpus = CorpusSource::fromFiles({dir.file("a.txt")}, true);
@@ -242,16 +241,16 @@ TEST_CASE("corpus: threads hand a corpus over the table limit to the one-thread 
   CHECK(allIds(two.stream) == allIds(one.stream));
   // Sources threads cannot split go to the one-thread pass.
   CHECK_FALSE(detail::countInParallel(CorpusSource::fromSentences({{"a"}}), 1, 0, 0, 2));
-  CHECK_FALSE(detail::countInParallel(CorpusSource::fromFiles({dir.file("a.txt")}, false), 1, 0,
-                                      0, 2));
+  CHECK_FALSE(
+      detail::countInParallel(CorpusSource::fromFiles({dir.file("a.txt")}, false), 1, 0, 0, 2));
   CHECK_FALSE(detail::countInParallel(corpus, 1, 0, 0, 1));
   // A compressed file's byte ranges are not ranges of its text (gzip magic here).
   test::writeText(dir.file("z.gz"), std::string("\x1f\x8b\x08\x00rest", 8));
-  CHECK_FALSE(detail::countInParallel(CorpusSource::fromFiles({dir.file("z.gz")}, true), 1, 0, 0,
-                                      2));
+  CHECK_FALSE(
+      detail::countInParallel(CorpusSource::fromFiles({dir.file("z.gz")}, true), 1, 0, 0, 2));
   // Errors are the one-thread pass's.
   test::writeText(dir.file("e.txt"), " \n\n");
-  CHECK_THROWS_AS(detail::prepareCorpus(CorpusSource::fromFiles({dir.file("e.txt")}, true), 1, 0,
-                                        0, 2),
-                  InputError);
+  CHECK_THROWS_AS(
+      detail::prepareCorpus(CorpusSource::fromFiles({dir.file("e.txt")}, true), 1, 0, 0, 2),
+      InputError);
 }

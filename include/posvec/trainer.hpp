@@ -44,11 +44,11 @@ struct TrainObserver {
 // What training needs in memory once the corpus is counted, in bytes (the
 // counting table is gone by then; the id stream of a file corpus is on disk).
 struct MemoryEstimate {
-  std::size_t words = 0;          // vocabulary size
-  std::uint64_t matrices = 0;     // input and output matrices
-  std::uint64_t vocabulary = 0;   // words, counts, index, noise and subsampling tables
-  std::uint64_t buffers = 0;      // per-thread scratch, an in-memory id stream
-  std::uint64_t available = 0;    // physical memory, or POSVEC_MEMORY_LIMIT when set
+  std::size_t words = 0;         // vocabulary size
+  std::uint64_t matrices = 0;    // input and output matrices
+  std::uint64_t vocabulary = 0;  // words, counts, index, noise and subsampling tables
+  std::uint64_t buffers = 0;     // per-thread scratch, an in-memory id stream
+  std::uint64_t available = 0;   // physical memory, or POSVEC_MEMORY_LIMIT when set
   std::uint64_t total() const { return matrices + vocabulary + buffers; }
 };
 // Physical memory of the machine; the environment variable POSVEC_MEMORY_LIMIT

@@ -97,8 +97,9 @@ int main(int argc, char** argv) {
   const bool has256 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   const double g512 = has512 ? measure(fma512, 16, threads, seconds) : 0;
   const double g256 = has256 ? measure(fma256, 8, threads, seconds) : 0;
-  std::printf("{\"threads\": %d, \"avx512_gflops\": %.2f, \"avx2_gflops\": %.2f, "
-              "\"peak_gflops\": %.2f}\n",
-              threads, g512, g256, std::max(g512, g256));
+  std::printf(
+      "{\"threads\": %d, \"avx512_gflops\": %.2f, \"avx2_gflops\": %.2f, "
+      "\"peak_gflops\": %.2f}\n",
+      threads, g512, g256, std::max(g512, g256));
   return 0;
 }

@@ -40,7 +40,8 @@ int main(int argc, char** argv) {
   // Walker's alias table over the ranks: O(1) per draw.
   std::vector<double> p(vocab);
   double sum = 0;
-  for (std::uint64_t r = 0; r < vocab; ++r) sum += p[r] = std::pow(static_cast<double>(r + 1), -exponent);
+  for (std::uint64_t r = 0; r < vocab; ++r)
+    sum += p[r] = std::pow(static_cast<double>(r + 1), -exponent);
   std::vector<std::uint32_t> alias(vocab);
   std::vector<double> keep(vocab);
   std::vector<std::uint32_t> small, large;
