@@ -120,13 +120,24 @@ std::size_t IdStream::read(std::int64_t pos, std::int32_t* out, std::size_t n) c
 
 void IdStream::remap(const std::vector<WordId>& map, std::int64_t indexStep) {
   flush();
-  const std::int64_t total = inMemory_ ? static_cast<std::int64_t>(buffer_.size()) : size_;
+  remap(std::vector<Segment>{{0, size(), &map}}, indexStep);
+}
+
+void IdStream::setExtent(std::int64_t size) {
+  flush();
+  size_ = size;
+}
+
+void IdStream::remap(const std::vector<Segment>& segments, std::int64_t indexStep) {
+  flush();
+  std::int64_t total = 0;
+  for (const auto& seg : segments) total += seg.end - seg.begin;
   // About a thousand shard points, whatever the size (small in-memory corpora too).
   if (indexStep <= 0) indexStep = 1 << 16;
   indexStep = std::clamp<std::int64_t>(total / 1024, 64, indexStep);
   starts_.assign(1, 0);
   std::int64_t nextMark = indexStep;
-  std::int64_t readPos = 0, writePos = 0;
+  std::int64_t writePos = 0;
   std::vector<std::int32_t> in(inMemory_ ? 0 : kChunk), out;
   out.reserve(kChunk);
   bool sentenceOpen = false;  // current output sentence has at least one id
@@ -143,36 +154,43 @@ void IdStream::remap(const std::vector<WordId>& map, std::int64_t indexStep) {
     }
     ++writePos;
   };
-  while (readPos < total) {
-    const std::int32_t* chunk;
-    std::size_t n;
-    if (inMemory_) {
-      chunk = buffer_.data() + readPos;
-      n = static_cast<std::size_t>(total - readPos);
-    } else {
-      n = read(readPos, in.data(), kChunk);
-      chunk = in.data();
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::int32_t id = chunk[i];
-      if (id == kEnd) {
-        if (sentenceOpen) {
-          emit(kEnd);
-          sentenceOpen = false;
-          if (writePos >= nextMark) {
-            starts_.push_back(writePos);
-            nextMark = writePos + indexStep;
-          }
-        }
-        continue;
+  // Output never overtakes input (segments are in increasing order), so in place.
+  for (const auto& seg : segments) {
+    const std::vector<WordId>& map = *seg.map;
+    std::int64_t readPos = seg.begin;
+    while (readPos < seg.end) {
+      const std::int32_t* chunk;
+      std::size_t n;
+      if (inMemory_) {
+        chunk = buffer_.data() + readPos;
+        n = static_cast<std::size_t>(seg.end - readPos);
+      } else {
+        n = read(readPos, in.data(),
+                 static_cast<std::size_t>(std::min<std::int64_t>(kChunk, seg.end - readPos)));
+        if (n == 0) throw IoError("the temporary corpus file is shorter than written");
+        chunk = in.data();
       }
-      const WordId mapped = map[static_cast<std::size_t>(id)];
-      if (mapped < 0) continue;
-      emit(mapped);
-      ++words;
-      sentenceOpen = true;
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::int32_t id = chunk[i];
+        if (id == kEnd) {
+          if (sentenceOpen) {
+            emit(kEnd);
+            sentenceOpen = false;
+            if (writePos >= nextMark) {
+              starts_.push_back(writePos);
+              nextMark = writePos + indexStep;
+            }
+          }
+          continue;
+        }
+        const WordId mapped = map[static_cast<std::size_t>(id)];
+        if (mapped < 0) continue;
+        emit(mapped);
+        ++words;
+        sentenceOpen = true;
+      }
+      readPos += static_cast<std::int64_t>(n);
     }
-    readPos += static_cast<std::int64_t>(n);
   }
   if (sentenceOpen) emit(kEnd);
   if (inMemory_) {
@@ -324,6 +342,12 @@ void readPretokenized(std::istream& in, const std::string& name, bool replaceInv
 
 }  // namespace
 
+void readPretokenizedStream(std::istream& in, const std::string& name, bool replaceInvalid,
+                            const std::function<void(std::string_view)>& onWord,
+                            const std::function<void()>& onEnd) {
+  readPretokenized(in, name, replaceInvalid, onWord, onEnd);
+}
+
 void forEachToken(const CorpusSource& corpus, const std::function<void(std::string_view)>& onWord,
                   const std::function<void()>& onEnd) {
   if (corpus.generator()) {
@@ -358,19 +382,18 @@ void forEachToken(const CorpusSource& corpus, const std::function<void(std::stri
   }
 }
 
-namespace {
-
-std::string describe(const CorpusSource& corpus) {
+std::string describeCorpus(const CorpusSource& corpus) {
   if (corpus.paths().empty()) return "the corpus";
   std::string s;
   for (const auto& p : corpus.paths()) s += (s.empty() ? "'" : ", '") + p + "'";
   return (corpus.paths().size() == 1 ? "corpus " : "corpus files ") + s;
 }
 
-}  // namespace
-
 PreparedCorpus prepareCorpus(const CorpusSource& corpus, std::int64_t minCount,
-                             std::size_t maxVocab, std::size_t maxTableSize) {
+                             std::size_t maxVocab, std::size_t maxTableSize, int threads) {
+  if (threads > 1)
+    if (auto parallel = countInParallel(corpus, minCount, maxVocab, maxTableSize, threads))
+      return std::move(*parallel);
   PreparedCorpus out;
   out.stream = IdStream(corpus.inMemory());
   VocabularyBuilder builder(maxTableSize);
@@ -380,7 +403,7 @@ PreparedCorpus prepareCorpus(const CorpusSource& corpus, std::int64_t minCount,
         out.stream.push(IdStream::kEnd);
         ++out.sentences;
       });
-  if (builder.tokens() == 0) throw InputError(describe(corpus) + " contains no words");
+  if (builder.tokens() == 0) throw InputError(describeCorpus(corpus) + " contains no words");
   out.distinctWords = static_cast<std::int64_t>(builder.distinct());
   out.tokens = builder.tokens();
   out.prunings = builder.prunings();
@@ -388,7 +411,7 @@ PreparedCorpus prepareCorpus(const CorpusSource& corpus, std::int64_t minCount,
   try {
     out.vocabulary = builder.finish(minCount, maxVocab, &map);
   } catch (const InputError& e) {
-    throw InputError(describe(corpus) + ": " + e.what());
+    throw InputError(describeCorpus(corpus) + ": " + e.what());
   }
   out.stream.remap(map);
   return out;
@@ -414,7 +437,7 @@ PreparedCorpus prepareCorpus(const CorpusSource& corpus, const Vocabulary& vocab
         ++out.sentences;
       });
   if (kept == 0)
-    throw InputError(describe(corpus) + " contains none of the " +
+    throw InputError(describeCorpus(corpus) + " contains none of the " +
                      std::to_string(vocabulary.size()) + " words of the vocabulary");
   std::vector<WordId> identity(vocabulary.size());
   for (std::size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<WordId>(i);

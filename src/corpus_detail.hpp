@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <istream>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -45,6 +46,22 @@ class IdStream {
   // a sentence start about every `indexStep` ids for sharding. Output never
   // outgrows input, so it runs in place.
   void remap(const std::vector<WordId>& map, std::int64_t indexStep = 1 << 16);
+  // Ids [begin, end) of the stream, mapped through their own `map`.
+  struct Segment {
+    std::int64_t begin, end;
+    const std::vector<WordId>* map;
+  };
+  // remap() over segments in increasing, disjoint order (the gaps between them
+  // are skipped): the parallel counting pass leaves each thread's ids, in that
+  // thread's own numbering, in a region of its own.
+  void remap(const std::vector<Segment>& segments, std::int64_t indexStep = 1 << 16);
+  // File streams: writes n ids at `pos`; safe from several threads at once for
+  // disjoint ranges. Call setExtent() with the end of the written area after.
+  void writeIds(std::int64_t pos, const std::int32_t* data, std::size_t n) {
+    writeAt(pos, data, n);
+  }
+  void setExtent(std::int64_t size);
+  bool inMemory() const { return inMemory_; }
   // [begin, end) of shard `k` of `n`, at sentence starts.
   std::pair<std::int64_t, std::int64_t> shard(int k, int n) const;
 
@@ -82,6 +99,12 @@ class ShardReader {
 void forEachToken(const CorpusSource& corpus, const std::function<void(std::string_view)>& onWord,
                   const std::function<void()>& onEnd);
 
+// The pre-tokenized reader on any stream (a line is a sentence, tokens split on
+// ASCII whitespace); `name` names it in error messages.
+void readPretokenizedStream(std::istream& in, const std::string& name, bool replaceInvalid,
+                            const std::function<void(std::string_view)>& onWord,
+                            const std::function<void()>& onEnd);
+
 struct PreparedCorpus {
   Vocabulary vocabulary;
   IdStream stream{true};
@@ -91,9 +114,24 @@ struct PreparedCorpus {
   int prunings = 0;
 };
 
-// The counting pass: builds the vocabulary and the id stream in one read of the corpus.
+// The counting pass: builds the vocabulary and the id stream in one read of the
+// corpus. With threads > 1 and pre-tokenized regular files the files are split
+// into one byte range per thread, counted at once and merged in corpus order
+// (corpus_count.cpp): the vocabulary, ids and stream are the same as with one
+// thread, bit for bit.
 PreparedCorpus prepareCorpus(const CorpusSource& corpus, std::int64_t minCount,
-                             std::size_t maxVocab, std::size_t maxTableSize = 20'000'000);
+                             std::size_t maxVocab, std::size_t maxTableSize = 20'000'000,
+                             int threads = 1);
+// "corpus 'a.txt'" / "corpus files 'a', 'b'" / "the corpus", for error messages.
+std::string describeCorpus(const CorpusSource& corpus);
+// Words and ids of one thread's part of the corpus, merged by countInParallel.
+// Null when the corpus cannot be split (stdin, raw text, in-memory sentences, one
+// thread) or counting it needs more distinct words than `maxTableSize` (one
+// thread then prunes, in an order that threads would not reproduce): the caller
+// counts it on one thread.
+std::unique_ptr<PreparedCorpus> countInParallel(const CorpusSource& corpus, std::int64_t minCount,
+                                                std::size_t maxVocab, std::size_t maxTableSize,
+                                                int threads);
 // For resuming: ids of a fixed vocabulary (other words are skipped).
 PreparedCorpus prepareCorpus(const CorpusSource& corpus, const Vocabulary& vocabulary);
 

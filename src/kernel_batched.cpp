@@ -220,6 +220,68 @@ void updateAvx512(const Block& b, std::size_t u0, Group group) {
   }
 }
 
+// Loss and gradient coefficients of the k scores in g, 16 at a time: the table
+// lookups as gathers, the same interpolation as Sigmoid's scalar functions. Lanes
+// outside (-kMax, kMax) (and NaN) take the scalar functions, which handle them.
+// g[i] becomes (label - sigmoid(s)) * alpha * weight; returns the weighted softplus
+// sum (the loss), accumulated in double as the scalar loop does.
+double lossAndGradientsAvx512(float* g, const float* weight, const float* label, std::size_t k,
+                              float alpha, const Sigmoid& sig) {
+  const float* sigT = sig.sigmoidTable();
+  const float* spT = sig.softplusTable();
+  const __m512 kmax = _mm512_set1_ps(Sigmoid::kMax), scale = _mm512_set1_ps(Sigmoid::scale());
+  const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f),
+               va = _mm512_set1_ps(alpha);
+  const __m512 absMask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FFFFFFF));
+  __m512d acc = _mm512_setzero_pd();
+  double scalarLoss = 0;
+  // Index of x's table cell and the fraction inside it (x in range).
+  auto cell = [&](__m512 x, __m512i& i, __m512& f) {
+    const __m512 t = _mm512_mul_ps(_mm512_add_ps(x, kmax), scale);
+    i = _mm512_cvttps_epi32(t);
+    f = _mm512_sub_ps(t, _mm512_cvtepi32_ps(i));
+  };
+  auto lookup = [](const float* table, __m512i i, __m512 f) {
+    const __m512 a = _mm512_i32gather_ps(i, table, 4);
+    const __m512 b = _mm512_i32gather_ps(_mm512_add_epi32(i, _mm512_set1_epi32(1)), table, 4);
+    return _mm512_fmadd_ps(f, _mm512_sub_ps(b, a), a);
+  };
+  for (std::size_t j = 0; j < k; j += 16) {
+    const std::size_t left = k - j;
+    const __mmask16 live =
+        left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+    const __m512 s0 = _mm512_maskz_loadu_ps(live, g + j);
+    const __m512 w = _mm512_maskz_loadu_ps(live, weight + j);
+    const __m512 y = _mm512_maskz_loadu_ps(live, label + j);
+    const __mmask16 in =
+        _mm512_mask_cmp_ps_mask(live, _mm512_and_ps(s0, absMask), kmax, _CMP_LT_OQ);
+    const __m512 s = _mm512_maskz_mov_ps(in, s0);  // out-of-range lanes look up cell 0..
+    // softplus(-s) for the positive (label 1), softplus(s) for the negatives.
+    const __m512 x = _mm512_mul_ps(s, _mm512_sub_ps(one, _mm512_mul_ps(two, y)));
+    __m512i is, ix;
+    __m512 fs, fx;
+    cell(s, is, fs);
+    cell(x, ix, fx);
+    const __m512 sigma = lookup(sigT, is, fs);
+    const __m512 sp = lookup(spT, ix, fx);
+    const __m512 grad = _mm512_mul_ps(_mm512_mul_ps(_mm512_sub_ps(y, sigma), va), w);
+    _mm512_mask_storeu_ps(g + j, in, grad);
+    const __m512 l = _mm512_maskz_mul_ps(in, w, sp);
+    acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(l)));
+    acc = _mm512_add_pd(
+        acc, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(l), 1))));
+    // ..and get the scalar functions here.
+    for (__mmask16 out = static_cast<__mmask16>(live & ~in); out; out &= out - 1) {
+      const std::size_t q = j + static_cast<std::size_t>(__builtin_ctz(out));
+      const float sq = g[q];
+      const bool positive = label[q] != 0.0f;
+      scalarLoss += static_cast<double>(weight[q] * sig.softplus(positive ? -sq : sq));
+      g[q] = ((positive ? 1.0f : 0.0f) - sig.sigmoid(sq)) * alpha * weight[q];
+    }
+  }
+  return _mm512_reduce_add_pd(acc) + scalarLoss;
+}
+
 template <std::size_t... I>
 void updateAvx512Groups(const Block& b, std::index_sequence<I...>) {
   using Fn = void (*)(const Block&, std::size_t, Group);
@@ -275,6 +337,21 @@ double batchedWindow(float* input, float* output, std::size_t dim, const std::in
   } else {
     scoresPortable(b, g);
   }
+#if defined(__AVX512F__)
+  if (avx) {
+    state.weights.resize(mu * nu);
+    state.labels.resize(mu * nu);
+    for (std::size_t u = 0; u < mu; ++u)
+      for (std::size_t v = 0; v < nu; ++v) {
+        state.weights[u * nu + v] = static_cast<float>(cw[u] * tw[v]);
+        state.labels[u * nu + v] = v == 0 ? 1.0f : 0.0f;
+      }
+    const double loss = lossAndGradientsAvx512(g, state.weights.data(), state.labels.data(),
+                                               mu * nu, alpha, sigmoid);
+    updateAvx512Groups(b, std::make_index_sequence<kMaxRegisterRows>{});
+    return loss;
+  }
+#endif
   double loss = 0;
   for (std::size_t u = 0; u < mu; ++u) {
     for (std::size_t v = 0; v < nu; ++v) {
@@ -284,12 +361,6 @@ double batchedWindow(float* input, float* output, std::size_t dim, const std::in
       g[u * nu + v] = ((v == 0 ? 1.0f : 0.0f) - sigmoid.sigmoid(s)) * alpha * weight;
     }
   }
-#if defined(__AVX512F__)
-  if (avx) {
-    updateAvx512Groups(b, std::make_index_sequence<kMaxRegisterRows>{});
-    return loss;
-  }
-#endif
   updatePortable(b);
   return loss;
 }

@@ -64,6 +64,12 @@ class Sigmoid {
     const float f = t - static_cast<float>(i);
     return sp_[i] + f * (sp_[i + 1] - sp_[i]);
   }
+  // The tables for vectorised lookups: entry i is the function at -kMax + i / kScale
+  // (kSize + 1 entries); inside (-kMax, kMax) a value is the linear interpolation
+  // sigmoid() and softplus() compute.
+  const float* sigmoidTable() const { return sig_; }
+  const float* softplusTable() const { return sp_; }
+  static constexpr float scale() { return kScale; }
 
  private:
   static constexpr float kScale = kSize / (2 * kMax);
@@ -106,6 +112,8 @@ struct ThreadState {
   // Batched kernel: one window's ids, deduplicated rows and row pointers.
   std::vector<std::int32_t> window, ids;
   std::vector<float*> pointers;
+  // Batched kernel: each score's weight (repeat counts) and label.
+  std::vector<float> weights, labels;
 };
 
 class TrainKernel {

@@ -14,6 +14,7 @@
 #include "corpus_detail.hpp"
 #include "kernel_factory.hpp"
 #include "kernels.hpp"
+#include "memory_estimate.hpp"
 #include "parallel.hpp"
 #include "posvec/error.hpp"
 #include "sampling.hpp"
@@ -298,12 +299,20 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
   if (config.loss == Loss::HierarchicalSoftmax && v < 2)
     throw InputError("hierarchical softmax needs at least 2 words in the vocabulary (got " +
                      std::to_string(v) + "); lower --min-count");
+  // Before the matrices: refuse at once what would not fit, rather than swap for hours.
+  const MemoryEstimate memory = detail::estimateMemory(prepared, config, threads);
+  detail::checkMemory(memory, config);
   // Logged once the corpus is known to be usable: a bad corpus gives one error line, nothing else.
   if (observer.log) observer.log(describeConfig(config, threads));
   // The counting table is gone: give its pages back before the matrices arrive,
   // so peak memory is the larger of the two, not their sum.
   ::malloc_trim(0);
   logCorpus(observer, prepared);
+  if (observer.log)
+    observer.log("memory: about " + detail::humanBytes(memory.total()) + " (matrices " +
+                 detail::humanBytes(memory.matrices) + ", vocabulary " +
+                 detail::humanBytes(memory.vocabulary) + ", buffers " +
+                 detail::humanBytes(memory.buffers) + ")");
   if (observer.vocabulary) observer.vocabulary(prepared.vocabulary, prepared.sentences);
   const auto d = static_cast<Eigen::Index>(config.dim);
 
@@ -323,7 +332,8 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
 ModelState train(const CorpusSource& corpus, const TrainConfig& config,
                  const TrainObserver& observer) {
   config.validate();
-  detail::PreparedCorpus prepared = detail::prepareCorpus(corpus, config.minCount, config.maxVocab);
+  detail::PreparedCorpus prepared = detail::prepareCorpus(
+      corpus, config.minCount, config.maxVocab, 20'000'000, detail::resolveThreads(config.threads));
   return trainPrepared(prepared, config, observer);
 }
 

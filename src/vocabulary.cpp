@@ -122,45 +122,98 @@ double Vocabulary::keepProbability(WordId id, double sample) const {
   return std::min(1.0, (std::sqrt(f / st) + 1.0) * st / f);
 }
 
-VocabularyBuilder::VocabularyBuilder(std::size_t maxTableSize) : maxTableSize_(maxTableSize) {}
+VocabularyBuilder::VocabularyBuilder(std::size_t maxTableSize) : maxTableSize_(maxTableSize) {
+  rebuildSlots(1024);
+}
 
-std::int32_t VocabularyBuilder::add(std::string_view word) {
-  ++tokens_;
-  auto it = table_.find(word);
-  if (it != table_.end()) {
-    ++it->second.count;
-    return it->second.id;
+std::size_t VocabularyBuilder::findSlot(std::string_view word, std::uint64_t hash) const {
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
+    const Slot& slot = slots_[i];
+    if (slot.entry < 0) return i;
+    if (slot.tag == static_cast<std::uint32_t>(hash >> 32) &&
+        words_[static_cast<std::size_t>(slot.entry)] == word)
+      return i;
+  }
+}
+
+void VocabularyBuilder::rebuildSlots(std::size_t capacity) {
+  slots_.assign(capacity, Slot{0, -1});
+  const std::size_t mask = capacity - 1;
+  for (std::size_t e = 0; e < words_.size(); ++e) {
+    std::size_t i = hashes_[e] & mask;
+    while (slots_[i].entry >= 0) i = (i + 1) & mask;
+    slots_[i] = Slot{static_cast<std::uint32_t>(hashes_[e] >> 32), static_cast<std::int32_t>(e)};
+  }
+}
+
+std::int32_t VocabularyBuilder::add(std::string_view word) { return addCount(word, 1); }
+
+std::int32_t VocabularyBuilder::addCount(std::string_view word, std::int64_t count) {
+  tokens_ += count;
+  const std::uint64_t hash = std::hash<std::string_view>{}(word);
+  const std::size_t i = findSlot(word, hash);
+  if (slots_[i].entry >= 0) {
+    const auto e = static_cast<std::size_t>(slots_[i].entry);
+    counts_[e] += count;
+    return ids_[e];
   }
   if (nextId_ == INT32_MAX)
     throw InputError("corpus has more than 2^31 distinct words; lower the input size");
   const std::int32_t id = nextId_++;
-  table_.emplace(std::string(word), Entry{id, 1});
-  if (maxTableSize_ > 0 && table_.size() > maxTableSize_) prune();
+  slots_[i] =
+      Slot{static_cast<std::uint32_t>(hash >> 32), static_cast<std::int32_t>(words_.size())};
+  words_.emplace_back(word);
+  hashes_.push_back(hash);
+  ids_.push_back(id);
+  counts_.push_back(count);
+  if (2 * words_.size() > slots_.size()) rebuildSlots(2 * slots_.size());
+  if (maxTableSize_ > 0 && words_.size() > maxTableSize_) prune();
   return id;
+}
+
+void VocabularyBuilder::forEachInIdOrder(
+    const std::function<void(std::string_view, std::int32_t, std::int64_t)>& visit) const {
+  // Entries are in id order: pruning removes some but never reorders the rest.
+  for (std::size_t e = 0; e < words_.size(); ++e) visit(words_[e], ids_[e], counts_[e]);
 }
 
 void VocabularyBuilder::prune() {
   // Raise the bar until the table is comfortably below the limit again.
-  while (table_.size() > maxTableSize_ * 7 / 10 + 1) {
-    for (auto it = table_.begin(); it != table_.end();) {
-      if (it->second.count <= pruneBelow_)
-        it = table_.erase(it);
-      else
-        ++it;
+  while (words_.size() > maxTableSize_ * 7 / 10 + 1) {
+    std::size_t kept = 0;
+    for (std::size_t e = 0; e < words_.size(); ++e) {
+      if (counts_[e] <= pruneBelow_) continue;
+      if (kept != e) {
+        words_[kept] = std::move(words_[e]);
+        hashes_[kept] = hashes_[e];
+        ids_[kept] = ids_[e];
+        counts_[kept] = counts_[e];
+      }
+      ++kept;
     }
+    words_.resize(kept);
+    hashes_.resize(kept);
+    ids_.resize(kept);
+    counts_.resize(kept);
     ++pruneBelow_;
     ++prunings_;
   }
+  rebuildSlots(slots_.size());
 }
 
 Vocabulary VocabularyBuilder::finish(std::int64_t minCount, std::size_t maxVocab,
                                      std::vector<WordId>* provisionalToFinal) {
   if (tokens_ == 0) throw InputError("the corpus contains no words");
+  struct Entry {
+    std::int32_t id;
+    std::int64_t count;
+  };
   std::vector<std::pair<const std::string*, Entry>> kept;
   std::int64_t best = 0;
-  for (const auto& [word, e] : table_) {
-    best = std::max(best, e.count);
-    if (e.count >= minCount) kept.emplace_back(&word, e);
+  for (std::size_t e = 0; e < words_.size(); ++e) {
+    best = std::max(best, counts_[e]);
+    if (counts_[e] >= minCount) kept.emplace_back(&words_[e], Entry{ids_[e], counts_[e]});
   }
   if (kept.empty())
     throw InputError("no word occurs at least " + std::to_string(minCount) +
@@ -186,7 +239,7 @@ Vocabulary VocabularyBuilder::finish(std::int64_t minCount, std::size_t maxVocab
 }
 
 NoiseSampler::NoiseSampler(const std::vector<std::int64_t>& counts, double power)
-    : size_(counts.size()), threshold_(counts.size()), alias_(counts.size()) {
+    : size_(counts.size()), columns_(counts.size()) {
   const std::size_t n = counts.size();
   if (n == 0) return;
   std::vector<double> w(n);
@@ -198,14 +251,14 @@ NoiseSampler::NoiseSampler(const std::vector<std::int64_t>& counts, double power
   for (std::size_t i = 0; i < n; ++i) {
     w[i] = w[i] * static_cast<double>(n) / sum;
     (w[i] < 1.0 ? small : large).push_back(i);
-    alias_[i] = static_cast<WordId>(i);
+    columns_[i].alias = static_cast<WordId>(i);
   }
   std::vector<double> keep(n, 1.0);
   while (!small.empty() && !large.empty()) {
     const std::size_t s = small.back(), l = large.back();
     small.pop_back();
     keep[s] = w[s];
-    alias_[s] = static_cast<WordId>(l);
+    columns_[s].alias = static_cast<WordId>(l);
     w[l] -= 1.0 - w[s];
     if (w[l] < 1.0) {
       large.pop_back();
@@ -215,8 +268,9 @@ NoiseSampler::NoiseSampler(const std::vector<std::int64_t>& counts, double power
   // Leftovers are full columns up to rounding.
   for (std::size_t i = 0; i < n; ++i) {
     const double t = std::ldexp(keep[i], 32);
-    threshold_[i] = t >= 4294967295.0 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(std::llround(t));
-    if (keep[i] >= 1.0) alias_[i] = static_cast<WordId>(i);
+    columns_[i].threshold =
+        t >= 4294967295.0 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(std::llround(t));
+    if (keep[i] >= 1.0) columns_[i].alias = static_cast<WordId>(i);
   }
 }
 
@@ -224,10 +278,10 @@ double NoiseSampler::probability(WordId id) const {
   // A column i gives its own word with threshold/2^32 and its alias otherwise.
   double p = 0;
   for (std::size_t i = 0; i < size_; ++i) {
-    const double own = std::ldexp(static_cast<double>(threshold_[i]), -32);
+    const double own = std::ldexp(static_cast<double>(columns_[i].threshold), -32);
     // The column index is ((hi * n) >> 32): hi values map to columns almost evenly.
     if (static_cast<WordId>(i) == id) p += own;
-    if (alias_[i] == id) p += 1.0 - own;
+    if (columns_[i].alias == id) p += 1.0 - own;
   }
   return p / static_cast<double>(size_);
 }

@@ -1,6 +1,7 @@
 #include "posvec/corpus.hpp"
 
 #include <catch2/catch.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -178,4 +179,144 @@ TEST_CASE("corpus finds invalid UTF-8 in pre-tokenized files while counting, wit
   CHECK(seen == std::vector<std::string>{"fine",
                                          "b\xEF\xBF\xBD"
                                          "d"});
+}
+
+namespace {
+
+std::vector<std::int32_t> allIds(const detail::IdStream& s) {
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(s.size()));
+  REQUIRE(s.read(0, ids.data(), ids.size()) == ids.size());
+  return ids;
+}
+
+// Deterministic text with blank lines, space-only lines, tabs, CRLF, long lines
+// and a skewed word distribution (many words below the min-count).
+std::string syntheticText(std::uint64_t seed, int lines, bool finalNewline) {
+  std::string s;
+  std::uint64_t x = seed;
+  auto next = [&] {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return x >> 33;
+  };
+  for (int l = 0; l < lines; ++l) {
+    const auto kind = next() % 20;
+    if (kind == 0) {
+      s += "\n";
+      continue;
+    }
+    if (kind == 1) {
+      s += "  \t \n";
+      continue;
+    }
+    const auto n = kind == 2 ? 300 + next() % 200 : 1 + next() % 15;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const auto r = next() % 1000;
+      s += "w" + std::to_string(r * r / 1000 / (1 + next() % 7));
+      s += (next() % 9 == 0) ? "\t" : " ";
+    }
+    s += (next() % 11 == 0) ? "\r\n" : "\n";
+  }
+  if (!finalNewline) s += "tail words here";
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("corpus: counting on several threads gives the one-thread vocabulary and ids",
+          "[corpus]") {
+  test::TempDir dir;
+  test::writeText(dir.file("a.txt"), syntheticText(1, 3000, true));
+  test::writeText(dir.file("b.txt"), syntheticText(2, 17, false));  // shorter than the threads
+  test::writeText(dir.file("c.txt"), "");                           // empty file
+  test::writeText(dir.file("d.txt"), syntheticText(3, 2000, true));
+  const CorpusSource corpus = CorpusSource::fromFiles(
+      {dir.file("a.txt"), dir.file("b.txt"), dir.file("c.txt"), dir.file("d.txt")}, true);
+
+  // Independent count of the text: first-seen order and totals, by a plain map.
+  std::map<std::string, std::int64_t> counts;
+  std::int64_t tokens = 0;
+  detail::forEachToken(
+      corpus,
+      [&](std::string_view w) {
+        ++counts[std::string(w)];
+        ++tokens;
+      },
+      [] {});
+
+  for (const std::int64_t minCount : {1, 5}) {
+    const detail::PreparedCorpus one = detail::prepareCorpus(corpus, minCount, 0, 20'000'000, 1);
+    CHECK(one.tokens == tokens);
+    CHECK(one.distinctWords == static_cast<std::int64_t>(counts.size()));
+    for (std::size_t i = 0; i < one.vocabulary.size(); ++i)
+      CHECK(one.vocabulary.count(static_cast<WordId>(i)) == counts.at(one.vocabulary.words()[i]));
+    for (const int threads : {2, 3, 8}) {
+      INFO("threads " << threads << ", min-count " << minCount);
+      const auto many = detail::countInParallel(corpus, minCount, 0, 20'000'000, threads);
+      REQUIRE(many);  // the parallel path ran
+      CHECK(many->vocabulary.words() == one.vocabulary.words());
+      CHECK(many->vocabulary.counts() == one.vocabulary.counts());
+      CHECK(many->tokens == one.tokens);
+      CHECK(many->distinctWords == one.distinctWords);
+      CHECK(many->sentences == one.sentences);
+      CHECK(many->stream.words() == one.stream.words());
+      CHECK(allIds(many->stream) == allIds(one.stream));
+      for (int n : {1, 2, 3})
+        for (int k = 0; k < n; ++k) CHECK(many->stream.shard(k, n) == one.stream.shard(k, n));
+      // Through the public entry point too.
+      const auto viaPrepare = detail::prepareCorpus(corpus, minCount, 0, 20'000'000, threads);
+      CHECK(allIds(viaPrepare.stream) == allIds(one.stream));
+    }
+  }
+  // max-vocab cuts the same words.
+  const auto oneCut = detail::prepareCorpus(corpus, 1, 10, 20'000'000, 1);
+  const auto manyCut = detail::countInParallel(corpus, 1, 10, 20'000'000, 2);
+  REQUIRE(manyCut);
+  CHECK(manyCut->vocabulary.words() == oneCut.vocabulary.words());
+  CHECK(allIds(manyCut->stream) == allIds(oneCut.stream));
+}
+
+TEST_CASE("corpus: threads hand a corpus over the table limit to the one-thread pass", "[corpus]") {
+  test::TempDir dir;
+  test::writeText(dir.file("a.txt"), syntheticText(7, 2000, true));
+  const CorpusSource corpus = CorpusSource::fromFiles({dir.file("a.txt")}, true);
+  // 50 distinct words at most: one thread prunes, so threads must not count it.
+  CHECK_FALSE(detail::countInParallel(corpus, 1, 0, 50, 2));
+  const auto one = detail::prepareCorpus(corpus, 1, 0, 50, 1);
+  const auto two = detail::prepareCorpus(corpus, 1, 0, 50, 2);
+  CHECK(one.prunings > 0);
+  CHECK(two.prunings == one.prunings);
+  CHECK(two.vocabulary.words() == one.vocabulary.words());
+  CHECK(allIds(two.stream) == allIds(one.stream));
+  // Sources threads cannot split go to the one-thread pass.
+  CHECK_FALSE(detail::countInParallel(CorpusSource::fromSentences({{"a"}}), 1, 0, 0, 2));
+  CHECK_FALSE(
+      detail::countInParallel(CorpusSource::fromFiles({dir.file("a.txt")}, false), 1, 0, 0, 2));
+  CHECK_FALSE(detail::countInParallel(corpus, 1, 0, 0, 1));
+  // A compressed file's byte ranges are not ranges of its text (gzip magic here).
+  test::writeText(dir.file("z.gz"), std::string("\x1f\x8b\x08\x00rest", 8));
+  CHECK_FALSE(
+      detail::countInParallel(CorpusSource::fromFiles({dir.file("z.gz")}, true), 1, 0, 0, 2));
+  // Errors are the one-thread pass's.
+  test::writeText(dir.file("e.txt"), " \n\n");
+  CHECK_THROWS_AS(
+      detail::prepareCorpus(CorpusSource::fromFiles({dir.file("e.txt")}, true), 1, 0, 0, 2),
+      InputError);
+}
+
+TEST_CASE("corpus: invalid UTF-8 found by the threads is reported at its place in the whole file",
+          "[corpus]") {
+  test::TempDir dir;
+  // 400 clean lines of 10 bytes, then the bad byte on line 401 at offset 400 * 10 + 2:
+  // in the second half of the file, so inside the second thread's part.
+  std::string text;
+  for (int i = 0; i < 400; ++i) text += "aaa bbb c\n";
+  text += "x \x97y\nlast line\n";
+  const std::string path = dir.file("bad.txt");
+  test::writeText(path, text);
+  const auto corpus = CorpusSource::fromFiles({path}, true);
+  for (const int threads : {1, 2}) {
+    INFO("threads " << threads);
+    CHECK_THROWS_WITH(detail::prepareCorpus(corpus, 1, 0, 20'000'000, threads),
+                      Catch::Contains("line 401") && Catch::Contains("byte offset 4002"));
+  }
 }

@@ -762,3 +762,80 @@ TEST_CASE("trainer CLI resume says how many tokens are outside the vocabulary an
   const ModelState m = loadModel(dir.file("m2.posvec"));
   CHECK(TrainConfig::deserialize(m.config).alpha == 0.05);
 }
+
+TEST_CASE("trainer CLI dry run prints the memory estimate and trains nothing", "[trainer][cli]") {
+  test::TempDir dir;
+  const std::string corpus = writeCorpus(dir);
+  // The vocabulary, counted here independently: words seen at least 3 times.
+  std::map<std::string, int> counts;
+  for (const auto& s : plantedCorpus(11, 400))
+    for (const auto& w : s) ++counts[w];
+  std::size_t v = 0, longHeap = 0;
+  for (const auto& [w, n] : counts)
+    if (n >= 3) {
+      ++v;
+      if (w.size() > 15) longHeap += 1;
+    }
+  REQUIRE(longHeap == 0);  // no heap strings: the vocabulary term is per word only
+  const std::string out = dir.file("v.bin");
+  for (const int dim : {16, 300}) {
+    const auto r = test::runCli("--quiet train " + test::quote(corpus) +
+                                " --pretokenized --min-count 3 --threads 2 --dry-run --json --dim " +
+                                std::to_string(dim) + " -o " + test::quote(out));
+    REQUIRE(r.status == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["words"] == v);
+    CHECK(j["matrices_bytes"] == 2 * v * static_cast<std::size_t>(dim) * 4);
+    // Vocabulary: at least the strings, counts and index nodes (over 100 bytes a word).
+    CHECK(j["vocabulary_bytes"].get<std::uint64_t>() >= 100 * v);
+    CHECK(j["vocabulary_bytes"].get<std::uint64_t>() <= 400 * v);
+    CHECK(j["total_bytes"] == j["matrices_bytes"].get<std::uint64_t>() +
+                                  j["vocabulary_bytes"].get<std::uint64_t>() +
+                                  j["buffers_bytes"].get<std::uint64_t>());
+    CHECK(j["fits"] == true);
+    CHECK_FALSE(std::filesystem::exists(out));
+  }
+  // Plain text: the total in bytes on one line.
+  const auto r = test::runCli("train " + test::quote(corpus) +
+                              " --pretokenized --min-count 3 --dry-run --dim 16 -o " +
+                              test::quote(out));
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("vocabulary: " + std::to_string(v) + " words, dim 16\n") != std::string::npos);
+  CHECK(r.out.find("memory estimate: ") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
+}
+
+TEST_CASE("trainer refuses before training when the estimate exceeds the memory",
+          "[trainer][cli]") {
+  test::TempDir dir;
+  const std::string corpus = writeCorpus(dir);
+  const std::string out = dir.file("v.bin");
+  const std::string common = " --pretokenized --min-count 1 --threads 1 --epochs 1 -o ";
+  // 2 x V x 512 x 4 bytes of matrices alone exceed 64 KiB.
+  auto r = test::runCli("train " + test::quote(corpus) + common + test::quote(out) +
+                        " --dim 512 --memory-limit 64K");
+  CHECK(r.status == 2);
+  CHECK(lineCount(r.err) == 1);
+  for (const char* option : {"--min-count", "--max-vocab", "--dim", "training needs about"})
+    CHECK(r.err.find(option) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
+  // The same corpus fits in 1 GiB and trains.
+  r = test::runCli("--quiet train " + test::quote(corpus) + common + test::quote(out) +
+                   " --dim 8 --memory-limit 1G");
+  CHECK(r.status == 0);
+  CHECK(std::filesystem::exists(out));
+  // A malformed limit is one clear error.
+  r = test::runCli("train " + test::quote(corpus) + common + test::quote(out) +
+                   " --dim 8 --memory-limit lots");
+  CHECK(r.status != 0);
+  CHECK(r.err.find("POSVEC_MEMORY_LIMIT must be a positive size") != std::string::npos);
+
+  // The library: the same check through the environment variable.
+  ::setenv("POSVEC_MEMORY_LIMIT", "64K", 1);
+  TrainConfig c = smallConfig();
+  c.dim = 512;
+  CHECK_THROWS_AS(train(CorpusSource::fromSentences(plantedCorpus(11, 50)), c), ConfigError);
+  CHECK(availableMemory() == 64 * 1024);
+  ::unsetenv("POSVEC_MEMORY_LIMIT");
+  CHECK(availableMemory() > 64 * 1024);
+}

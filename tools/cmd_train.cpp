@@ -42,6 +42,8 @@ struct Options {
   bool noPunct = false;
   bool recursive = false;
   std::string locale = TokenizerOptions{}.locale;
+  bool dryRun = false;
+  std::string memoryLimit;
   std::string kernel = TrainConfig{}.kernel == Kernel::Batched ? "batched" : "classic";
   TrainConfig config;
 };
@@ -144,6 +146,16 @@ std::string humanCount(double n) {
   return buf;
 }
 
+std::string bytesText(std::uint64_t bytes) {
+  char buf[64];
+  const double b = static_cast<double>(bytes), mib = 1024.0 * 1024;
+  if (b >= 1024 * mib)
+    std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024 * mib));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f MiB", b / mib);
+  return buf;
+}
+
 std::string clock(double seconds) {
   const auto s = static_cast<long>(std::max(0.0, seconds) + 0.5);
   char buf[32];
@@ -199,6 +211,35 @@ void run(const Options& o) {
   tok.keepPunctuation = !o.noPunct;
   tok.locale = o.locale;
   const CorpusSource corpus = CorpusSource::fromFiles(o.corpus, o.pretokenized, tok, o.recursive);
+
+  if (!o.memoryLimit.empty()) ::setenv("POSVEC_MEMORY_LIMIT", o.memoryLimit.c_str(), 1);
+  if (o.dryRun) {
+    TrainConfig config = o.config;
+    config.loss = o.hs ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
+    if (!o.resume.empty()) throw ConfigError("--dry-run estimates a new training, not --resume");
+    const MemoryEstimate e = estimateTrainingMemory(corpus, config);
+    if (o.json) {
+      nlohmann::json j;
+      j["words"] = e.words;
+      j["dim"] = config.dim;
+      j["matrices_bytes"] = e.matrices;
+      j["vocabulary_bytes"] = e.vocabulary;
+      j["buffers_bytes"] = e.buffers;
+      j["total_bytes"] = e.total();
+      j["available_bytes"] = e.available;
+      j["fits"] = e.total() <= e.available;
+      std::cout << cli::jsonText(j) << "\n";
+    } else {
+      std::printf("vocabulary: %zu words, dim %zu\n", e.words, config.dim);
+      std::printf("memory estimate: %llu bytes = %s (matrices %s, vocabulary %s, buffers %s)\n",
+                  static_cast<unsigned long long>(e.total()), bytesText(e.total()).c_str(),
+                  bytesText(e.matrices).c_str(), bytesText(e.vocabulary).c_str(),
+                  bytesText(e.buffers).c_str());
+      std::printf("available: %s (%s)\n", bytesText(e.available).c_str(),
+                  e.total() <= e.available ? "fits" : "does NOT fit");
+    }
+    return;
+  }
 
   const bool quiet = cli::globals().quiet;
   auto progressLine = std::make_shared<cli::ProgressLine>();
@@ -432,6 +473,13 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
   sub->callback([opts, sub] {
     opts->epochsGiven = sub->get_option("--epochs")->count() > 0;
     opts->alphaGiven = sub->get_option("--alpha")->count() > 0;
+  sub->add_flag("--dry-run", opts->dryRun,
+                "Count the corpus, print the memory training would need, and exit (nothing is "
+                "trained or written)");
+  sub->add_option("--memory-limit", opts->memoryLimit,
+                  "Memory training may use, e.g. 8G (default: the physical memory; training "
+                  "that would need more is refused before it starts)");
+  sub->callback([opts] {
     // TrainConfig::validate's meanings, and resumeTraining's, with their flags.
     static const cli::FlagNames flags{{"dimension", "--dim"},
                                       {"window", "--window"},

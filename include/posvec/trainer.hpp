@@ -58,7 +58,28 @@ struct TrainObserver {
   std::function<void(const Vocabulary&, std::int64_t sentences)> vocabulary;
 };
 
-// Builds the vocabulary and trains config.epochs epochs from scratch.
+// What training needs in memory once the corpus is counted, in bytes (the
+// counting table is gone by then; the id stream of a file corpus is on disk).
+struct MemoryEstimate {
+  std::size_t words = 0;         // vocabulary size
+  std::uint64_t matrices = 0;    // input and output matrices
+  std::uint64_t vocabulary = 0;  // words, counts, index, noise and subsampling tables
+  std::uint64_t buffers = 0;     // per-thread scratch, an in-memory id stream
+  std::uint64_t available = 0;   // physical memory, or POSVEC_MEMORY_LIMIT when set
+  std::uint64_t total() const { return matrices + vocabulary + buffers; }
+};
+// Physical memory of the machine; the environment variable POSVEC_MEMORY_LIMIT
+// (bytes, or with a K/M/G/T suffix) replaces it, to train in a fraction of a
+// shared machine. Throws ConfigError on a malformed value.
+std::uint64_t availableMemory();
+// Counts the corpus (the vocabulary pass, nothing else) and estimates what
+// train() would need for it.
+MemoryEstimate estimateTrainingMemory(const CorpusSource& corpus, const TrainConfig& config);
+
+// Builds the vocabulary and trains config.epochs epochs from scratch. Before the
+// matrices are allocated it checks the memory estimate against availableMemory()
+// and throws ConfigError naming --min-count, --max-vocab and --dim when training
+// would not fit.
 ModelState train(const CorpusSource& corpus, const TrainConfig& config,
                  const TrainObserver& observer = {});
 // Same with a given vocabulary (e.g. readWord2vecVocabulary) instead of counting

@@ -71,7 +71,14 @@ class VocabularyBuilder {
   explicit VocabularyBuilder(std::size_t maxTableSize = 20'000'000);
 
   std::int32_t add(std::string_view word);
-  std::size_t distinct() const { return table_.size(); }
+  // `count` occurrences of `word` at once (count >= 1): merging tables counted
+  // separately (threads, ranks) in corpus order gives the provisional ids and
+  // counts one table would have given.
+  std::int32_t addCount(std::string_view word, std::int64_t count);
+  // Every word with its provisional id and count, in provisional-id (first-seen) order.
+  void forEachInIdOrder(
+      const std::function<void(std::string_view, std::int32_t, std::int64_t)>& visit) const;
+  std::size_t distinct() const { return words_.size(); }
   std::int64_t tokens() const { return tokens_; }
   int prunings() const { return prunings_; }
 
@@ -80,17 +87,22 @@ class VocabularyBuilder {
                     std::vector<WordId>* provisionalToFinal = nullptr);
 
  private:
-  struct Entry {
-    std::int32_t id;
-    std::int64_t count;
+  // Open addressing over the words' hashes (linear probing, load <= 1/2): a
+  // lookup is one slot and, on a hash match, one string compare; no node chains
+  // and no division. Entries (word, provisional id, count) are kept in arrays.
+  struct Slot {
+    std::uint32_t tag;   // high half of the word's hash
+    std::int32_t entry;  // -1: empty
   };
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
+  std::size_t findSlot(std::string_view word, std::uint64_t hash) const;
+  void rebuildSlots(std::size_t capacity);
   void prune();
 
-  std::unordered_map<std::string, Entry, Hash, std::equal_to<>> table_;
+  std::vector<Slot> slots_;
+  std::vector<std::string> words_;
+  std::vector<std::uint64_t> hashes_;
+  std::vector<std::int32_t> ids_;
+  std::vector<std::int64_t> counts_;
   std::size_t maxTableSize_;
   std::int64_t pruneBelow_ = 1;
   std::int32_t nextId_ = 0;
@@ -109,8 +121,8 @@ class NoiseSampler {
   // decides between the column's word and its alias.
   WordId draw(std::uint64_t bits) const {
     const std::uint64_t col = ((bits >> 32) * size_) >> 32;
-    return static_cast<std::uint32_t>(bits) < threshold_[col] ? static_cast<WordId>(col)
-                                                              : alias_[col];
+    const Column c = columns_[col];
+    return static_cast<std::uint32_t>(bits) < c.threshold ? static_cast<WordId>(col) : c.alias;
   }
   std::size_t size() const { return static_cast<std::size_t>(size_); }
   // The exact probability draw() gives `id` (what the table realises).
@@ -118,8 +130,13 @@ class NoiseSampler {
 
  private:
   std::uint64_t size_ = 0;
-  std::vector<std::uint32_t> threshold_;  // keep the column's own word when low bits < this
-  std::vector<WordId> alias_;
+  // Threshold and alias side by side: a draw is one random access (one cache miss
+  // on a large vocabulary), not two.
+  struct Column {
+    std::uint32_t threshold;  // keep the column's own word when low bits < this
+    WordId alias;
+  };
+  std::vector<Column> columns_;
 };
 
 }  // namespace posvec

@@ -2,8 +2,12 @@
 """Batched skip-gram kernel against the classic kernel, gensim 4 and fastText, side
 by side in one run (run through bench-fast.sh):
   throughput  Brown x16 (16 copies, lines shuffled in every copy after the first),
-              1 epoch, dim 100 and 512: words/s of each whole training process,
-              ratios against every peer, achieved GFLOP/s against the machine peak;
+              1 epoch, dim 100 and 512, end to end (counting, training, writing
+              the binary vectors): gensim, posvec built from an earlier commit
+              ("previous", --previous-commit) and this posvec's CLI ("posvec"),
+              medians of --repeats alternating runs, ratios against every peer;
+  efficiency  the training epoch alone (train_kernel): GFLOP/s and their fraction
+              of this machine's measured FMA peak (fma_peak, same threads);
   scaling     words/s of the batched kernel at 1 and 2 threads;
   quality     Brown, 5 epochs, dim 100 and 512, 3 seeds: analogy accuracy,
               wordsim353 and SimLex-999 Spearman (gensim's own evaluation code),
@@ -15,6 +19,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -24,6 +29,35 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import bench_train  # noqa: E402  (make_x16, count_words, timed, train, evaluate)
+
+
+def measured_peak(threads):
+    """FP32 FMA peak of `threads` threads, measured by fma_peak (GFLOP/s)."""
+    exe = os.path.join(ROOT, "build", "fma_peak")
+    r = subprocess.run([exe, str(threads), "2"], capture_output=True, text=True, check=True)
+    info = json.loads(r.stdout.strip().splitlines()[-1])
+    return info["peak_gflops"], "measured by fma_peak: %.1f GFLOP/s AVX-512, %.1f AVX2, %d threads" % (
+        info["avx512_gflops"], info["avx2_gflops"], threads)
+
+
+def build_previous(commit):
+    """posvec's CLI built from `commit` (git archive, no checkout) in tools/bench/out."""
+    base = os.path.join(HERE, "out", "previous-%s" % commit[:12])
+    exe = os.path.join(base, "build", "posvec")
+    if os.path.exists(exe):
+        return exe
+    src = os.path.join(base, "src")
+    os.makedirs(src, exist_ok=True)
+    archive = subprocess.run(["git", "-C", ROOT, "archive", commit], capture_output=True,
+                             check=True).stdout
+    subprocess.run(["tar", "-x", "-C", src], input=archive, check=True)
+    launcher = ["-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"] if shutil.which("ccache") else []
+    subprocess.run(["cmake", "-S", src, "-B", os.path.join(base, "build"),
+                    "-DCMAKE_BUILD_TYPE=Release", "-DPOSVEC_BUILD_BENCH=OFF"] + launcher,
+                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", os.path.join(base, "build"), "-j2", "--target",
+                    "posvec_cli"], check=True, stdout=subprocess.DEVNULL)
+    return exe
 
 
 def peak_gflops(threads):
@@ -65,32 +99,65 @@ def train_any(trainer, corpus, out, dim, seed, threads, epochs, args):
     return wall, rss, vec, {}
 
 
+def run_cli(exe, corpus, out, dim, threads):
+    """End to end through the CLI: counting, training, writing the binary vectors."""
+    cmd = [exe, "--quiet", "train", corpus, "--pretokenized", "-o", out, "--dim", str(dim),
+           "--window", "5", "--negative", "5", "--sample", "1e-4", "--min-count", "5",
+           "--alpha", "0.025", "--epochs", "1", "--threads", str(threads), "--seed", "1"]
+    wall, rss, _ = bench_train.timed(cmd)
+    return wall, rss
+
+
 def throughput(args, work, x16, words, trainers):
-    peak, how = peak_gflops(args.threads)
-    print("\n== throughput: %s (%d words), 1 epoch, %d threads ==" % (os.path.basename(x16), words,
-                                                                     args.threads))
-    print("peak: %.0f GFLOP/s = %s" % (peak, how))
+    print("\n== throughput: %s (%d words), 1 epoch, %d threads, end to end (binary output), "
+          "median of %d alternating runs ==" % (os.path.basename(x16), words, args.threads,
+                                                args.repeats))
+    exes = {"posvec": os.path.join(ROOT, "build", "posvec")}
+    if "previous" in trainers:
+        exes["previous"] = build_previous(args.previous_commit)
+        print("previous: posvec built from commit %s" % args.previous_commit)
     for dim in args.dims:
-        walls = {}
+        walls = {t: [] for t in trainers}
+        rsss = {t: [] for t in trainers}
+        for rep in range(args.repeats):
+            # Alternate the order so drifting load does not favour one trainer.
+            order = trainers if rep % 2 == 0 else list(reversed(trainers))
+            for t in order:
+                out = os.path.join(work, "%s-x16-%d.bin" % (t, dim))
+                if t in exes:
+                    wall, rss = run_cli(exes[t], x16, out, dim, args.threads)
+                else:
+                    wall, rss, vec, _ = train_any(t, x16, out, dim, 1, args.threads, 1, args)
+                    out = vec
+                if out and os.path.exists(out):
+                    os.remove(out)
+                walls[t].append(wall)
+                rsss[t].append(rss)
+        med = {t: statistics.median(walls[t]) for t in trainers}
+        print("%-9s %5s %10s %12s %12s   %s" % ("trainer", "dim", "wall s", "words/s",
+                                               "peak RSS", "runs"))
         for t in trainers:
-            # Every trainer writes its text vectors inside the timed run.
-            wall, rss, vec, info = train_any(t, x16, os.path.join(work, "%s-x16-%d.vec" % (t, dim)),
-                                             dim, 1, args.threads, 1, args)
-            if vec and os.path.exists(vec):
-                os.remove(vec)
-            walls[t] = wall
-            line = "%-9s dim %3d  wall %7.1f s  %10.0f words/s  peak RSS %7.1f MiB" % (
-                t, dim, wall, words / wall, rss)
-            if info:
-                # GFLOP/s over the epoch itself (vocabulary pass excluded): the kernels' work.
-                line += "  |  epoch %6.1f s, %5.1f GFLOP/s = %4.1f%% of peak" % (
-                    info["train_seconds"], info["gflops"], 100.0 * info["gflops"] / peak)
-            print(line, flush=True)
-        for mine in ("batched", "classic"):
-            if mine not in walls:
-                continue
-            ratios = ["%s %.2fx" % (p, walls[p] / walls[mine]) for p in trainers if p != mine]
-            print("  speed of %s relative to: %s" % (mine, ", ".join(ratios)), flush=True)
+            print("%-9s %5d %10.1f %12.0f %8.1f MiB   %s" % (
+                t, dim, med[t], words / med[t], max(rsss[t]),
+                " ".join("%.1f" % w for w in walls[t])), flush=True)
+        if "posvec" in med:
+            ratios = ["%s %.2fx" % (p, med[p] / med["posvec"]) for p in trainers if p != "posvec"]
+            print("  speed of posvec (dim %d) relative to: %s" % (dim, ", ".join(ratios)),
+                  flush=True)
+
+
+def efficiency(args, x16):
+    peak, how = measured_peak(args.threads)
+    print("\n== efficiency: the training epoch of %s, %d threads (train_kernel) ==" % (
+        os.path.basename(x16), args.threads))
+    print("peak: %.1f GFLOP/s (%s)" % (peak, how))
+    print("flops per window: 6 x dim x (negative + 1) x contexts (scores, output-row and "
+          "input-row gradients)")
+    for dim in args.dims:
+        _, _, info = run_posvec("batched", x16, None, dim, 1, args.threads, 1, args.train_kernel)
+        print("dim %3d  epoch %6.1f s  %10.0f words/s  %6.1f GFLOP/s = %4.1f%% of measured peak" % (
+            dim, info["train_seconds"], info["epoch_words_per_second"], info["gflops"],
+            100.0 * info["gflops"] / peak), flush=True)
 
 
 def scaling(args, x16, words):
@@ -143,9 +210,13 @@ def main():
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--dims", default="100,512")
     ap.add_argument("--seeds", default="1,2,3")
-    ap.add_argument("--trainers", default="batched,classic,gensim,fasttext")
+    ap.add_argument("--trainers", default="gensim,previous,posvec",
+                    help="throughput columns: gensim, fasttext, previous, posvec")
+    ap.add_argument("--previous-commit", default="9dd9276",
+                    help="the posvec commit of the 'previous' column")
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quality-trainers", default="batched,classic,gensim")
-    ap.add_argument("--parts", default="throughput,scaling,quality")
+    ap.add_argument("--parts", default="throughput,efficiency,scaling,quality")
     ap.add_argument("--throughput-corpus", default=None,
                     help="another corpus for the throughput and scaling parts (a dry run)")
     args = ap.parse_args()
@@ -169,6 +240,8 @@ def main():
     parts = args.parts.split(",")
     if "throughput" in parts:
         throughput(args, work, x16, words, args.trainers.split(","))
+    if "efficiency" in parts:
+        efficiency(args, x16)
     if "scaling" in parts:
         scaling(args, x16, words)
     if "quality" in parts:

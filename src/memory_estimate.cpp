@@ -1,0 +1,124 @@
+#include "memory_estimate.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "parallel.hpp"
+#include "posvec/error.hpp"
+
+namespace posvec {
+
+std::uint64_t availableMemory() {
+  if (const char* env = std::getenv("POSVEC_MEMORY_LIMIT"); env && *env) {
+    errno = 0;
+    char* end = nullptr;
+    const double value = std::strtod(env, &end);
+    double scale = 1;
+    switch (*end) {
+      case 'k':
+      case 'K':
+        scale = 1024.0;
+        ++end;
+        break;
+      case 'm':
+      case 'M':
+        scale = 1024.0 * 1024;
+        ++end;
+        break;
+      case 'g':
+      case 'G':
+        scale = 1024.0 * 1024 * 1024;
+        ++end;
+        break;
+      case 't':
+      case 'T':
+        scale = 1024.0 * 1024 * 1024 * 1024;
+        ++end;
+        break;
+      default:
+        break;
+    }
+    if (*end == 'i' || *end == 'B') ++end;  // "MiB", "MB", "Mi" all mean the same here
+    if (*end == 'B') ++end;
+    if (errno != 0 || end == env || *end != '\0' || !(value > 0) || value * scale > 1.8e19)
+      throw ConfigError(std::string("POSVEC_MEMORY_LIMIT must be a positive size such as "
+                                    "4G, 512M or 1000000 (got '") +
+                        env + "')");
+    return static_cast<std::uint64_t>(value * scale);
+  }
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0
+             ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
+             : UINT64_MAX;
+}
+
+MemoryEstimate estimateTrainingMemory(const CorpusSource& corpus, const TrainConfig& config) {
+  config.validate();
+  const int threads = detail::resolveThreads(config.threads);
+  const detail::PreparedCorpus prepared =
+      detail::prepareCorpus(corpus, config.minCount, config.maxVocab, 20'000'000, threads);
+  return detail::estimateMemory(prepared, config, threads);
+}
+
+namespace detail {
+
+std::string humanBytes(std::uint64_t bytes) {
+  char buf[64];
+  const double b = static_cast<double>(bytes);
+  if (b >= 1024.0 * 1024 * 1024)
+    std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
+  else if (b >= 1024.0 * 1024)
+    std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024));
+  else if (b >= 1024.0)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  return buf;
+}
+
+MemoryEstimate estimateMemory(const PreparedCorpus& corpus, const TrainConfig& config,
+                              int threads) {
+  MemoryEstimate e;
+  const Vocabulary& vocab = corpus.vocabulary;
+  e.words = vocab.size();
+  const std::uint64_t v = vocab.size(), d = config.dim;
+  const std::uint64_t outRows = config.loss == Loss::HierarchicalSoftmax && v > 0 ? v - 1 : v;
+  e.matrices = (v + outRows) * d * sizeof(float);
+  // Words longer than the string's inline buffer (15 bytes) live on the heap, in
+  // the vocabulary, its index and the model's copy: malloc rounds to 16 plus 8.
+  std::uint64_t heap = 0;
+  for (const auto& w : vocab.words())
+    if (w.size() > 15) heap += 3 * (((w.size() + 1 + 15) / 16) * 16 + 8);
+  e.vocabulary = v * kBytesPerWord + heap;
+  // Hierarchical softmax: the Huffman tree's points and codes, about 2 log2 V each.
+  if (config.loss == Loss::HierarchicalSoftmax) e.vocabulary += v * (8 + 2 * 40 * 5 / 8);
+  // Per thread: the shard reader's chunk, a sentence and its subsampled copy, and
+  // the kernel's scratch; an in-memory corpus keeps its ids.
+  const std::uint64_t perThread = IdStream::kChunk * 4 + 2 * kMaxSentence * 4 + 64 * 1024 +
+                                  2 * static_cast<std::uint64_t>(config.window + 2) * d * 4;
+  e.buffers = static_cast<std::uint64_t>(threads) * perThread + IdStream::kChunk * 4;
+  if (corpus.stream.inMemory()) e.buffers += static_cast<std::uint64_t>(corpus.stream.size()) * 4;
+  e.available = availableMemory();
+  return e;
+}
+
+void checkMemory(const MemoryEstimate& e, const TrainConfig& config) {
+  if (e.total() <= e.available) return;
+  std::ostringstream s;
+  s << "training needs about " << humanBytes(e.total()) << " (matrices " << humanBytes(e.matrices)
+    << " for " << e.words << " words x dim " << config.dim << ", vocabulary "
+    << humanBytes(e.vocabulary) << ", buffers " << humanBytes(e.buffers) << ") but only "
+    << humanBytes(e.available)
+    << (std::getenv("POSVEC_MEMORY_LIMIT") ? " are allowed (--memory-limit or POSVEC_MEMORY_LIMIT)"
+                                           : " of physical memory exist")
+    << "; shrink the vocabulary with --min-count (now " << config.minCount
+    << ") or --max-vocab (now " << config.maxVocab << ", 0: no limit), or lower --dim";
+  throw ConfigError(s.str());
+}
+
+}  // namespace detail
+}  // namespace posvec
