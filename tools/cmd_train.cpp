@@ -470,16 +470,15 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
       sub->add_option("--read-vocab", opts->readVocab,
                       "Take the vocabulary from a word2vec.c vocabulary file instead of counting"));
   sub->add_flag("--json", opts->json, "Print a JSON summary (losses, sizes, time) on stdout");
-  sub->callback([opts, sub] {
-    opts->epochsGiven = sub->get_option("--epochs")->count() > 0;
-    opts->alphaGiven = sub->get_option("--alpha")->count() > 0;
   sub->add_flag("--dry-run", opts->dryRun,
                 "Count the corpus, print the memory training would need, and exit (nothing is "
                 "trained or written)");
   sub->add_option("--memory-limit", opts->memoryLimit,
                   "Memory training may use, e.g. 8G (default: the physical memory; training "
                   "that would need more is refused before it starts)");
-  sub->callback([opts] {
+  sub->callback([opts, sub] {
+    opts->epochsGiven = sub->get_option("--epochs")->count() > 0;
+    opts->alphaGiven = sub->get_option("--alpha")->count() > 0;
     // TrainConfig::validate's meanings, and resumeTraining's, with their flags.
     static const cli::FlagNames flags{{"dimension", "--dim"},
                                       {"window", "--window"},
