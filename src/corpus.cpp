@@ -336,20 +336,22 @@ std::string describe(const CorpusSource& corpus) {
 }  // namespace
 
 PreparedCorpus prepareCorpus(const CorpusSource& corpus, std::int64_t minCount,
-                             std::size_t maxVocab, std::size_t maxTableSize) {
+                             std::size_t maxVocab, std::size_t maxTableSize,
+                             const VocabularyMerge& merge) {
   PreparedCorpus out;
   out.stream = IdStream(corpus.inMemory());
   VocabularyBuilder builder(maxTableSize);
   forEachToken(
       corpus, [&](std::string_view w) { out.stream.push(builder.add(w)); },
       [&] { out.stream.push(IdStream::kEnd); });
-  if (builder.tokens() == 0) throw InputError(describe(corpus) + " contains no words");
+  if (builder.tokens() == 0 && !merge) throw InputError(describe(corpus) + " contains no words");
   out.distinctWords = static_cast<std::int64_t>(builder.distinct());
   out.tokens = builder.tokens();
   out.prunings = builder.prunings();
   std::vector<WordId> map;
   try {
-    out.vocabulary = builder.finish(minCount, maxVocab, &map);
+    out.vocabulary =
+        merge ? merge(builder, minCount, maxVocab, &map) : builder.finish(minCount, maxVocab, &map);
   } catch (const InputError& e) {
     throw InputError(describe(corpus) + ": " + e.what());
   }
@@ -357,7 +359,8 @@ PreparedCorpus prepareCorpus(const CorpusSource& corpus, std::int64_t minCount,
   return out;
 }
 
-PreparedCorpus prepareCorpus(const CorpusSource& corpus, const Vocabulary& vocabulary) {
+PreparedCorpus prepareCorpus(const CorpusSource& corpus, const Vocabulary& vocabulary,
+                             bool shareOnly) {
   PreparedCorpus out;
   out.stream = IdStream(corpus.inMemory());
   out.vocabulary = vocabulary;
@@ -373,7 +376,7 @@ PreparedCorpus prepareCorpus(const CorpusSource& corpus, const Vocabulary& vocab
         }
       },
       [&] { out.stream.push(IdStream::kEnd); });
-  if (kept == 0)
+  if (kept == 0 && !shareOnly)
     throw InputError(describe(corpus) + " contains none of the model's " +
                      std::to_string(vocabulary.size()) + " words");
   std::vector<WordId> identity(vocabulary.size());

@@ -88,10 +88,19 @@ struct PreparedCorpus {
   int prunings = 0;
 };
 
+// Replaces VocabularyBuilder::finish in a distributed run (distributed.cpp): the
+// vocabulary of every process's counts; this process's share may be empty.
+using VocabularyMerge = std::function<Vocabulary(VocabularyBuilder& local, std::int64_t minCount,
+                                                 std::size_t maxVocab,
+                                                 std::vector<WordId>* provisionalToFinal)>;
+
 // The counting pass: builds the vocabulary and the id stream in one read of the corpus.
 PreparedCorpus prepareCorpus(const CorpusSource& corpus, std::int64_t minCount,
-                             std::size_t maxVocab, std::size_t maxTableSize = 20'000'000);
-// For resuming: ids of a fixed vocabulary (other words are skipped).
-PreparedCorpus prepareCorpus(const CorpusSource& corpus, const Vocabulary& vocabulary);
+                             std::size_t maxVocab, std::size_t maxTableSize = 20'000'000,
+                             const VocabularyMerge& merge = {});
+// For resuming: ids of a fixed vocabulary (other words are skipped). `shareOnly`:
+// a distributed run's share, which may hold none of them.
+PreparedCorpus prepareCorpus(const CorpusSource& corpus, const Vocabulary& vocabulary,
+                             bool shareOnly = false);
 
 }  // namespace posvec::detail

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "corpus_detail.hpp"
+#include "distributed.hpp"
 #include "kernel_factory.hpp"
 #include "kernels.hpp"
 #include "parallel.hpp"
@@ -90,7 +91,7 @@ void checkModel(const ModelState& m, const TrainConfig& c) {
 
 // Runs epochs [model.epochsDone, totalEpochs) of the schedule for totalEpochs.
 void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const TrainConfig& config,
-               int totalEpochs, const TrainObserver& observer) {
+               int totalEpochs, const TrainObserver& observer, detail::EpochSync* sync) {
   const int threads = detail::resolveThreads(config.threads);
   const Vocabulary& vocab = corpus.vocabulary;
   const detail::Subsampler subsample(vocab, config.sample);
@@ -104,7 +105,12 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
   detail::KernelShared shared{&model.input, &model.output, &noise, &tree, &sigmoid};
   const auto kernel = detail::makeKernel(config, shared);
 
-  const std::int64_t epochWords = corpus.stream.words();
+  // Distributed: the schedule runs on the words of all processes; this one's
+  // count scales by their ratio (they all pass the same fractions together).
+  const std::int64_t localWords = corpus.stream.words();
+  const std::int64_t epochWords = sync ? sync->globalWords(localWords) : localWords;
+  const double toGlobal =
+      localWords > 0 ? static_cast<double>(epochWords) / static_cast<double>(localWords) : 1.0;
   const double scheduleWords = static_cast<double>(epochWords) * totalEpochs;
   const int firstEpoch = model.epochsDone;
   const double runWords = static_cast<double>(epochWords) * (totalEpochs - firstEpoch);
@@ -121,8 +127,12 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
     std::vector<ThreadTotals> totals(static_cast<std::size_t>(threads));
     detail::ParallelErrors errors;
     const double epochBase = static_cast<double>(epochWords) * epoch;
-    const std::uint64_t epochSeed =
+    std::uint64_t epochSeed =
         detail::mixSeed(config.seed, 0x5EED0000ull + static_cast<std::uint64_t>(epoch));
+    if (sync) {
+      epochSeed = sync->rankSeed(epochSeed);
+      sync->beginEpoch(model, localWords);
+    }
 
 #pragma omp parallel num_threads(threads)
     {
@@ -145,14 +155,16 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
             mine.loss += kernel->sentence(kept.data(), kept.size(), alpha, state, mine.predictions);
           pending += static_cast<std::int64_t>(sentence.size());
           if (pending >= kFlushWords) {
-            const std::int64_t done = processed.fetch_add(pending) + pending;
+            const std::int64_t localDone = processed.fetch_add(pending) + pending;
             pending = 0;
+            if (sync && tid == 0) sync->poll(localDone);
+            const double done = static_cast<double>(localDone) * toGlobal;
             if (!std::isfinite(mine.loss))
               throwDiverged(
                   epoch + 1,
                   mine.loss / static_cast<double>(std::max<std::int64_t>(1, mine.predictions)),
                   config.alpha);
-            alpha = static_cast<float>(alphaAt(epochBase + static_cast<double>(done)));
+            alpha = static_cast<float>(alphaAt(epochBase + done));
             mine.publishedLoss.store(mine.loss, std::memory_order_relaxed);
             mine.publishedPredictions.store(mine.predictions, std::memory_order_relaxed);
             if (tid == 0 && observer.progress) {
@@ -168,7 +180,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
                 TrainProgress p;
                 p.epoch = epoch + 1;
                 p.epochs = totalEpochs;
-                const double all = epochBase + static_cast<double>(done);
+                const double all = epochBase + done;
                 p.fraction = std::min(1.0, all / std::max(1.0, scheduleWords));
                 const double runDone = all - static_cast<double>(epochWords) * firstEpoch;
                 p.wordsProcessed = static_cast<std::int64_t>(runDone);
@@ -182,6 +194,8 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
           }
         }
         processed.fetch_add(pending);
+        if (sync && tid == 0)
+          sync->drain([&] { return processed.load(); }, [&] { return errors.failed(); });
       });
     }
     errors.rethrow();
@@ -193,10 +207,12 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
       loss += t.loss;
       predictions += t.predictions;
     }
+    std::int64_t words = processed.load();
+    if (sync) sync->endEpoch(model, loss, predictions, words);
     EpochReport report;
     report.epoch = epoch + 1;
     report.loss = predictions > 0 ? loss / static_cast<double>(predictions) : 0;
-    report.words = processed.load();
+    report.words = words;
     report.seconds = secondsSince(epochStart);
     // Weights can overflow without the loss showing it yet (the last updates of the epoch).
     if (!std::isfinite(report.loss) || !model.input.allFinite() || !model.output.allFinite())
@@ -222,9 +238,20 @@ void logCorpus(const TrainObserver& observer, const detail::PreparedCorpus& c) {
 
 ModelState train(const CorpusSource& corpus, const TrainConfig& config,
                  const TrainObserver& observer) {
+  return detail::trainWith(corpus, config, observer, {});
+}
+
+void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpochs,
+                    const TrainObserver& observer) {
+  detail::resumeWith(model, corpus, moreEpochs, observer, {});
+}
+
+ModelState detail::trainWith(const CorpusSource& corpus, const TrainConfig& config,
+                             const TrainObserver& observer, const TrainHooks& hooks) {
   config.validate();
   const int threads = detail::resolveThreads(config.threads);
-  detail::PreparedCorpus prepared = detail::prepareCorpus(corpus, config.minCount, config.maxVocab);
+  detail::PreparedCorpus prepared =
+      detail::prepareCorpus(corpus, config.minCount, config.maxVocab, 20'000'000, hooks.merge);
   const auto v = static_cast<Eigen::Index>(prepared.vocabulary.size());
   if (config.loss == Loss::HierarchicalSoftmax && v < 2)
     throw InputError("hierarchical softmax needs at least 2 words in the vocabulary (got " +
@@ -234,7 +261,7 @@ ModelState train(const CorpusSource& corpus, const TrainConfig& config,
   // The counting table is gone: give its pages back before the matrices arrive,
   // so peak memory is the larger of the two, not their sum.
   ::malloc_trim(0);
-  logCorpus(observer, prepared);
+  if (!hooks.merge) logCorpus(observer, prepared);  // a merge logs the counts of all processes
   const auto d = static_cast<Eigen::Index>(config.dim);
 
   ModelState model;
@@ -244,12 +271,12 @@ ModelState train(const CorpusSource& corpus, const TrainConfig& config,
   model.input.resize(v, d);
   detail::initInputMatrix(model.input, config.seed, threads);
   model.output = MatrixF::Zero(config.loss == Loss::HierarchicalSoftmax ? v - 1 : v, d);
-  runEpochs(model, prepared, config, config.epochs, observer);
+  runEpochs(model, prepared, config, config.epochs, observer, hooks.sync);
   return model;
 }
 
-void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpochs,
-                    const TrainObserver& observer) {
+void detail::resumeWith(ModelState& model, const CorpusSource& corpus, int moreEpochs,
+                        const TrainObserver& observer, const TrainHooks& hooks) {
   if (moreEpochs < 1 || moreEpochs > 100000)
     throw ConfigError("epochs to resume must be between 1 and 100000 (got " +
                       std::to_string(moreEpochs) + ")");
@@ -268,7 +295,7 @@ void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpoch
   resumed.epochs = total;
   const int threads = detail::resolveThreads(resumed.threads);
   Vocabulary vocab(model.words, model.counts);
-  detail::PreparedCorpus prepared = detail::prepareCorpus(corpus, vocab);
+  detail::PreparedCorpus prepared = detail::prepareCorpus(corpus, vocab, hooks.sync != nullptr);
   if (observer.log) {
     observer.log("resuming after epoch " + std::to_string(model.epochsDone) + ": " +
                  describeConfig(resumed, threads));
@@ -278,7 +305,7 @@ void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpoch
   }
   // Trained in place (a copy would double peak memory); the stored schedule is the new total.
   model.config = resumed.serialize();
-  runEpochs(model, prepared, resumed, total, observer);
+  runEpochs(model, prepared, resumed, total, observer, hooks.sync);
 }
 
 }  // namespace posvec

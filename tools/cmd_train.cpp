@@ -9,8 +9,11 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
 
 #include "cli.hpp"
+#include "posvec/distributed.hpp"
 #include "posvec/error.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/trainer.hpp"
@@ -32,7 +35,21 @@ struct Options {
   bool keepCase = false;
   std::string kernel = TrainConfig{}.kernel == Kernel::Batched ? "batched" : "classic";
   TrainConfig config;
+  SyncOptions sync;
 };
+
+// TrainConfig::validate's meanings, resumeTraining's and SyncOptions', with their flags.
+const cli::FlagNames kFlags{{"dimension", "--dim"},
+                            {"window", "--window"},
+                            {"negative samples", "--negative"},
+                            {"subsampling threshold", "--sample"},
+                            {"initial learning rate", "--alpha"},
+                            {"final learning rate", "--min-alpha"},
+                            {"epochs", "--epochs"},
+                            {"minimum count", "--min-count"},
+                            {"threads", "--threads"},
+                            {"words between synchronisations", "--sync-words"},
+                            {"rows per synchronisation", "--sync-rows"}};
 
 // Fails before hours of training, not after: the directory must exist and be writable.
 void checkWritable(const std::string& path, const std::string& option) {
@@ -71,25 +88,56 @@ std::string clock(double seconds) {
   return buf;
 }
 
-void run(const Options& o) {
+// `cluster`: under mpirun (runOnCluster). Rank 0 reports and writes; errors
+// before training are every rank's (`together`), later ones a single rank's.
+void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr) {
   const auto start = std::chrono::steady_clock::now();
-  // Decide the output format before training so a typo costs nothing.
-  const VectorFormat format =
-      o.format.empty() ? formatFromExtension(o.output) : parseVectorFormat(o.format);
-  checkWritable(o.output, "output");
-  if (!o.saveModel.empty()) checkWritable(o.saveModel, "--save-model");
-  std::vector<std::string> inputs = o.corpus;
-  if (!o.resume.empty()) inputs.push_back(o.resume);
-  cli::refuseOutputOverInput(o.output, "output", inputs);
-  if (format == VectorFormat::Npy)
-    cli::refuseOutputOverInput(npyVocabularyPath(o.output), "output vocabulary", inputs);
-  cli::refuseOutputOverInput(o.saveModel, "--save-model", inputs);
+  const bool writer = !cluster || cluster->rank() == 0;
+  VectorFormat format{};
+  CorpusSource corpus;
+  auto check = [&] {
+    // Decide the output format before training so a typo costs nothing.
+    format = o.format.empty() ? formatFromExtension(o.output) : parseVectorFormat(o.format);
+    if (writer) {
+      checkWritable(o.output, "output");
+      if (!o.saveModel.empty()) checkWritable(o.saveModel, "--save-model");
+    }
+    std::vector<std::string> inputs = o.corpus;
+    if (!o.resume.empty()) inputs.push_back(o.resume);
+    cli::refuseOutputOverInput(o.output, "output", inputs);
+    if (format == VectorFormat::Npy)
+      cli::refuseOutputOverInput(npyVocabularyPath(o.output), "output vocabulary", inputs);
+    cli::refuseOutputOverInput(o.saveModel, "--save-model", inputs);
 
-  TokenizerOptions tok;
-  tok.lowercase = !o.keepCase;
-  const CorpusSource corpus = CorpusSource::fromFiles(o.corpus, o.pretokenized, tok);
+    TokenizerOptions tok;
+    tok.lowercase = !o.keepCase;
+    corpus = CorpusSource::fromFiles(o.corpus, o.pretokenized, tok);
+    if (!cluster) return;
+    if (o.resume.empty()) o.config.validate();
+    o.sync.validate();
+    corpus = cluster->share(corpus);
+  };
+  if (!cluster) {
+    check();
+  } else {
+    std::string error;
+    int kind = 1;
+    try {
+      cli::withFlagNames(kFlags, check);
+    } catch (const ConfigError& e) {
+      error = e.what(), kind = 2;
+    } catch (const IoError& e) {
+      error = e.what(), kind = 3;
+    } catch (const FormatError& e) {
+      error = e.what(), kind = 4;
+    } catch (const InputError& e) {
+      error = e.what(), kind = 5;
+    }
+    cluster->agree(error, kind);
+    *together = false;
+  }
 
-  const bool quiet = cli::globals().quiet;
+  const bool quiet = cli::globals().quiet || !writer;
   auto progressLine = std::make_shared<cli::ProgressLine>();
   TrainObserver observer;
   if (!quiet) {
@@ -121,20 +169,26 @@ void run(const Options& o) {
     TrainConfig stored = TrainConfig::deserialize(model.config);
     stored.threads = o.config.threads;
     model.config = stored.serialize();
-    resumeTraining(model, corpus, o.config.epochs, observer);
+    if (cluster)
+      resumeDistributed(*cluster, model, corpus, o.config.epochs, o.sync, observer);
+    else
+      resumeTraining(model, corpus, o.config.epochs, observer);
   } else {
     TrainConfig config = o.config;
     config.loss = o.hs ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
     config.architecture = o.cbow ? Architecture::Cbow : Architecture::SkipGram;
     config.kernel = o.kernel == "batched" ? Kernel::Batched : Kernel::Classic;
-    model = train(corpus, config, observer);
+    model = cluster ? trainDistributed(*cluster, corpus, config, o.sync, observer)
+                    : train(corpus, config, observer);
   }
+  if (!writer) return;  // every rank holds the averaged model; rank 0 writes it
 
   nlohmann::json summary;
   summary["words"] = model.words.size();
   summary["dim"] = model.input.cols();
   summary["epochs_done"] = model.epochsDone;
   summary["epoch_losses"] = model.epochLosses;
+  if (cluster) summary["ranks"] = cluster->size();
   if (!o.saveModel.empty()) saveModel(model, o.saveModel);
   if (format == VectorFormat::Model) {
     saveModel(model, o.output);
@@ -159,6 +213,56 @@ void run(const Options& o) {
     std::fprintf(stderr, "wrote %zu x %ld vectors to %s (%s) in %.1f s\n",
                  summary["words"].get<std::size_t>(), summary["dim"].get<long>(), o.output.c_str(),
                  formatName(format).c_str(), seconds);
+  }
+}
+
+// Everything but the thread count must match on every rank (threads may differ
+// between machines).
+std::string optionLines(const Options& o) {
+  std::ostringstream s;
+  for (const auto& c : o.corpus) s << "corpus=" << c << "\n";
+  s << "output=" << o.output << "\nformat=" << o.format << "\nresume=" << o.resume
+    << "\nsave-model=" << o.saveModel << "\npretokenized=" << o.pretokenized << "\nhs=" << o.hs
+    << "\ncbow=" << o.cbow << "\njson=" << o.json << "\nkeep-case=" << o.keepCase
+    << "\nkernel=" << o.kernel << "\nsync-words=" << o.sync.syncWords
+    << "\nsync-rows=" << o.sync.syncRows << "\n";
+  std::istringstream config(o.config.serialize());
+  for (std::string line; std::getline(config, line);)
+    if (line.rfind("threads=", 0) != 0) s << line << "\n";
+  return s.str();
+}
+
+int exitCodeOf(const std::exception& e) {
+  if (dynamic_cast<const ConfigError*>(&e)) return static_cast<int>(ExitCode::Usage);
+  if (dynamic_cast<const IoError*>(&e)) return static_cast<int>(ExitCode::Io);
+  if (dynamic_cast<const FormatError*>(&e)) return static_cast<int>(ExitCode::Format);
+  if (dynamic_cast<const InputError*>(&e)) return static_cast<int>(ExitCode::Input);
+  return static_cast<int>(ExitCode::Failure);
+}
+
+// Under mpirun. Errors every rank met together (different options, a missing
+// file, an unwritable output) are reported once, by rank 0, and every rank ends
+// normally; an error of one rank during training is printed by that rank with
+// its number and ends the whole job (the others may wait in a collective).
+void runOnCluster(const Options& o) {
+  std::optional<Cluster> cluster;
+  cluster.emplace();
+  bool together = true;
+  try {
+    cluster->requireSameOptions(optionLines(o));
+    run(o, &*cluster, &together);
+  } catch (const std::exception& e) {
+    if (!together) {
+      std::fprintf(stderr, "posvec: error: %s\n", cluster->tag(e.what()).c_str());
+      std::fflush(stderr);
+      cluster->abort(exitCodeOf(e));
+    }
+    // Rank 0 reports and sets the job's exit code; the others end quietly and
+    // successfully, so mpirun does not cut rank 0 short for their exit status.
+    if (cluster->rank() == 0) throw;
+    cluster.reset();
+    std::fflush(nullptr);
+    std::_Exit(0);
   }
 }
 
@@ -220,18 +324,21 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
   sub->add_option("--save-model", opts->saveModel,
                   "Also save the full training state (for --resume) to this file");
   sub->add_flag("--json", opts->json, "Print a JSON summary (losses, sizes, time) on stdout");
+  sub->add_option("--sync-words", opts->sync.syncWords,
+                  "Under mpirun: words each rank trains between two averagings of the most "
+                  "frequent rows (all rows are averaged after every epoch)")
+      ->capture_default_str();
+  sub->add_option("--sync-rows", opts->sync.syncRows,
+                  "Under mpirun: how many of the most frequent words' rows those averagings "
+                  "cover (0: all)")
+      ->capture_default_str();
   sub->callback([opts] {
-    // TrainConfig::validate's meanings, and resumeTraining's, with their flags.
-    static const cli::FlagNames flags{{"dimension", "--dim"},
-                                      {"window", "--window"},
-                                      {"negative samples", "--negative"},
-                                      {"subsampling threshold", "--sample"},
-                                      {"initial learning rate", "--alpha"},
-                                      {"final learning rate", "--min-alpha"},
-                                      {"epochs", "--epochs"},
-                                      {"minimum count", "--min-count"},
-                                      {"threads", "--threads"}};
-    cli::withFlagNames(flags, [&] { run(*opts); });
+    cli::withFlagNames(kFlags, [&] {
+      if (Cluster::launched())
+        runOnCluster(*opts);
+      else
+        run(*opts);
+    });
   });
 });
 

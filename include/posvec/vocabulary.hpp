@@ -65,6 +65,15 @@ class VocabularyBuilder {
   std::int64_t tokens() const { return tokens_; }
   int prunings() const { return prunings_; }
 
+  // Every counted word with its provisional id and count (to merge the counts of
+  // several processes), and how many provisional ids were handed out.
+  void forEachWord(
+      const std::function<void(std::string_view word, std::int32_t id, std::int64_t count)>& f)
+      const {
+    for (const auto& [word, e] : table_) f(word, e.id, e.count);
+  }
+  std::int32_t provisionalIds() const { return nextId_; }
+
   // Throws InputError when no word reaches minCount (or nothing was added).
   Vocabulary finish(std::int64_t minCount, std::size_t maxVocab,
                     std::vector<WordId>* provisionalToFinal = nullptr);
