@@ -150,7 +150,7 @@ TEST_CASE("distributed training on 2 ranks recovers the planted classes as one p
   CHECK(lossTwo < lossOne * 1.15);
 }
 
-TEST_CASE("distributed vocabulary is the one-process vocabulary, same order and counts",
+TEST_CASE("distributed vocabulary is the one-process vocabulary in order and counts",
           "[distributed]") {
   REQUIRE_MPI();
   TempDir dir;
