@@ -375,8 +375,8 @@ Vocabulary mergeVocabulary(const Cluster& cluster, VocabularyBuilder& local,
   return vocabulary;
 }
 
-// Model averaging: the frequent rows at evenly spaced points of every rank's
-// share, all rows at the end of the epoch.
+// Synchronisation: the frequent rows at evenly spaced points of every rank's
+// share, all rows at the end of the epoch, combined as SyncOptions::combine says.
 class MpiSync final : public detail::EpochSync {
  public:
   MpiSync(const Cluster& cluster, const SyncOptions& options, const TrainConfig& config,
@@ -385,7 +385,9 @@ class MpiSync final : public detail::EpochSync {
         size_(cluster.size()),
         options_(options),
         hs_(config.loss == Loss::HierarchicalSoftmax),
-        observer_(observer) {}
+        observer_(observer),
+        scale_(options.combine == SyncOptions::Combine::Average ? 1.0f / static_cast<float>(size_)
+                                                                : 1.0f) {}
 
   std::int64_t globalWords(std::int64_t localWords) override {
     const std::int64_t total = reduceInt(localWords, MPI_SUM);
@@ -400,6 +402,12 @@ class MpiSync final : public detail::EpochSync {
   void beginEpoch(ModelState& model, std::int64_t localWords) override {
     model_ = &model;
     localWords_ = localWords;
+    // Where the changes are counted from: the model as every rank holds it (the
+    // same start on all, then the result of the last synchronisation).
+    if (baseIn_.rows() != model.input.rows() || baseOut_.rows() != model.output.rows()) {
+      baseIn_ = model.input;
+      baseOut_ = model.output;
+    }
     const std::int64_t most = reduceInt(localWords, MPI_MAX);
     // The rank with the largest share trains about syncWords between two points.
     points_ = most > 0 ? (most + options_.syncWords - 1) / options_.syncWords - 1 : 0;
@@ -415,7 +423,7 @@ class MpiSync final : public detail::EpochSync {
 
   void poll(std::int64_t localDone) override {
     while (next_ <= points_ && localDone * (points_ + 1) >= next_ * localWords_) {
-      averageFrequentRows();
+      combineFrequentRows();
       ++next_;
     }
   }
@@ -431,10 +439,12 @@ class MpiSync final : public detail::EpochSync {
 
   void endEpoch(ModelState& model, double& loss, std::int64_t& predictions,
                 std::int64_t& words) override {
-    const float scale = 1.0f / static_cast<float>(size_);
-    for (MatrixF* m : {&model.input, &model.output}) {
+    // Every row: the changes of all ranks since the last synchronisation, combined.
+    for (auto [m, base] : {std::pair{&model.input, &baseIn_}, std::pair{&model.output, &baseOut_}}) {
+      *m -= *base;
       sumInPlace(m->data(), static_cast<std::size_t>(m->size()));
-      *m *= scale;
+      *m = *base + *m * scale_;
+      *base = *m;
     }
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     predictions = reduceInt(predictions, MPI_SUM);
@@ -447,8 +457,8 @@ class MpiSync final : public detail::EpochSync {
           static_cast<double>(model.input.size() + model.output.size()) * sizeof(float) * mb;
       std::ostringstream s;
       s.precision(3);
-      s << "synchronisation: " << syncs_ << " averagings of the " << hotIn_ << " + " << hotOut_
-        << " most frequent rows (" << hot << " MB each) and one of all rows (" << all
+      s << "synchronisation: " << syncs_ << " rounds for the " << hotIn_ << " + " << hotOut_
+        << " most frequent rows (" << hot << " MB each) and one for all rows (" << all
         << " MB) per epoch: " << static_cast<double>(syncs_) * hot + all
         << " MB reduced by each rank";
       observer_.log(s.str());
@@ -456,22 +466,29 @@ class MpiSync final : public detail::EpochSync {
   }
 
  private:
-  void averageFrequentRows() {
+  void combineFrequentRows() {
     const auto d = model_->input.cols();
     const auto inFloats = static_cast<std::size_t>(hotIn_ * d);
-    float* in = model_->input.data();
-    // HS: the inner nodes nearest the root (created last) are the busiest.
-    float* out = model_->output.data() + (hs_ ? (model_->output.rows() - hotOut_) * d : 0);
     const std::size_t outFloats = sum_.size() - inFloats;
-    std::memcpy(snapshot_.data(), in, inFloats * sizeof(float));
-    std::memcpy(snapshot_.data() + inFloats, out, outFloats * sizeof(float));
-    sum_ = snapshot_;
+    // HS: the inner nodes nearest the root (created last) are the busiest.
+    const auto outFirst = hs_ ? (model_->output.rows() - hotOut_) * d : 0;
+    float* rows[2] = {model_->input.data(), model_->output.data() + outFirst};
+    float* base[2] = {baseIn_.data(), baseOut_.data() + outFirst};
+    const std::size_t n[2] = {inFloats, outFloats}, at[2] = {0, inFloats};
+    for (int k = 0; k < 2; ++k) {
+      std::memcpy(snapshot_.data() + at[k], rows[k], n[k] * sizeof(float));
+      for (std::size_t i = 0; i < n[k]; ++i)
+        sum_[at[k] + i] = snapshot_[at[k] + i] - base[k][i];
+    }
     sumInPlace(sum_.data(), sum_.size());
     // The other threads kept training meanwhile: keep what they added since the snapshot.
-    const float scale = 1.0f / static_cast<float>(size_);
-    for (std::size_t i = 0; i < inFloats; ++i) in[i] += sum_[i] * scale - snapshot_[i];
-    for (std::size_t i = 0; i < outFloats; ++i)
-      out[i] += sum_[inFloats + i] * scale - snapshot_[inFloats + i];
+    for (int k = 0; k < 2; ++k) {
+      for (std::size_t i = 0; i < n[k]; ++i) {
+        const float combined = base[k][i] + sum_[at[k] + i] * scale_;
+        rows[k][i] += combined - snapshot_[at[k] + i];
+        base[k][i] = combined;
+      }
+    }
     ++syncs_;
   }
 
@@ -483,6 +500,8 @@ class MpiSync final : public detail::EpochSync {
   std::int64_t localWords_ = 0, points_ = 0, next_ = 1, syncs_ = 0;
   Eigen::Index hotIn_ = 0, hotOut_ = 0;
   std::vector<float> sum_, snapshot_;
+  MatrixF baseIn_, baseOut_;  // the rows as of the last synchronisation
+  float scale_;               // 1 (sum of changes) or 1 / ranks (average)
   bool logged_ = false;
 };
 
@@ -554,13 +573,13 @@ ModelState trainDistributed(Cluster& cluster, const CorpusSource& share, const T
                             const SyncOptions& sync, const TrainObserver& observer) {
   sync.validate();
   const TrainObserver o = collectiveStop(observer);
-  MpiSync averaging(cluster, sync, config, o);
+  MpiSync synchronisation(cluster, sync, config, o);
   detail::TrainHooks hooks;
   hooks.merge = [&](VocabularyBuilder& local, std::int64_t minCount, std::size_t maxVocab,
                     std::vector<WordId>* map) {
     return mergeVocabulary(cluster, local, minCount, maxVocab, map, o);
   };
-  hooks.sync = &averaging;
+  hooks.sync = &synchronisation;
   return detail::trainWith(share, config, o, hooks);
 }
 
@@ -568,9 +587,9 @@ void resumeDistributed(Cluster& cluster, ModelState& model, const CorpusSource& 
                        int moreEpochs, const SyncOptions& sync, const TrainObserver& observer) {
   sync.validate();
   const TrainObserver o = collectiveStop(observer);
-  MpiSync averaging(cluster, sync, TrainConfig::deserialize(model.config), o);
+  MpiSync synchronisation(cluster, sync, TrainConfig::deserialize(model.config), o);
   detail::TrainHooks hooks;
-  hooks.sync = &averaging;
+  hooks.sync = &synchronisation;
   detail::resumeWith(model, share, moreEpochs, o, hooks);
 }
 

@@ -118,7 +118,7 @@ TEST_CASE("distributed training on 2 ranks recovers the planted classes as one p
                              "--seed 7 --epochs 5 --json";
   const RunResult one = runCli(common + " -o " + quote(dir.file("one.txt")));
   REQUIRE(one.status == 0);
-  // 1000 words between averagings: about 14 in each rank's share of 14k words.
+  // 1000 words between synchronisations: about 14 in each rank's share of 14k words.
   const RunResult two = mpirun("-np 2 POSVEC" + common + " --sync-words 1000 -o " +
                                quote(dir.file("two.txt")));
   INFO(two.err);
@@ -127,7 +127,7 @@ TEST_CASE("distributed training on 2 ranks recovers the planted classes as one p
   CHECK(summary["ranks"] == 2);
   CHECK(summary["epochs_done"] == 5);
   // Progress and summaries come once, from rank 0.
-  const std::regex syncs("synchronisation: ([0-9]+) averagings");
+  const std::regex syncs("synchronisation: ([0-9]+) rounds");
   std::smatch m;
   REQUIRE(std::regex_search(two.err, m, syncs));
   CHECK(std::stoi(m[1]) >= 10);
@@ -141,7 +141,7 @@ TEST_CASE("distributed training on 2 ranks recovers the planted classes as one p
   const double accOne = plantedAccuracy(a), accTwo = plantedAccuracy(b);
   CHECK(accOne >= 0.9);
   CHECK(accTwo >= 0.9);
-  // Each rank trains half the words per epoch, and the averaging must not lose them:
+  // Each rank trains half the words per epoch, and combining must not lose them:
   // the last epoch's loss lands near the one-process loss, far below the untrained
   // (1 + negative) log 2.
   const double lossOne = nlohmann::json::parse(one.out)["epoch_losses"].back();

@@ -36,6 +36,7 @@ struct Options {
   std::string kernel = TrainConfig{}.kernel == Kernel::Batched ? "batched" : "classic";
   TrainConfig config;
   SyncOptions sync;
+  std::string syncCombine = "sum";
 };
 
 // TrainConfig::validate's meanings, resumeTraining's and SyncOptions', with their flags.
@@ -181,7 +182,7 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
     model = cluster ? trainDistributed(*cluster, corpus, config, o.sync, observer)
                     : train(corpus, config, observer);
   }
-  if (!writer) return;  // every rank holds the averaged model; rank 0 writes it
+  if (!writer) return;  // every rank holds the combined model; rank 0 writes it
 
   nlohmann::json summary;
   summary["words"] = model.words.size();
@@ -225,7 +226,7 @@ std::string optionLines(const Options& o) {
     << "\nsave-model=" << o.saveModel << "\npretokenized=" << o.pretokenized << "\nhs=" << o.hs
     << "\ncbow=" << o.cbow << "\njson=" << o.json << "\nkeep-case=" << o.keepCase
     << "\nkernel=" << o.kernel << "\nsync-words=" << o.sync.syncWords
-    << "\nsync-rows=" << o.sync.syncRows << "\n";
+    << "\nsync-rows=" << o.sync.syncRows << "\nsync-combine=" << o.syncCombine << "\n";
   std::istringstream config(o.config.serialize());
   for (std::string line; std::getline(config, line);)
     if (line.rfind("threads=", 0) != 0) s << line << "\n";
@@ -244,7 +245,9 @@ int exitCodeOf(const std::exception& e) {
 // file, an unwritable output) are reported once, by rank 0, and every rank ends
 // normally; an error of one rank during training is printed by that rank with
 // its number and ends the whole job (the others may wait in a collective).
-void runOnCluster(const Options& o) {
+void runOnCluster(Options o) {
+  o.sync.combine =
+      o.syncCombine == "average" ? SyncOptions::Combine::Average : SyncOptions::Combine::SumChanges;
   std::optional<Cluster> cluster;
   cluster.emplace();
   bool together = true;
@@ -325,12 +328,17 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
                   "Also save the full training state (for --resume) to this file");
   sub->add_flag("--json", opts->json, "Print a JSON summary (losses, sizes, time) on stdout");
   sub->add_option("--sync-words", opts->sync.syncWords,
-                  "Under mpirun: words each rank trains between two averagings of the most "
-                  "frequent rows (all rows are averaged after every epoch)")
+                  "Under mpirun: words each rank trains between two synchronisations of the "
+                  "most frequent rows (all rows are combined after every epoch)")
       ->capture_default_str();
   sub->add_option("--sync-rows", opts->sync.syncRows,
-                  "Under mpirun: how many of the most frequent words' rows those averagings "
-                  "cover (0: all)")
+                  "Under mpirun: how many of the most frequent words' rows those "
+                  "synchronisations cover (0: all)")
+      ->capture_default_str();
+  sub->add_option("--sync-combine", opts->syncCombine,
+                  "Under mpirun: how the ranks' rows are combined: sum (every rank's change since "
+                  "the last synchronisation, as one process would apply them) or average")
+      ->check(CLI::IsMember({"sum", "average"}))
       ->capture_default_str();
   sub->callback([opts] {
     cli::withFlagNames(kFlags, [&] {

@@ -1,7 +1,7 @@
 // Distributed training: data-parallel word2vec over MPI. Every process (rank)
 // reads its own share of the corpus, the ranks reduce their word counts into the
 // vocabulary a single process would build, and each trains its share with its
-// own threads while the ranks average their weights by collective operations
+// own threads while the ranks combine their weights by collective operations
 // (Ji et al., "Parallelizing Word2Vec in Shared and Distributed Memory"): the
 // rows of the most frequent words often, every row at the end of each epoch.
 // Without MPI in the build (POSVEC_MPI=OFF), Cluster's constructor throws
@@ -19,15 +19,22 @@
 
 namespace posvec {
 
-// How often the ranks average their weights.
+// How often, and how, the ranks combine their weights.
 struct SyncOptions {
-  // Words each rank trains between two averagings of the frequent rows. Every
-  // rank averages at the same fractions of its own share, so all stay in step.
+  // Words each rank trains between two synchronisations of the frequent rows.
+  // Every rank synchronises at the same fractions of its own share, so all stay in step.
   std::int64_t syncWords = 200'000;
-  // Rows averaged at those points: the most frequent words (input and, for
+  // Rows combined at those points: the most frequent words (input and, for
   // negative sampling, output rows; the inner nodes nearest the root for
   // hierarchical softmax). 0: every row every time.
   std::int64_t syncRows = 4096;
+  // How the ranks' rows are combined. Every rank starts from the same rows and
+  // trains 1/N of the words; SumChanges adds up every rank's change since the
+  // last synchronisation (all words count, as in one process), Average takes
+  // their mean (each rank's change counts 1/N: a word seen by one rank only
+  // moves N times less than it would in one process).
+  enum class Combine { SumChanges, Average };
+  Combine combine = Combine::SumChanges;
 
   // ConfigError naming the option by meaning ("words between synchronisations ...").
   void validate() const;
@@ -83,7 +90,7 @@ class Cluster {
 // train() across the cluster: vocabulary from reduced counts (identical on all
 // ranks and to a one-process run on the same corpus), the input matrix from
 // config.seed on every rank, training randomness from (seed, rank), the
-// learning rate on the global word count. Every rank returns the same averaged
+// learning rate on the global word count. Every rank returns the same combined
 // model; the observer's progress and epoch reports carry global numbers (give
 // observers to rank 0 only to report once).
 ModelState trainDistributed(Cluster& cluster, const CorpusSource& share, const TrainConfig& config,

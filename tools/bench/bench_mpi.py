@@ -24,8 +24,8 @@ from bench_train import count_words, make_x16, evaluate  # noqa: E402
 # The hyperparameters of bench-train.sh.
 COMMON = ["--pretokenized", "--window", "5", "--negative", "5", "--sample", "1e-4",
           "--min-count", "5", "--alpha", "0.025"]
-SYNC = re.compile(r"synchronisation: (\d+) averagings of the (\d+) \+ (\d+) most frequent rows "
-                  r"\(([\d.e+-]+) MB each\) and one of all rows \(([\d.e+-]+) MB\)")
+SYNC = re.compile(r"synchronisation: (\d+) rounds for the (\d+) \+ (\d+) most frequent rows "
+                  r"\(([\d.e+-]+) MB each\) and one for all rows \(([\d.e+-]+) MB\)")
 
 
 def run(cmd):
@@ -50,7 +50,8 @@ def main():
     ap.add_argument("--posvec", default=os.path.join(ROOT, "build", "posvec"))
     ap.add_argument("--mpirun", default=shutil.which("mpirun") or "mpirun")
     ap.add_argument("--mpirun-flags", default="",
-                    help="extra mpirun flags, e.g. '--allow-run-as-root --oversubscribe'")
+                    help="extra mpirun flags, e.g. --mpirun-flags=--oversubscribe (--allow-run-as-root "
+                         "is added when run as root)")
     ap.add_argument("--data", default=os.environ.get("POSVEC_SHARED_DATA",
                                                      os.path.join(ROOT, "..", "shared", "data")),
                     help="evaluation data (questions-words.txt, wordsim353.tsv, simlex999.txt)")
@@ -60,6 +61,8 @@ def main():
     ap.add_argument("--sync-words", type=int, default=200000)
     ap.add_argument("--sync-rows", type=int, default=4096)
     args = ap.parse_args()
+    if os.geteuid() == 0 and "--allow-run-as-root" not in args.mpirun_flags:
+        args.mpirun_flags += " --allow-run-as-root"  # Open MPI refuses root otherwise
     extra = ["--sync-words", str(args.sync_words), "--sync-rows", str(args.sync_rows)]
 
     brown = os.path.join(HERE, "data", "brown.txt")
@@ -98,7 +101,7 @@ def main():
         print("  bytes each rank reduces: %.2f MB per synchronisation (%d + %d rows), %.1f MB "
               "for all rows, %.1f MB per epoch (%d synchronisations)" %
               (hot_mb, hot_in, hot_out, all_mb, epoch_mb, syncs))
-        project(hot_mb, all_mb, args.sync_words, rates[1], 16 * words)
+        project(hot_mb, all_mb, args.sync_words, rates[1], 16 * words, args.sync_rows)
 
     if os.path.exists(os.path.join(args.data, "questions-words.txt")):
         print("bench-mpi: quality on Brown (%d words), 5 epochs, dim %d, seeds 1..%d" %
@@ -120,28 +123,41 @@ def main():
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def project(hot_mb, all_mb, sync_words, rate, corpus_words):
-    """Ring allreduce: each rank sends (and receives) 2 (p - 1) / p of the buffer.
-    Per machine the compute between two averagings is sync_words / rate; an epoch of
-    the corpus on p machines is corpus / (p rate). Latency (2 (p - 1) steps of ~5 us
-    on Ethernet) is added per allreduce."""
-    print("  projection (machines like this one, %.0fk words/s each; corpus %.1fM words an "
-          "epoch; communication not overlapped with compute):" % (rate / 1e3, corpus_words / 1e6))
-    print("    %-9s %-9s %12s %12s %14s" % ("machines", "network", "frequent", "epoch end",
-                                            "comm share"))
-    for gbit in (10, 100):
-        bps = gbit * 1e9 / 8
-        for p in (8, 32, 128):
-            factor = 2 * (p - 1) / p
-            lat = 2 * (p - 1) * 5e-6
-            t_hot = hot_mb * 2**20 * factor / bps + lat
-            t_all = all_mb * 2**20 * factor / bps + lat
-            compute = corpus_words / (p * rate)
-            syncs = max(0, corpus_words / p / sync_words - 1)
-            comm = syncs * t_hot + t_all
-            print("    %-9d %-9s %10.1f ms %10.0f ms %13.0f%%" %
-                  (p, "%d Gbit/s" % gbit, 1e3 * t_hot, 1e3 * t_all,
-                   100 * comm / (comm + compute)))
+def project(hot_mb, all_mb, sync_words, rate, corpus_words, sync_rows):
+    """Ring allreduce: each rank sends (and receives) 2 (p - 1) / p of the buffer, plus
+    2 (p - 1) latency steps (5 us each, Ethernet). Compute between two averagings is
+    sync_words / rate per machine, an epoch corpus / (p rate); communication is not
+    overlapped with compute here (the other threads do keep training during an
+    averaging, so this is pessimistic). Two cases: the measured run (Brown x16, machines
+    like this one), and a web-scale run whose bytes follow the measured formula
+    (2 matrices x rows x dim x 4 bytes): 1B words, 1M-word vocabulary, dim 300, nodes
+    16 times this machine's rate (32 cores), at --sync-words and 10 times it."""
+    dim_ratio = 300 / 100
+    cases = [
+        ("Brown x16 (%.1fM words), V %.0fk, dim 100, %.0fk words/s per machine" %
+         (corpus_words / 1e6, all_mb * 2**20 / 800 / 1e3, rate / 1e3),
+         hot_mb, all_mb, rate, corpus_words, sync_words),
+    ] + [("1B words, V 1M, dim 300, %.1fM words/s per machine (32 cores)" % (16 * rate / 1e6),
+          hot_mb * dim_ratio, 2 * 1e6 * 300 * 4 / 2**20, 16 * rate, 1e9, sw)
+         for sw in (sync_words, 10 * sync_words)]
+    for title, hot, full, r, words, sync_words in cases:
+        print("  projection, %s; --sync-words %d, --sync-rows %d (%.1f MB), all rows %.0f MB:" %
+              (title, sync_words, sync_rows, hot, full))
+        print("    %-9s %-10s %11s %11s %12s %11s" % ("machines", "network", "frequent", "epoch end",
+                                                      "epoch comp.", "comm share"))
+        for gbit in (10, 100):
+            bps = gbit * 1e9 / 8
+            for p in (8, 32, 128):
+                factor = 2 * (p - 1) / p
+                lat = 2 * (p - 1) * 5e-6
+                t_hot = hot * 2**20 * factor / bps + lat
+                t_all = full * 2**20 * factor / bps + lat
+                compute = words / (p * r)
+                syncs = max(0, words / p / sync_words - 1)
+                comm = syncs * t_hot + t_all
+                print("    %-9d %-10s %8.1f ms %8.0f ms %10.1f s %10.0f%%" %
+                      (p, "%d Gbit/s" % gbit, 1e3 * t_hot, 1e3 * t_all, compute,
+                       100 * comm / (comm + compute)))
 
 
 if __name__ == "__main__":
