@@ -90,9 +90,9 @@ struct PreparedCorpus {
 
 // Replaces VocabularyBuilder::finish in a distributed run (distributed.cpp): the
 // vocabulary of every process's counts; this process's share may be empty.
-using VocabularyMerge = std::function<Vocabulary(VocabularyBuilder& local, std::int64_t minCount,
-                                                 std::size_t maxVocab,
-                                                 std::vector<WordId>* provisionalToFinal)>;
+using VocabularyMerge =
+    std::function<Vocabulary(VocabularyBuilder& local, std::int64_t minCount, std::size_t maxVocab,
+                             std::vector<WordId>* provisionalToFinal)>;
 
 // The counting pass: builds the vocabulary and the id stream in one read of the corpus.
 PreparedCorpus prepareCorpus(const CorpusSource& corpus, std::int64_t minCount,

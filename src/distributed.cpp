@@ -154,7 +154,8 @@ CorpusSource Cluster::share(const CorpusSource& corpus) const {
   if (corpus.paths().empty())
     throw InputError("a distributed run reads corpus files; sentences in memory cannot be shared");
   auto pieces = piecesOf(corpus, rank_, size_);
-  return CorpusSource::fromGenerator([pieces = std::move(pieces), pretokenized = corpus.pretokenized(),
+  return CorpusSource::fromGenerator([pieces = std::move(pieces),
+                                      pretokenized = corpus.pretokenized(),
                                       options = corpus.tokenizer()](const SentenceSink& sink) {
     const Tokenizer tokenizer(options);
     for (const Piece& piece : pieces) {
@@ -233,8 +234,9 @@ template <typename T>
 std::vector<T> gather(const std::vector<T>& mine, int rank, int size,
                       std::vector<std::int64_t>* offsets = nullptr) {
   if (mine.size() > static_cast<std::size_t>(INT32_MAX))
-    throw InputError("this rank counted too many distinct words to send (more than 2^31 bytes); "
-                     "use more ranks or --min-count");
+    throw InputError(
+        "this rank counted too many distinct words to send (more than 2^31 bytes); "
+        "use more ranks or --min-count");
   const int n = static_cast<int>(mine.size());
   std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
   MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -260,20 +262,25 @@ std::vector<T> gather(const std::vector<T>& mine, int rank, int size,
 
 [[noreturn]] void throwKind(int kind, const std::string& message) {
   switch (kind) {
-    case 2: throw ConfigError(message);
-    case 3: throw IoError(message);
-    case 4: throw FormatError(message);
-    case 5: throw InputError(message);
-    default: throw Error(message);
+    case 2:
+      throw ConfigError(message);
+    case 3:
+      throw IoError(message);
+    case 4:
+      throw FormatError(message);
+    case 5:
+      throw InputError(message);
+    default:
+      throw Error(message);
   }
 }
 
 // The vocabulary of all ranks' counts, as one process would count the whole
 // corpus: ties in count are broken by first occurrence, which is the order
 // (rank, provisional id) because rank r's share precedes rank r + 1's.
-Vocabulary mergeVocabulary(const Cluster& cluster, VocabularyBuilder& local,
-                           std::int64_t minCount, std::size_t maxVocab,
-                           std::vector<WordId>* provisionalToFinal, const TrainObserver& observer) {
+Vocabulary mergeVocabulary(const Cluster& cluster, VocabularyBuilder& local, std::int64_t minCount,
+                           std::size_t maxVocab, std::vector<WordId>* provisionalToFinal,
+                           const TrainObserver& observer) {
   const int rank = cluster.rank(), size = cluster.size();
   std::vector<std::int32_t> lengths, ids;
   std::vector<std::int64_t> counts;
@@ -440,7 +447,8 @@ class MpiSync final : public detail::EpochSync {
   void endEpoch(ModelState& model, double& loss, std::int64_t& predictions,
                 std::int64_t& words) override {
     // Every row: the changes of all ranks since the last synchronisation, combined.
-    for (auto [m, base] : {std::pair{&model.input, &baseIn_}, std::pair{&model.output, &baseOut_}}) {
+    for (auto [m, base] :
+         {std::pair{&model.input, &baseIn_}, std::pair{&model.output, &baseOut_}}) {
       *m -= *base;
       sumInPlace(m->data(), static_cast<std::size_t>(m->size()));
       *m = *base + *m * scale_;
@@ -477,8 +485,7 @@ class MpiSync final : public detail::EpochSync {
     const std::size_t n[2] = {inFloats, outFloats}, at[2] = {0, inFloats};
     for (int k = 0; k < 2; ++k) {
       std::memcpy(snapshot_.data() + at[k], rows[k], n[k] * sizeof(float));
-      for (std::size_t i = 0; i < n[k]; ++i)
-        sum_[at[k] + i] = snapshot_[at[k] + i] - base[k][i];
+      for (std::size_t i = 0; i < n[k]; ++i) sum_[at[k] + i] = snapshot_[at[k] + i] - base[k][i];
     }
     sumInPlace(sum_.data(), sum_.size());
     // The other threads kept training meanwhile: keep what they added since the snapshot.
@@ -544,14 +551,13 @@ void Cluster::abort(int exitCode) const {
 }
 
 void Cluster::agree(const std::string& error, int kind) {
-  const int first =
-      static_cast<int>(reduceInt(error.empty() ? size_ : rank_, MPI_MIN));
+  const int first = static_cast<int>(reduceInt(error.empty() ? size_ : rank_, MPI_MIN));
   if (first == size_) return;
   std::string message = error;
   broadcast(message, first);
   MPI_Bcast(&kind, 1, MPI_INT, first, MPI_COMM_WORLD);
-  throwKind(kind, "rank " + std::to_string(first) + " of " + std::to_string(size_) + ": " +
-                      message);
+  throwKind(kind,
+            "rank " + std::to_string(first) + " of " + std::to_string(size_) + ": " + message);
 }
 
 void Cluster::requireSameOptions(const std::string& options) {

@@ -39,7 +39,7 @@ class EpochSync {
 };
 
 struct TrainHooks {
-  VocabularyMerge merge;     // empty: this process's counts alone
+  VocabularyMerge merge;      // empty: this process's counts alone
   EpochSync* sync = nullptr;  // null: no averaging
 };
 

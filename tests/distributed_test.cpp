@@ -99,10 +99,9 @@ double plantedAccuracy(const Embeddings& e) {
   return static_cast<double>(good) / total;
 }
 
-#define REQUIRE_MPI()                                 \
-  do {                                                \
-    if (const std::string why = cannotRun(); !why.empty()) \
-      POSVEC_SKIP(why);                               \
+#define REQUIRE_MPI()                                                        \
+  do {                                                                       \
+    if (const std::string why = cannotRun(); !why.empty()) POSVEC_SKIP(why); \
   } while (0)
 
 }  // namespace
@@ -119,8 +118,8 @@ TEST_CASE("distributed training on 2 ranks recovers the planted classes as one p
   const RunResult one = runCli(common + " -o " + quote(dir.file("one.txt")));
   REQUIRE(one.status == 0);
   // 1000 words between synchronisations: about 14 in each rank's share of 14k words.
-  const RunResult two = mpirun("-np 2 POSVEC" + common + " --sync-words 1000 -o " +
-                               quote(dir.file("two.txt")));
+  const RunResult two =
+      mpirun("-np 2 POSVEC" + common + " --sync-words 1000 -o " + quote(dir.file("two.txt")));
   INFO(two.err);
   REQUIRE(two.status == 0);
   const auto summary = nlohmann::json::parse(two.out);
@@ -217,9 +216,9 @@ TEST_CASE("distributed ranks started with different options are refused", "[dist
   REQUIRE_MPI();
   TempDir dir;
   writePlanted(dir.file("p.txt"), 2, 200);
-  const std::string args =
-      " -q train " + quote(dir.file("p.txt")) + " --pretokenized --min-count 1 --epochs 1 -o " +
-      quote(dir.file("out.txt"));
+  const std::string args = " -q train " + quote(dir.file("p.txt")) +
+                           " --pretokenized --min-count 1 --epochs 1 -o " +
+                           quote(dir.file("out.txt"));
   const RunResult r =
       mpirun("-np 1 POSVEC" + args + " --dim 8 : -np 1 POSVEC" + args + " --dim 12");
   INFO(r.err);
@@ -228,9 +227,8 @@ TEST_CASE("distributed ranks started with different options are refused", "[dist
                    "('dim=12' where rank 0 has 'dim=8')") != std::string::npos);
   CHECK_FALSE(fs::exists(dir.file("out.txt")));
   // The thread count may differ (machines differ): that run trains.
-  const RunResult threads =
-      mpirun("-np 1 POSVEC" + args + " --dim 8 --threads 1 : -np 1 POSVEC" + args +
-             " --dim 8 --threads 2");
+  const RunResult threads = mpirun("-np 1 POSVEC" + args + " --dim 8 --threads 1 : -np 1 POSVEC" +
+                                   args + " --dim 8 --threads 2");
   INFO(threads.err);
   CHECK(threads.status == 0);
   CHECK(fs::exists(dir.file("out.txt")));
@@ -241,8 +239,8 @@ TEST_CASE("a failing distributed rank ends the job with an error naming it", "[d
   TempDir dir;
   writePlanted(dir.file("good.txt"), 3, 400);
   // Rank 1 reads the second file, whose second line is not UTF-8.
-  writeText(dir.file("bad.txt"), "fine words here\nbroken \xff\xfe bytes\n" +
-                                     readText(dir.file("good.txt")));
+  writeText(dir.file("bad.txt"),
+            "fine words here\nbroken \xff\xfe bytes\n" + readText(dir.file("good.txt")));
   const RunResult r = mpirun("-np 2 POSVEC -q train " + quote(dir.file("good.txt")) + " " +
                              quote(dir.file("bad.txt")) + " --min-count 1 --dim 8 -o " +
                              quote(dir.file("out.txt")));
@@ -254,8 +252,8 @@ TEST_CASE("a failing distributed rank ends the job with an error naming it", "[d
   CHECK_FALSE(fs::exists(dir.file("out.txt")));
 
   // Missing for every rank: one error line from rank 0, the file named.
-  const RunResult missing = mpirun("-np 2 POSVEC -q train " + quote(dir.file("none.txt")) +
-                                   " -o " + quote(dir.file("out.txt")));
+  const RunResult missing = mpirun("-np 2 POSVEC -q train " + quote(dir.file("none.txt")) + " -o " +
+                                   quote(dir.file("out.txt")));
   CHECK(missing.status == static_cast<int>(ExitCode::Io));
   CHECK(missing.err.find("none.txt") != std::string::npos);
   CHECK_FALSE(fs::exists(dir.file("out.txt")));
@@ -288,17 +286,17 @@ TEST_CASE("distributed training resumes a saved model on 2 ranks", "[distributed
              quote(dir.file("m.posvec")));
   INFO(first.err);
   REQUIRE(first.status == 0);
-  const RunResult more = mpirun("-np 2 POSVEC" + corpus + " --resume " +
-                                quote(dir.file("m.posvec")) + " --epochs 2 -o " +
-                                quote(dir.file("m2.posvec")));
+  const RunResult more =
+      mpirun("-np 2 POSVEC" + corpus + " --resume " + quote(dir.file("m.posvec")) +
+             " --epochs 2 -o " + quote(dir.file("m2.posvec")));
   INFO(more.err);
   REQUIRE(more.status == 0);
   const ModelState before = loadModel(dir.file("m.posvec"));
   const ModelState after = loadModel(dir.file("m2.posvec"));
   CHECK(after.epochsDone == 4);
   REQUIRE(after.epochLosses.size() == 4);
-  CHECK(std::equal(before.epochLosses.begin(), before.epochLosses.end(),
-                   after.epochLosses.begin()));
+  CHECK(
+      std::equal(before.epochLosses.begin(), before.epochLosses.end(), after.epochLosses.begin()));
   CHECK(after.epochLosses[3] < after.epochLosses[1]);
   CHECK(after.words == before.words);
   CHECK(plantedAccuracy(embeddingsOf(after)) >= 0.9);

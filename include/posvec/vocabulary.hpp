@@ -67,9 +67,8 @@ class VocabularyBuilder {
 
   // Every counted word with its provisional id and count (to merge the counts of
   // several processes), and how many provisional ids were handed out.
-  void forEachWord(
-      const std::function<void(std::string_view word, std::int32_t id, std::int64_t count)>& f)
-      const {
+  void forEachWord(const std::function<void(std::string_view word, std::int32_t id,
+                                            std::int64_t count)>& f) const {
     for (const auto& [word, e] : table_) f(word, e.id, e.count);
   }
   std::int32_t provisionalIds() const { return nextId_; }
