@@ -390,8 +390,10 @@ std::string describeCorpus(const CorpusSource& corpus) {
 }
 
 PreparedCorpus prepareCorpus(const CorpusSource& corpus, std::int64_t minCount,
-                             std::size_t maxVocab, std::size_t maxTableSize, int threads) {
-  if (threads > 1)
+                             std::size_t maxVocab, std::size_t maxTableSize, int threads,
+                             const VocabularyMerge& merge) {
+  // A distributed share is counted on one thread: its vocabulary is merged across processes.
+  if (threads > 1 && !merge)
     if (auto parallel = countInParallel(corpus, minCount, maxVocab, maxTableSize, threads))
       return std::move(*parallel);
   PreparedCorpus out;
@@ -403,13 +405,15 @@ PreparedCorpus prepareCorpus(const CorpusSource& corpus, std::int64_t minCount,
         out.stream.push(IdStream::kEnd);
         ++out.sentences;
       });
-  if (builder.tokens() == 0) throw InputError(describeCorpus(corpus) + " contains no words");
+  if (builder.tokens() == 0 && !merge)
+    throw InputError(describeCorpus(corpus) + " contains no words");
   out.distinctWords = static_cast<std::int64_t>(builder.distinct());
   out.tokens = builder.tokens();
   out.prunings = builder.prunings();
   std::vector<WordId> map;
   try {
-    out.vocabulary = builder.finish(minCount, maxVocab, &map);
+    out.vocabulary =
+        merge ? merge(builder, minCount, maxVocab, &map) : builder.finish(minCount, maxVocab, &map);
   } catch (const InputError& e) {
     throw InputError(describeCorpus(corpus) + ": " + e.what());
   }
@@ -417,7 +421,8 @@ PreparedCorpus prepareCorpus(const CorpusSource& corpus, std::int64_t minCount,
   return out;
 }
 
-PreparedCorpus prepareCorpus(const CorpusSource& corpus, const Vocabulary& vocabulary) {
+PreparedCorpus prepareCorpus(const CorpusSource& corpus, const Vocabulary& vocabulary,
+                             bool shareOnly) {
   PreparedCorpus out;
   out.stream = IdStream(corpus.inMemory());
   out.vocabulary = vocabulary;
@@ -436,7 +441,7 @@ PreparedCorpus prepareCorpus(const CorpusSource& corpus, const Vocabulary& vocab
         out.stream.push(IdStream::kEnd);
         ++out.sentences;
       });
-  if (kept == 0)
+  if (kept == 0 && !shareOnly)
     throw InputError(describeCorpus(corpus) + " contains none of the " +
                      std::to_string(vocabulary.size()) + " words of the vocabulary");
   std::vector<WordId> identity(vocabulary.size());

@@ -114,14 +114,20 @@ struct PreparedCorpus {
   int prunings = 0;
 };
 
+// Replaces VocabularyBuilder::finish in a distributed run (distributed.cpp): the
+// vocabulary of every process's counts; this process's share may be empty.
+using VocabularyMerge =
+    std::function<Vocabulary(VocabularyBuilder& local, std::int64_t minCount, std::size_t maxVocab,
+                             std::vector<WordId>* provisionalToFinal)>;
+
 // The counting pass: builds the vocabulary and the id stream in one read of the
 // corpus. With threads > 1 and pre-tokenized regular files the files are split
 // into one byte range per thread, counted at once and merged in corpus order
 // (corpus_count.cpp): the vocabulary, ids and stream are the same as with one
-// thread, bit for bit.
+// thread, bit for bit. A distributed share (`merge` given) is counted on one thread.
 PreparedCorpus prepareCorpus(const CorpusSource& corpus, std::int64_t minCount,
                              std::size_t maxVocab, std::size_t maxTableSize = 20'000'000,
-                             int threads = 1);
+                             int threads = 1, const VocabularyMerge& merge = {});
 // "corpus 'a.txt'" / "corpus files 'a', 'b'" / "the corpus", for error messages.
 std::string describeCorpus(const CorpusSource& corpus);
 // Words and ids of one thread's part of the corpus, merged by countInParallel.
@@ -132,7 +138,9 @@ std::string describeCorpus(const CorpusSource& corpus);
 std::unique_ptr<PreparedCorpus> countInParallel(const CorpusSource& corpus, std::int64_t minCount,
                                                 std::size_t maxVocab, std::size_t maxTableSize,
                                                 int threads);
-// For resuming: ids of a fixed vocabulary (other words are skipped).
-PreparedCorpus prepareCorpus(const CorpusSource& corpus, const Vocabulary& vocabulary);
+// For resuming: ids of a fixed vocabulary (other words are skipped). `shareOnly`:
+// a distributed run's share, which may hold none of them.
+PreparedCorpus prepareCorpus(const CorpusSource& corpus, const Vocabulary& vocabulary,
+                             bool shareOnly = false);
 
 }  // namespace posvec::detail

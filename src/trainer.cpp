@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "corpus_detail.hpp"
+#include "distributed.hpp"
 #include "kernel_factory.hpp"
 #include "kernels.hpp"
 #include "memory_estimate.hpp"
@@ -94,7 +95,7 @@ void checkModel(const ModelState& m, const TrainConfig& c) {
 // Runs epochs [model.epochsDone, totalEpochs) of the schedule for totalEpochs,
 // finishing model.partial first when the model was stopped inside an epoch.
 void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const TrainConfig& config,
-               int totalEpochs, const TrainObserver& observer) {
+               int totalEpochs, const TrainObserver& observer, detail::EpochSync* sync) {
   const int threads = detail::resolveThreads(config.threads);
   const Vocabulary& vocab = corpus.vocabulary;
   const detail::Subsampler subsample(vocab, config.sample);
@@ -108,7 +109,12 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
   detail::KernelShared shared{&model.input, &model.output, &noise, &tree, &sigmoid};
   const auto kernel = detail::makeKernel(config, shared);
 
-  const std::int64_t epochWords = corpus.stream.words();
+  // Distributed: the schedule runs on the words of all processes; this one's
+  // count scales by their ratio (they all pass the same fractions together).
+  const std::int64_t localWords = corpus.stream.words();
+  const std::int64_t epochWords = sync ? sync->globalWords(localWords) : localWords;
+  const double toGlobal =
+      localWords > 0 ? static_cast<double>(epochWords) / static_cast<double>(localWords) : 1.0;
   const double scheduleWords = static_cast<double>(epochWords) * totalEpochs;
   const int firstEpoch = model.epochsDone;
   const double runStartWords =
@@ -129,8 +135,9 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
       progress = std::move(model.partial);
       model.partial = EpochProgress{};
     } else {
-      const std::uint64_t epochSeed =
+      std::uint64_t epochSeed =
           detail::mixSeed(config.seed, 0x5EED0000ull + static_cast<std::uint64_t>(epoch));
+      if (sync) epochSeed = sync->rankSeed(epochSeed);
       progress.streamSize = corpus.stream.size();
       for (int t = 0; t < threads; ++t) {
         const auto [begin, end] = corpus.stream.shard(t, threads);
@@ -139,6 +146,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
       }
     }
     const int epochThreads = static_cast<int>(progress.shards.size());
+    if (sync) sync->beginEpoch(model, localWords);
 
     // Trains every shard from where it is until it ends or an interrupt arrives; each
     // thread stops only right after publishing its words (the learning rate is then
@@ -167,8 +175,8 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
           std::vector<std::int32_t> sentence, kept;
           kept.reserve(detail::kMaxSentence);
           std::int64_t pending = 0;
-          float alpha =
-              static_cast<float>(alphaAt(epochBase + static_cast<double>(processed.load())));
+          float alpha = static_cast<float>(
+              alphaAt(epochBase + static_cast<double>(processed.load()) * toGlobal));
           double lastReport = -1e9;  // report at the first flush, then a few times a second
           bool stopped = false;
           while (!errors.failed() && reader.next(sentence)) {
@@ -179,14 +187,17 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
                   kernel->sentence(kept.data(), kept.size(), alpha, state, mine.predictions);
             pending += static_cast<std::int64_t>(sentence.size());
             if (pending >= kFlushWords) {
-              const std::int64_t done = processed.fetch_add(pending) + pending;
+              const std::int64_t localDone = processed.fetch_add(pending) + pending;
               pending = 0;
+              if (sync && tid == 0) sync->poll(localDone);
+              // Distributed: the schedule's words are those of all processes.
+              const double done = static_cast<double>(localDone) * toGlobal;
               if (!std::isfinite(mine.loss))
                 throwDiverged(
                     epoch + 1,
                     mine.loss / static_cast<double>(std::max<std::int64_t>(1, mine.predictions)),
                     config.alpha);
-              alpha = static_cast<float>(alphaAt(epochBase + static_cast<double>(done)));
+              alpha = static_cast<float>(alphaAt(epochBase + done));
               mine.publishedLoss.store(mine.loss, std::memory_order_relaxed);
               mine.publishedPredictions.store(mine.predictions, std::memory_order_relaxed);
               if (tid == 0 && observer.progress) {
@@ -202,7 +213,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
                   TrainProgress p;
                   p.epoch = epoch + 1;
                   p.epochs = totalEpochs;
-                  const double all = epochBase + static_cast<double>(done);
+                  const double all = epochBase + done;
                   p.fraction = std::min(1.0, all / std::max(1.0, scheduleWords));
                   const double runDone = all - runStartWords;
                   p.wordsProcessed = static_cast<std::int64_t>(runDone);
@@ -233,6 +244,8 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
               std::this_thread::sleep_for(std::chrono::milliseconds(20));
               ask();
             }
+          if (sync && tid == 0)
+            sync->drain([&] { return processed.load(); }, [&] { return errors.failed(); });
         });
       }
       errors.rethrow();
@@ -258,10 +271,12 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
       loss += t.loss;
       predictions += t.predictions;
     }
+    std::int64_t words = progress.words;
+    if (sync) sync->endEpoch(model, loss, predictions, words);
     EpochReport report;
     report.epoch = epoch + 1;
     report.loss = predictions > 0 ? loss / static_cast<double>(predictions) : 0;
-    report.words = progress.words;
+    report.words = words;
     report.seconds = secondsSince(epochStart);
     // Weights can overflow without the loss showing it yet (the last updates of the epoch).
     if (!std::isfinite(report.loss) || !model.input.allFinite() || !model.output.allFinite())
@@ -293,7 +308,7 @@ void logCorpus(const TrainObserver& observer, const detail::PreparedCorpus& c) {
 namespace {
 
 ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& config,
-                         const TrainObserver& observer) {
+                         const TrainObserver& observer, const detail::TrainHooks& hooks) {
   const int threads = detail::resolveThreads(config.threads);
   const auto v = static_cast<Eigen::Index>(prepared.vocabulary.size());
   if (config.loss == Loss::HierarchicalSoftmax && v < 2)
@@ -307,7 +322,7 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
   // The counting table is gone: give its pages back before the matrices arrive,
   // so peak memory is the larger of the two, not their sum.
   ::malloc_trim(0);
-  logCorpus(observer, prepared);
+  if (!hooks.merge) logCorpus(observer, prepared);  // a merge logs the counts of all processes
   if (observer.log)
     observer.log("memory: about " + detail::humanBytes(memory.total()) + " (matrices " +
                  detail::humanBytes(memory.matrices) + ", vocabulary " +
@@ -323,7 +338,7 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
   model.input.resize(v, d);
   detail::initInputMatrix(model.input, config.seed, threads);
   model.output = MatrixF::Zero(config.loss == Loss::HierarchicalSoftmax ? v - 1 : v, d);
-  runEpochs(model, prepared, config, config.epochs, observer);
+  runEpochs(model, prepared, config, config.epochs, observer, hooks.sync);
   return model;
 }
 
@@ -331,10 +346,21 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
 
 ModelState train(const CorpusSource& corpus, const TrainConfig& config,
                  const TrainObserver& observer) {
+  return detail::trainWith(corpus, config, observer, {});
+}
+
+void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpochs,
+                    const TrainObserver& observer) {
+  detail::resumeWith(model, corpus, moreEpochs, observer, {});
+}
+
+ModelState detail::trainWith(const CorpusSource& corpus, const TrainConfig& config,
+                             const TrainObserver& observer, const TrainHooks& hooks) {
   config.validate();
-  detail::PreparedCorpus prepared = detail::prepareCorpus(
-      corpus, config.minCount, config.maxVocab, 20'000'000, detail::resolveThreads(config.threads));
-  return trainPrepared(prepared, config, observer);
+  detail::PreparedCorpus prepared =
+      detail::prepareCorpus(corpus, config.minCount, config.maxVocab, 20'000'000,
+                            detail::resolveThreads(config.threads), hooks.merge);
+  return trainPrepared(prepared, config, observer, hooks);
 }
 
 ModelState train(const CorpusSource& corpus, const TrainConfig& config,
@@ -360,7 +386,7 @@ ModelState train(const CorpusSource& corpus, const TrainConfig& config,
   detail::PreparedCorpus prepared =
       detail::prepareCorpus(corpus, Vocabulary(std::move(words), std::move(counts)));
   prepared.distinctWords = static_cast<std::int64_t>(prepared.vocabulary.size());
-  return trainPrepared(prepared, config, observer);
+  return trainPrepared(prepared, config, observer, {});
 }
 
 int epochsLeft(const ModelState& model) {
@@ -368,8 +394,8 @@ int epochsLeft(const ModelState& model) {
   return std::max(0, config.epochs - model.epochsDone);
 }
 
-void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpochs,
-                    const TrainObserver& observer) {
+void detail::resumeWith(ModelState& model, const CorpusSource& corpus, int moreEpochs,
+                        const TrainObserver& observer, const TrainHooks& hooks) {
   if (moreEpochs < 1 || moreEpochs > 100000)
     throw ConfigError("epochs to resume must be between 1 and 100000 (got " +
                       std::to_string(moreEpochs) + ")");
@@ -389,8 +415,11 @@ void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpoch
   resumed.epochs = total;
   const int threads = detail::resolveThreads(resumed.threads);
   Vocabulary vocab(model.words, model.counts);
-  detail::PreparedCorpus prepared = detail::prepareCorpus(corpus, vocab);
+  detail::PreparedCorpus prepared = detail::prepareCorpus(corpus, vocab, hooks.sync != nullptr);
   if (model.partial.active()) {
+    if (hooks.sync)
+      throw ConfigError("the model was stopped inside an epoch by a one-process run; resume it "
+                        "with one process, or from a checkpoint taken at an epoch's end");
     const EpochProgress& p = model.partial;
     if (p.streamSize != prepared.stream.size() || p.words > prepared.stream.words())
       throw InputError("the model was stopped inside epoch " +
@@ -423,7 +452,7 @@ void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpoch
   if (observer.vocabulary) observer.vocabulary(vocab, prepared.sentences);
   // Trained in place (a copy would double peak memory); the stored schedule is the new total.
   model.config = resumed.serialize();
-  runEpochs(model, prepared, resumed, total, observer);
+  runEpochs(model, prepared, resumed, total, observer, hooks.sync);
 }
 
 }  // namespace posvec

@@ -11,9 +11,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 
 #include "cli.hpp"
 #include "interrupt.hpp"
+#include "posvec/distributed.hpp"
 #include "posvec/error.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/trainer.hpp"
@@ -46,6 +48,8 @@ struct Options {
   std::string memoryLimit;
   std::string kernel = TrainConfig{}.kernel == Kernel::Batched ? "batched" : "classic";
   TrainConfig config;
+  SyncOptions sync;
+  std::string syncCombine = "sum";
 };
 
 // --checkpoint-every: a duration ("90s", "10m", "2h") or a number of epochs ("2epochs").
@@ -118,6 +122,19 @@ std::string resumeCommand(const Options& o, const std::string& checkpoint) {
   return cmd + " --resume " + shellWord(checkpoint);
 }
 
+// TrainConfig::validate's meanings, resumeTraining's and SyncOptions', with their flags.
+const cli::FlagNames kFlags{{"dimension", "--dim"},
+                            {"window", "--window"},
+                            {"negative samples", "--negative"},
+                            {"subsampling threshold", "--sample"},
+                            {"initial learning rate", "--alpha"},
+                            {"final learning rate", "--min-alpha"},
+                            {"epochs", "--epochs"},
+                            {"minimum count", "--min-count"},
+                            {"threads", "--threads"},
+                            {"words between synchronisations", "--sync-words"},
+                            {"rows per synchronisation", "--sync-rows"}};
+
 // Fails before hours of training, not after: the directory must exist and be writable.
 void checkWritable(const std::string& path, const std::string& option) {
   namespace fs = std::filesystem;
@@ -166,51 +183,87 @@ std::string clock(double seconds) {
   return buf;
 }
 
-void run(const Options& o) {
+// `cluster`: under mpirun (runOnCluster). Rank 0 reports and writes; errors
+// before training are every rank's (`together`), later ones a single rank's.
+void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr) {
   const auto start = std::chrono::steady_clock::now();
-  // Decide the output format before training so a typo costs nothing.
-  // Standard output has no extension: word2vec text, as word2vec.c writes by default.
-  const VectorFormat format = !o.format.empty() ? parseVectorFormat(o.format)
-                              : o.output == "-" ? VectorFormat::Word2VecText
-                                                : formatFromExtension(o.output);
-  if (o.output == "-" && format == VectorFormat::Npy)
-    throw ConfigError(
-        "output: npy cannot stream to standard output (it is two files, FILE.npy "
-        "and FILE.vocab); write a file, or use --format text or bin");
-  if (o.output == "-" && (o.json || o.saveModel == "-"))
-    throw ConfigError(std::string("output '-' and ") + (o.json ? "--json" : "--save-model '-'") +
-                      " would both write to standard output; send one of them to a file");
-  if (o.resume == "-" && std::find(o.corpus.begin(), o.corpus.end(), "-") != o.corpus.end())
-    throw ConfigError("the corpus and --resume cannot both be '-' (standard input)");
-  checkWritable(o.output, "output");
-  if (!o.saveModel.empty()) checkWritable(o.saveModel, "--save-model");
-  if (!o.saveVocab.empty()) checkWritable(o.saveVocab, "--save-vocab");
-  const CheckpointEvery every =
-      o.checkpointEvery.empty() ? CheckpointEvery{} : parseCheckpointEvery(o.checkpointEvery);
-  const std::string checkpoint = checkpointPath(o, format);
-  checkWritable(checkpoint, "checkpoint");
-  std::vector<std::string> inputs = o.corpus;
-  if (!o.readVocab.empty()) inputs.push_back(o.readVocab);
-  // The model resumed from is read whole before anything is written, so its own
-  // checkpoint (and --save-model) may replace it; the vectors output may not.
-  cli::refuseOutputOverInput(o.saveModel, "--save-model", inputs);
-  cli::refuseOutputOverInput(checkpoint, "checkpoint", inputs);
-  cli::refuseOutputOverInput(o.saveVocab, "--save-vocab", inputs);
-  // A .posvec output is its own checkpoint: the printed command resumes from it.
-  if (!o.resume.empty() && checkpoint != o.output) inputs.push_back(o.resume);
-  cli::refuseOutputOverInput(o.output, "output", inputs);
-  if (format == VectorFormat::Npy)
-    cli::refuseOutputOverInput(npyVocabularyPath(o.output), "output vocabulary", inputs);
-  // Read before the corpus is counted: a bad file costs nothing.
+  const bool writer = !cluster || cluster->rank() == 0;
+  VectorFormat format{};
+  CheckpointEvery every;
+  std::string checkpoint;
   std::optional<Vocabulary> vocabulary;
-  if (!o.readVocab.empty()) vocabulary = readWord2vecVocabulary(o.readVocab);
+  CorpusSource corpus;
+  auto check = [&] {
+    // Decide the output format before training so a typo costs nothing.
+    // Standard output has no extension: word2vec text, as word2vec.c writes by default.
+    format = !o.format.empty() ? parseVectorFormat(o.format)
+                                : o.output == "-" ? VectorFormat::Word2VecText
+                                                  : formatFromExtension(o.output);
+    if (o.output == "-" && format == VectorFormat::Npy)
+      throw ConfigError(
+          "output: npy cannot stream to standard output (it is two files, FILE.npy "
+          "and FILE.vocab); write a file, or use --format text or bin");
+    if (o.output == "-" && (o.json || o.saveModel == "-"))
+      throw ConfigError(std::string("output '-' and ") + (o.json ? "--json" : "--save-model '-'") +
+                        " would both write to standard output; send one of them to a file");
+    if (o.resume == "-" && std::find(o.corpus.begin(), o.corpus.end(), "-") != o.corpus.end())
+      throw ConfigError("the corpus and --resume cannot both be '-' (standard input)");
+    if (cluster && (!o.checkpointEvery.empty() || !o.readVocab.empty() || o.dryRun))
+      throw ConfigError(
+          "--checkpoint-every, --read-vocab and --dry-run are for one process, not under mpirun");
+    every = o.checkpointEvery.empty() ? CheckpointEvery{} : parseCheckpointEvery(o.checkpointEvery);
+    checkpoint = checkpointPath(o, format);
+    if (writer) {
+      checkWritable(o.output, "output");
+      if (!o.saveModel.empty()) checkWritable(o.saveModel, "--save-model");
+      if (!o.saveVocab.empty()) checkWritable(o.saveVocab, "--save-vocab");
+      if (!cluster) checkWritable(checkpoint, "checkpoint");
+    }
+    std::vector<std::string> inputs = o.corpus;
+    if (!o.readVocab.empty()) inputs.push_back(o.readVocab);
+    // The model resumed from is read whole before anything is written, so its own
+    // checkpoint (and --save-model) may replace it; the vectors output may not.
+    cli::refuseOutputOverInput(o.saveModel, "--save-model", inputs);
+    cli::refuseOutputOverInput(checkpoint, "checkpoint", inputs);
+    cli::refuseOutputOverInput(o.saveVocab, "--save-vocab", inputs);
+    // A .posvec output is its own checkpoint: the printed command resumes from it.
+    if (!o.resume.empty() && checkpoint != o.output) inputs.push_back(o.resume);
+    cli::refuseOutputOverInput(o.output, "output", inputs);
+    if (format == VectorFormat::Npy)
+      cli::refuseOutputOverInput(npyVocabularyPath(o.output), "output vocabulary", inputs);
+    // Read before the corpus is counted: a bad file costs nothing.
+    if (!o.readVocab.empty()) vocabulary = readWord2vecVocabulary(o.readVocab);
 
-  TokenizerOptions tok;
-  tok.lowercase = !o.keepCase;
-  tok.replaceInvalid = o.replaceInvalid;
-  tok.keepPunctuation = !o.noPunct;
-  tok.locale = o.locale;
-  const CorpusSource corpus = CorpusSource::fromFiles(o.corpus, o.pretokenized, tok, o.recursive);
+    TokenizerOptions tok;
+    tok.lowercase = !o.keepCase;
+    tok.replaceInvalid = o.replaceInvalid;
+    tok.keepPunctuation = !o.noPunct;
+    tok.locale = o.locale;
+    corpus = CorpusSource::fromFiles(o.corpus, o.pretokenized, tok, o.recursive);
+    if (!cluster) return;
+    if (o.resume.empty()) o.config.validate();
+    o.sync.validate();
+    corpus = cluster->share(corpus);
+  };
+  if (!cluster) {
+    check();
+  } else {
+    std::string error;
+    int kind = 1;
+    try {
+      cli::withFlagNames(kFlags, check);
+    } catch (const ConfigError& e) {
+      error = e.what(), kind = 2;
+    } catch (const IoError& e) {
+      error = e.what(), kind = 3;
+    } catch (const FormatError& e) {
+      error = e.what(), kind = 4;
+    } catch (const InputError& e) {
+      error = e.what(), kind = 5;
+    }
+    cluster->agree(error, kind);
+    *together = false;
+  }
 
   if (!o.memoryLimit.empty()) ::setenv("POSVEC_MEMORY_LIMIT", o.memoryLimit.c_str(), 1);
   if (o.dryRun) {
@@ -241,7 +294,7 @@ void run(const Options& o) {
     return;
   }
 
-  const bool quiet = cli::globals().quiet;
+  const bool quiet = cli::globals().quiet || !writer;
   auto progressLine = std::make_shared<cli::ProgressLine>();
   TrainObserver observer;
   if (!quiet) {
@@ -266,12 +319,14 @@ void run(const Options& o) {
     progressLine->finish(buf);
   };
 
-  // Interrupts and checkpoints: the trainer asks at each safe point.
-  cli::InterruptGuard guard;
+  // Interrupts and checkpoints: the trainer asks at each safe point. Under mpirun
+  // the launcher handles signals (it ends every rank), and these stay unset.
+  std::optional<cli::InterruptGuard> guard;
+  if (!cluster) guard.emplace();
   cli::InterruptGuard::setImmediate(true);  // nothing to save while the corpus is counted
   auto lastCheckpoint = std::chrono::steady_clock::now();
   bool epochCheckpointDue = false;
-  observer.interrupt = [&] {
+  if (!cluster) observer.interrupt = [&] {
     cli::InterruptGuard::setImmediate(false);
     if (cli::InterruptGuard::requested()) return Interrupt::Stop;
     if (epochCheckpointDue) return Interrupt::Checkpoint;
@@ -281,7 +336,7 @@ void run(const Options& o) {
       return Interrupt::Checkpoint;
     return Interrupt::None;
   };
-  observer.checkpoint = [&](const ModelState& state) {
+  if (!cluster) observer.checkpoint = [&](const ModelState& state) {
     saveModel(state, checkpoint);
     lastCheckpoint = std::chrono::steady_clock::now();
     epochCheckpointDue = false;
@@ -296,7 +351,7 @@ void run(const Options& o) {
     countEpochs(r);
     if (every.epochs > 0 && r.epoch % every.epochs == 0) epochCheckpointDue = true;
   };
-  if (!o.saveVocab.empty())
+  if (!o.saveVocab.empty() && writer)
     observer.vocabulary = [&](const Vocabulary& v, std::int64_t sentences) {
       saveWord2vecVocabulary(v, sentences, o.saveVocab);
     };
@@ -321,15 +376,19 @@ void run(const Options& o) {
     const int left = epochsLeft(model);
     const int more = o.epochsGiven || left == 0 ? o.config.epochs : left;
     scheduled = model.epochsDone + more;
-    resumeTraining(model, corpus, more, observer);
+    if (cluster)
+      resumeDistributed(*cluster, model, corpus, more, o.sync, observer);
+    else
+      resumeTraining(model, corpus, more, observer);
   } else {
     TrainConfig config = o.config;
     config.loss = o.hs ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
     config.architecture = o.cbow ? Architecture::Cbow : Architecture::SkipGram;
     config.kernel = o.kernel == "batched" ? Kernel::Batched : Kernel::Classic;
     scheduled = config.epochs;
-    model =
-        vocabulary ? train(corpus, config, *vocabulary, observer) : train(corpus, config, observer);
+    model = cluster      ? trainDistributed(*cluster, corpus, config, o.sync, observer)
+            : vocabulary ? train(corpus, config, *vocabulary, observer)
+                         : train(corpus, config, observer);
   }
   cli::InterruptGuard::setImmediate(false);
 
@@ -349,7 +408,9 @@ void run(const Options& o) {
     std::exit(cli::InterruptGuard::exitCode() != 0 ? cli::InterruptGuard::exitCode() : 130);
   }
 
+  if (!writer) return;  // every rank holds the combined model; rank 0 writes it
   nlohmann::json summary;
+  if (cluster) summary["ranks"] = cluster->size();
   summary["words"] = model.words.size();
   summary["dim"] = model.input.cols();
   summary["epochs_done"] = model.epochsDone;
@@ -388,6 +449,60 @@ void run(const Options& o) {
   if (cli::InterruptGuard::requested()) {
     std::fflush(stdout);
     std::exit(cli::InterruptGuard::exitCode());
+  }
+}
+
+// Everything but the thread count must match on every rank (threads may differ
+// between machines).
+std::string optionLines(const Options& o) {
+  std::ostringstream s;
+  for (const auto& c : o.corpus) s << "corpus=" << c << "\n";
+  s << "output=" << o.output << "\nformat=" << o.format << "\nresume=" << o.resume
+    << "\nsave-model=" << o.saveModel << "\npretokenized=" << o.pretokenized << "\nhs=" << o.hs
+    << "\ncbow=" << o.cbow << "\njson=" << o.json << "\nkeep-case=" << o.keepCase
+    << "\nno-punct=" << o.noPunct << "\nlocale=" << o.locale << "\nrecursive=" << o.recursive
+    << "\nreplace-invalid=" << o.replaceInvalid << "\nsave-vocab=" << o.saveVocab
+    << "\nkernel=" << o.kernel << "\nsync-words=" << o.sync.syncWords
+    << "\nsync-rows=" << o.sync.syncRows << "\nsync-combine=" << o.syncCombine << "\n";
+  std::istringstream config(o.config.serialize());
+  for (std::string line; std::getline(config, line);)
+    if (line.rfind("threads=", 0) != 0) s << line << "\n";
+  return s.str();
+}
+
+int exitCodeOf(const std::exception& e) {
+  if (dynamic_cast<const ConfigError*>(&e)) return static_cast<int>(ExitCode::Usage);
+  if (dynamic_cast<const IoError*>(&e)) return static_cast<int>(ExitCode::Io);
+  if (dynamic_cast<const FormatError*>(&e)) return static_cast<int>(ExitCode::Format);
+  if (dynamic_cast<const InputError*>(&e)) return static_cast<int>(ExitCode::Input);
+  return static_cast<int>(ExitCode::Failure);
+}
+
+// Under mpirun. Errors every rank met together (different options, a missing
+// file, an unwritable output) are reported once, by rank 0, and every rank ends
+// normally; an error of one rank during training is printed by that rank with
+// its number and ends the whole job (the others may wait in a collective).
+void runOnCluster(Options o) {
+  o.sync.combine =
+      o.syncCombine == "average" ? SyncOptions::Combine::Average : SyncOptions::Combine::SumChanges;
+  std::optional<Cluster> cluster;
+  cluster.emplace();
+  bool together = true;
+  try {
+    cluster->requireSameOptions(optionLines(o));
+    run(o, &*cluster, &together);
+  } catch (const std::exception& e) {
+    if (!together) {
+      std::fprintf(stderr, "posvec: error: %s\n", cluster->tag(e.what()).c_str());
+      std::fflush(stderr);
+      cluster->abort(exitCodeOf(e));
+    }
+    // Rank 0 reports and sets the job's exit code; the others end quietly and
+    // successfully, so mpirun does not cut rank 0 short for their exit status.
+    if (cluster->rank() == 0) throw;
+    cluster.reset();
+    std::fflush(nullptr);
+    std::_Exit(0);
   }
 }
 
@@ -476,20 +591,28 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
   sub->add_option("--memory-limit", opts->memoryLimit,
                   "Memory training may use, e.g. 8G (default: the physical memory; training "
                   "that would need more is refused before it starts)");
+  sub->add_option("--sync-words", opts->sync.syncWords,
+                  "Under mpirun: words each rank trains between two synchronisations of the "
+                  "most frequent rows (all rows are combined after every epoch)")
+      ->capture_default_str();
+  sub->add_option("--sync-rows", opts->sync.syncRows,
+                  "Under mpirun: how many of the most frequent words' rows those "
+                  "synchronisations cover (0: all)")
+      ->capture_default_str();
+  sub->add_option("--sync-combine", opts->syncCombine,
+                  "Under mpirun: how the ranks' rows are combined: sum (every rank's change since "
+                  "the last synchronisation, as one process would apply them) or average")
+      ->check(CLI::IsMember({"sum", "average"}))
+      ->capture_default_str();
   sub->callback([opts, sub] {
     opts->epochsGiven = sub->get_option("--epochs")->count() > 0;
     opts->alphaGiven = sub->get_option("--alpha")->count() > 0;
-    // TrainConfig::validate's meanings, and resumeTraining's, with their flags.
-    static const cli::FlagNames flags{{"dimension", "--dim"},
-                                      {"window", "--window"},
-                                      {"negative samples", "--negative"},
-                                      {"subsampling threshold", "--sample"},
-                                      {"initial learning rate", "--alpha"},
-                                      {"final learning rate", "--min-alpha"},
-                                      {"epochs", "--epochs"},
-                                      {"minimum count", "--min-count"},
-                                      {"threads", "--threads"}};
-    cli::withFlagNames(flags, [&] { run(*opts); });
+    cli::withFlagNames(kFlags, [&] {
+      if (Cluster::launched())
+        runOnCluster(*opts);
+      else
+        run(*opts);
+    });
   });
 });
 

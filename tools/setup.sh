@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages posvec needs, and nothing when all are there.
-#   tools/setup.sh          build dependencies (with the Python module's)
+#   tools/setup.sh          build dependencies (with the Python module's and Open MPI for
+#                           distributed training)
 #   tools/setup.sh --test   plus what the test suite uses (gensim for format checks, pytest,
 #                           pip/venv for the install test, nbclient/ipykernel for the notebook;
 #                           clang, its sanitizer and libFuzzer runtimes and OpenMP for the
@@ -10,7 +11,7 @@ set -euo pipefail
 
 pkgs=(g++ cmake make pkg-config libeigen3-dev libicu-dev libarchive-dev libcli11-dev nlohmann-json3-dev catch2
       pybind11-dev python3-dev python3-numpy python3-pip python3-venv python3-setuptools
-      python3-wheel python3-tqdm)
+      python3-wheel python3-tqdm libopenmpi-dev openmpi-bin)
 for arg in "$@"; do
   case "$arg" in
     --test) pkgs+=(python3-gensim python3-pytest python3-nbclient python3-ipykernel gzip bzip2 xz-utils zstd

@@ -82,6 +82,9 @@ class VocabularyBuilder {
   std::int64_t tokens() const { return tokens_; }
   int prunings() const { return prunings_; }
 
+  // How many provisional ids were handed out (pruned words keep theirs).
+  std::int32_t provisionalIds() const { return nextId_; }
+
   // Throws InputError when no word reaches minCount (or nothing was added).
   Vocabulary finish(std::int64_t minCount, std::size_t maxVocab,
                     std::vector<WordId>* provisionalToFinal = nullptr);

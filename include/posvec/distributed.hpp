@@ -1,0 +1,102 @@
+// Distributed training: data-parallel word2vec over MPI. Every process (rank)
+// reads its own share of the corpus, the ranks reduce their word counts into the
+// vocabulary a single process would build, and each trains its share with its
+// own threads while the ranks combine their weights by collective operations
+// (Ji et al., "Parallelizing Word2Vec in Shared and Distributed Memory"): the
+// rows of the most frequent words often, every row at the end of each epoch.
+// Without MPI in the build (POSVEC_MPI=OFF), Cluster's constructor throws
+// ConfigError and nothing else changes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "posvec/corpus.hpp"
+#include "posvec/model_state.hpp"
+#include "posvec/train_config.hpp"
+#include "posvec/trainer.hpp"
+
+namespace posvec {
+
+// How often, and how, the ranks combine their weights.
+struct SyncOptions {
+  // Words each rank trains between two synchronisations of the frequent rows.
+  // Every rank synchronises at the same fractions of its own share, so all stay in step.
+  std::int64_t syncWords = 200'000;
+  // Rows combined at those points: the most frequent words (input and, for
+  // negative sampling, output rows; the inner nodes nearest the root for
+  // hierarchical softmax). 0: every row every time.
+  std::int64_t syncRows = 4096;
+  // How the ranks' rows are combined. Every rank starts from the same rows and
+  // trains 1/N of the words; SumChanges adds up every rank's change since the
+  // last synchronisation (all words count, as in one process), Average takes
+  // their mean (each rank's change counts 1/N: a word seen by one rank only
+  // moves N times less than it would in one process).
+  enum class Combine { SumChanges, Average };
+  Combine combine = Combine::SumChanges;
+
+  // ConfigError naming the option by meaning ("words between synchronisations ...").
+  void validate() const;
+};
+
+// One MPI job. Constructed once per process; MPI is initialised by the first
+// Cluster and finalised when it is destroyed (after a failure, abort() ends
+// the whole job instead, because the other ranks may wait in a collective).
+class Cluster {
+ public:
+  // True when this process was started by an MPI launcher (mpirun, srun):
+  // then training is distributed, otherwise the one-process path runs.
+  static bool launched();
+  // True when this build has MPI (POSVEC_MPI).
+  static bool available();
+
+  // Initialises MPI; ConfigError when the build has no MPI.
+  Cluster();
+  ~Cluster();
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  int rank() const;
+  int size() const;
+
+  // Every rank passes a description of its options (key=value lines); a rank
+  // whose lines differ from rank 0's makes every rank throw ConfigError naming
+  // the rank and the first differing line.
+  void requireSameOptions(const std::string& options);
+  // All ranks together: when any rank passes a non-empty `error`, every rank
+  // throws (the first failing rank's message, "rank R of N: ...", of the kind
+  // `kind` gave there: 2 config, 3 io, 4 format, 5 input, 1 other).
+  void agree(const std::string& error, int kind = 1);
+
+  // This rank's share of `corpus`: the files seen as one byte stream, cut into
+  // `size()` ranges of about equal bytes, each cut moved to the next line start
+  // (the tokenizer never carries a sentence across a line break). Ranks in rank
+  // order read the corpus in file order. InputError for stdin or in-memory
+  // corpora (they cannot be shared).
+  CorpusSource share(const CorpusSource& corpus) const;
+
+  // Ends every rank of the job with `exitCode` (after an unrecoverable error).
+  [[noreturn]] void abort(int exitCode) const;
+
+  // Rank-tagged copy of a message, "rank R of N: message".
+  std::string tag(const std::string& message) const;
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// train() across the cluster: vocabulary from reduced counts (identical on all
+// ranks and to a one-process run on the same corpus), the input matrix from
+// config.seed on every rank, training randomness from (seed, rank), the
+// learning rate on the global word count. Every rank returns the same combined
+// model; the observer's progress and epoch reports carry global numbers (give
+// observers to rank 0 only to report once).
+ModelState trainDistributed(Cluster& cluster, const CorpusSource& share, const TrainConfig& config,
+                            const SyncOptions& sync, const TrainObserver& observer = {});
+// resumeTraining() across the cluster; every rank holds the same model.
+void resumeDistributed(Cluster& cluster, ModelState& model, const CorpusSource& share,
+                       int moreEpochs, const SyncOptions& sync, const TrainObserver& observer = {});
+
+}  // namespace posvec

@@ -1,0 +1,630 @@
+#include "posvec/distributed.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <istream>
+#include <memory>
+#include <sstream>
+#include <streambuf>
+#include <string_view>
+#include <thread>
+#include <tuple>
+#include <unordered_map>
+
+#include "ascii_space.hpp"
+#include "distributed.hpp"
+#include "kernels.hpp"
+#include "posvec/error.hpp"
+#include "posvec/tokenizer.hpp"
+
+#if POSVEC_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace posvec {
+
+void SyncOptions::validate() const {
+  if (syncWords < 1000 || syncWords > 1'000'000'000'000LL)
+    throw ConfigError("words between synchronisations must be between 1000 and 10^12 (got " +
+                      std::to_string(syncWords) + ")");
+  if (syncRows < 0)
+    throw ConfigError("rows per synchronisation must be 0 (all) or more (got " +
+                      std::to_string(syncRows) + ")");
+}
+
+bool Cluster::launched() {
+  // Set by Open MPI's mpirun, by MPICH/Hydra and Slurm's srun (PMI, PMIx).
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (const char* s = std::getenv(v); s && *s) return true;
+  return false;
+}
+
+bool Cluster::available() {
+#if POSVEC_HAVE_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string Cluster::tag(const std::string& message) const {
+  return "rank " + std::to_string(rank_) + " of " + std::to_string(size_) + ": " + message;
+}
+
+// ---- the corpus share: byte ranges cut at line starts ------------------------
+
+namespace {
+
+struct Piece {
+  std::string path;
+  std::uint64_t begin = 0, end = 0;
+};
+
+// An istream over bytes [begin, end) of a file, read in large blocks with pread.
+class RangeBuf : public std::streambuf {
+ public:
+  RangeBuf(const std::string& path, std::uint64_t begin, std::uint64_t end)
+      : path_(path), pos_(begin), end_(end), buf_(1 << 20) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
+  }
+  ~RangeBuf() override { ::close(fd_); }
+  RangeBuf(const RangeBuf&) = delete;
+  RangeBuf& operator=(const RangeBuf&) = delete;
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    if (pos_ >= end_) return traits_type::eof();
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buf_.size(), end_ - pos_));
+    ssize_t got;
+    do {
+      got = ::pread(fd_, buf_.data(), want, static_cast<off_t>(pos_));
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) throw IoError("cannot read '" + path_ + "': " + std::strerror(errno));
+    if (got == 0) throw IoError("'" + path_ + "' became shorter while it was read");
+    pos_ += static_cast<std::uint64_t>(got);
+    setg(buf_.data(), buf_.data(), buf_.data() + got);
+    return traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::uint64_t pos_, end_;
+  std::vector<char> buf_;
+};
+
+// The first line start at or after `offset` in the file (its size when none).
+std::uint64_t lineStartFrom(const std::string& path, std::uint64_t offset, std::uint64_t size) {
+  if (offset == 0 || offset >= size) return std::min(offset, size);
+  RangeBuf buf(path, offset - 1, size);
+  std::istream in(&buf);
+  std::uint64_t pos = offset - 1;
+  for (int c; (c = in.get()) != std::char_traits<char>::eof(); ++pos)
+    if (c == '\n') return pos + 1;
+  return size;
+}
+
+std::vector<Piece> piecesOf(const CorpusSource& corpus, int rank, int size) {
+  namespace fs = std::filesystem;
+  const auto& paths = corpus.paths();
+  std::vector<std::uint64_t> start{0};  // of each file in the concatenation
+  for (const auto& p : paths) {
+    if (p == "-")
+      throw InputError("standard input cannot be shared between ranks; give corpus files");
+    std::error_code ec;
+    const auto bytes = fs::file_size(p, ec);
+    if (ec) throw IoError("cannot read corpus file '" + p + "': " + ec.message());
+    start.push_back(start.back() + bytes);
+  }
+  const std::uint64_t total = start.back();
+  auto cut = [&](int r) -> std::uint64_t {
+    if (r <= 0) return 0;
+    if (r >= size) return total;
+    const auto n = static_cast<std::uint64_t>(size), k = static_cast<std::uint64_t>(r);
+    const std::uint64_t target = total / n * k + total % n * k / n;  // total * k / n, no overflow
+    const std::size_t f =
+        static_cast<std::size_t>(std::upper_bound(start.begin(), start.end(), target) -
+                                 start.begin()) -
+        1;
+    if (f >= paths.size()) return total;
+    return start[f] + lineStartFrom(paths[f], target - start[f], start[f + 1] - start[f]);
+  };
+  const std::uint64_t from = cut(rank), to = cut(rank + 1);
+  std::vector<Piece> pieces;
+  for (std::size_t f = 0; f < paths.size(); ++f) {
+    const std::uint64_t b = std::max(from, start[f]), e = std::min(to, start[f + 1]);
+    if (b < e) pieces.push_back({paths[f], b - start[f], e - start[f]});
+  }
+  return pieces;
+}
+
+}  // namespace
+
+CorpusSource Cluster::share(const CorpusSource& corpus) const {
+  if (corpus.paths().empty())
+    throw InputError("a distributed run reads corpus files; sentences in memory cannot be shared");
+  auto pieces = piecesOf(corpus, rank_, size_);
+  return CorpusSource::fromGenerator([pieces = std::move(pieces),
+                                      pretokenized = corpus.pretokenized(),
+                                      options = corpus.tokenizer()](const SentenceSink& sink) {
+    const Tokenizer tokenizer(options);
+    for (const Piece& piece : pieces) {
+      RangeBuf buf(piece.path, piece.begin, piece.end);
+      std::istream in(&buf);
+      if (!pretokenized) {
+        tokenizer.tokenize(in, sink, piece.path);
+        continue;
+      }
+      // As the one-process reader: a line is a sentence, tokens split on ASCII space.
+      std::string line;
+      while (std::getline(in, line)) {
+        Sentence s;
+        std::size_t i = 0;
+        while (i < line.size()) {
+          while (i < line.size() && detail::isAsciiSpace(line[i])) ++i;
+          std::size_t j = i;
+          while (j < line.size() && !detail::isAsciiSpace(line[j])) ++j;
+          if (j > i) s.emplace_back(line, i, j - i);
+          i = j;
+        }
+        if (!s.empty()) sink(std::move(s));
+      }
+    }
+  });
+}
+
+#if POSVEC_HAVE_MPI
+
+// ---- MPI ---------------------------------------------------------------------
+
+namespace {
+
+// MPI counts are ints: large buffers go in pieces.
+constexpr std::size_t kMaxCount = std::size_t{1} << 28;
+
+void sumInPlace(float* data, std::size_t n) {
+  for (std::size_t at = 0; at < n; at += kMaxCount)
+    MPI_Allreduce(MPI_IN_PLACE, data + at, static_cast<int>(std::min(kMaxCount, n - at)), MPI_FLOAT,
+                  MPI_SUM, MPI_COMM_WORLD);
+}
+
+std::int64_t reduceInt(std::int64_t v, MPI_Op op) {
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, op, MPI_COMM_WORLD);
+  return v;
+}
+
+void broadcast(std::string& s, int root) {
+  std::int64_t n = static_cast<std::int64_t>(s.size());
+  MPI_Bcast(&n, 1, MPI_INT64_T, root, MPI_COMM_WORLD);
+  s.resize(static_cast<std::size_t>(n));
+  for (std::size_t at = 0; at < s.size(); at += kMaxCount)
+    MPI_Bcast(s.data() + at, static_cast<int>(std::min(kMaxCount, s.size() - at)), MPI_CHAR, root,
+              MPI_COMM_WORLD);
+}
+
+template <typename T>
+MPI_Datatype mpiType() {
+  if constexpr (std::is_same_v<T, char>) return MPI_CHAR;
+  if constexpr (std::is_same_v<T, std::int32_t>) return MPI_INT32_T;
+  if constexpr (std::is_same_v<T, std::int64_t>) return MPI_INT64_T;
+}
+
+template <typename T>
+void broadcast(std::vector<T>& v, int root) {
+  std::int64_t n = static_cast<std::int64_t>(v.size());
+  MPI_Bcast(&n, 1, MPI_INT64_T, root, MPI_COMM_WORLD);
+  v.resize(static_cast<std::size_t>(n));
+  for (std::size_t at = 0; at < v.size(); at += kMaxCount)
+    MPI_Bcast(v.data() + at, static_cast<int>(std::min(kMaxCount, v.size() - at)), mpiType<T>(),
+              root, MPI_COMM_WORLD);
+}
+
+// Every rank's vector, concatenated in rank order at rank 0 (empty elsewhere).
+template <typename T>
+std::vector<T> gather(const std::vector<T>& mine, int rank, int size,
+                      std::vector<std::int64_t>* offsets = nullptr) {
+  if (mine.size() > static_cast<std::size_t>(INT32_MAX))
+    throw InputError(
+        "this rank counted too many distinct words to send (more than 2^31 bytes); "
+        "use more ranks or --min-count");
+  const int n = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::vector<T> all;
+  if (rank == 0) {
+    std::int64_t total = 0;
+    for (int r = 0; r < size; ++r) {
+      if (total > INT32_MAX)
+        throw InputError("the ranks' word tables exceed 2^31 entries; raise --min-count");
+      displs[static_cast<std::size_t>(r)] = static_cast<int>(total);
+      total += counts[static_cast<std::size_t>(r)];
+    }
+    all.resize(static_cast<std::size_t>(total));
+    if (offsets) {
+      offsets->assign(displs.begin(), displs.end());
+      offsets->push_back(total);
+    }
+  }
+  MPI_Gatherv(mine.data(), n, mpiType<T>(), all.data(), counts.data(), displs.data(), mpiType<T>(),
+              0, MPI_COMM_WORLD);
+  return all;
+}
+
+[[noreturn]] void throwKind(int kind, const std::string& message) {
+  switch (kind) {
+    case 2:
+      throw ConfigError(message);
+    case 3:
+      throw IoError(message);
+    case 4:
+      throw FormatError(message);
+    case 5:
+      throw InputError(message);
+    default:
+      throw Error(message);
+  }
+}
+
+// The vocabulary of all ranks' counts, as one process would count the whole
+// corpus: ties in count are broken by first occurrence, which is the order
+// (rank, provisional id) because rank r's share precedes rank r + 1's.
+Vocabulary mergeVocabulary(const Cluster& cluster, VocabularyBuilder& local, std::int64_t minCount,
+                           std::size_t maxVocab, std::vector<WordId>* provisionalToFinal,
+                           const TrainObserver& observer) {
+  const int rank = cluster.rank(), size = cluster.size();
+  std::vector<std::int32_t> lengths, ids;
+  std::vector<std::int64_t> counts;
+  std::vector<char> bytes;
+  // In first-seen order (provisional ids), which the merge's tie order needs.
+  std::vector<std::tuple<std::int32_t, std::string_view, std::int64_t>> entries;
+  local.forEachInIdOrder(
+      [&](std::string_view w, std::int32_t id, std::int64_t c) { entries.emplace_back(id, w, c); });
+  std::sort(entries.begin(), entries.end());
+  for (const auto& [id, w, c] : entries) {
+    lengths.push_back(static_cast<std::int32_t>(w.size()));
+    counts.push_back(c);
+    bytes.insert(bytes.end(), w.begin(), w.end());
+  }
+  const std::int64_t tokens = reduceInt(local.tokens(), MPI_SUM);
+  const std::int64_t prunings = reduceInt(local.prunings(), MPI_SUM);
+  std::vector<std::int64_t> rankStart;
+  const auto allLengths = gather(lengths, rank, size, &rankStart);
+  const auto allCounts = gather(counts, rank, size);
+  const auto allBytes = gather(bytes, rank, size);
+
+  std::vector<std::string> words;
+  std::vector<std::int64_t> finalCounts;
+  std::string error;
+  std::int64_t distinct = 0;
+  if (rank == 0) {
+    struct Total {
+      std::int64_t count;
+      std::int64_t order;  // first occurrence: rank-major entry index
+    };
+    std::unordered_map<std::string_view, Total> totals;
+    totals.reserve(allLengths.size());
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < allLengths.size(); ++i) {
+      const std::string_view w(allBytes.data() + at, static_cast<std::size_t>(allLengths[i]));
+      at += static_cast<std::size_t>(allLengths[i]);
+      auto [it, fresh] = totals.try_emplace(w, Total{0, static_cast<std::int64_t>(i)});
+      it->second.count += allCounts[i];
+    }
+    distinct = static_cast<std::int64_t>(totals.size());
+    std::vector<std::pair<std::string_view, Total>> kept;
+    std::int64_t best = 0;
+    for (const auto& [w, t] : totals) {
+      best = std::max(best, t.count);
+      if (t.count >= minCount) kept.emplace_back(w, t);
+    }
+    if (tokens == 0) {
+      error = "contains no words";
+    } else if (kept.empty()) {
+      error = "no word occurs at least " + std::to_string(minCount) +
+              " times (the most frequent occurs " + std::to_string(best) +
+              "); lower --min-count or give a larger corpus";
+    }
+    std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
+      return a.second.count != b.second.count ? a.second.count > b.second.count
+                                              : a.second.order < b.second.order;
+    });
+    if (maxVocab > 0 && kept.size() > maxVocab) kept.resize(maxVocab);
+    for (const auto& [w, t] : kept) {
+      words.emplace_back(w);
+      finalCounts.push_back(t.count);
+    }
+  }
+  broadcast(error, 0);
+  if (!error.empty()) throw InputError(error);
+  std::string packed;
+  std::vector<std::int32_t> wordLengths;
+  if (rank == 0) {
+    for (const auto& w : words) {
+      packed += w;
+      wordLengths.push_back(static_cast<std::int32_t>(w.size()));
+    }
+  }
+  broadcast(packed, 0);
+  broadcast(wordLengths, 0);
+  broadcast(finalCounts, 0);
+  if (rank != 0) {
+    words.clear();
+    std::size_t at = 0;
+    for (const std::int32_t n : wordLengths) {
+      words.emplace_back(packed, at, static_cast<std::size_t>(n));
+      at += static_cast<std::size_t>(n);
+    }
+  }
+  Vocabulary vocabulary(std::move(words), std::move(finalCounts));
+  provisionalToFinal->assign(static_cast<std::size_t>(local.provisionalIds()), -1);
+  local.forEachInIdOrder([&](std::string_view w, std::int32_t id, std::int64_t) {
+    (*provisionalToFinal)[static_cast<std::size_t>(id)] = vocabulary.find(w);
+  });
+  if (observer.log) {
+    std::ostringstream s;
+    s << "vocabulary of " << size << " ranks: " << vocabulary.size() << " words kept of "
+      << distinct << " distinct, " << vocabulary.totalCount() << " of " << tokens << " tokens";
+    if (prunings > 0)
+      s << " (rare words were forgotten " << prunings
+        << " times while counting to bound memory; their counts may be low)";
+    observer.log(s.str());
+  }
+  return vocabulary;
+}
+
+// Synchronisation: the frequent rows at evenly spaced points of every rank's
+// share, all rows at the end of the epoch, combined as SyncOptions::combine says.
+class MpiSync final : public detail::EpochSync {
+ public:
+  MpiSync(const Cluster& cluster, const SyncOptions& options, const TrainConfig& config,
+          const TrainObserver& observer)
+      : rank_(cluster.rank()),
+        size_(cluster.size()),
+        options_(options),
+        hs_(config.loss == Loss::HierarchicalSoftmax),
+        observer_(observer),
+        scale_(options.combine == SyncOptions::Combine::Average ? 1.0f / static_cast<float>(size_)
+                                                                : 1.0f) {}
+
+  std::int64_t globalWords(std::int64_t localWords) override {
+    const std::int64_t total = reduceInt(localWords, MPI_SUM);
+    if (total == 0) throw InputError("no rank's share of the corpus holds a vocabulary word");
+    return total;
+  }
+
+  std::uint64_t rankSeed(std::uint64_t seed) const override {
+    return detail::mixSeed(seed, 0xD157000000000000ull + static_cast<std::uint64_t>(rank_));
+  }
+
+  void beginEpoch(ModelState& model, std::int64_t localWords) override {
+    model_ = &model;
+    localWords_ = localWords;
+    // Where the changes are counted from: the model as every rank holds it (the
+    // same start on all, then the result of the last synchronisation).
+    if (baseIn_.rows() != model.input.rows() || baseOut_.rows() != model.output.rows()) {
+      baseIn_ = model.input;
+      baseOut_ = model.output;
+    }
+    const std::int64_t most = reduceInt(localWords, MPI_MAX);
+    // The rank with the largest share trains about syncWords between two points.
+    points_ = most > 0 ? (most + options_.syncWords - 1) / options_.syncWords - 1 : 0;
+    next_ = 1;
+    const auto v = model.input.rows(), outRows = model.output.rows();
+    hotIn_ = options_.syncRows == 0 ? v : std::min<Eigen::Index>(v, options_.syncRows);
+    hotOut_ = options_.syncRows == 0 ? outRows : std::min<Eigen::Index>(outRows, options_.syncRows);
+    const auto floats = static_cast<std::size_t>((hotIn_ + hotOut_) * model.input.cols());
+    sum_.resize(floats);
+    snapshot_.resize(floats);
+    syncs_ = 0;
+  }
+
+  void poll(std::int64_t localDone) override {
+    while (next_ <= points_ && localDone * (points_ + 1) >= next_ * localWords_) {
+      combineFrequentRows();
+      ++next_;
+    }
+  }
+
+  void drain(const std::function<std::int64_t()>& localDone,
+             const std::function<bool()>& failed) override {
+    while (!failed() && localDone() < localWords_) {
+      poll(localDone());
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    if (!failed()) poll(localWords_);
+  }
+
+  void endEpoch(ModelState& model, double& loss, std::int64_t& predictions,
+                std::int64_t& words) override {
+    // Every row: the changes of all ranks since the last synchronisation, combined.
+    for (auto [m, base] :
+         {std::pair{&model.input, &baseIn_}, std::pair{&model.output, &baseOut_}}) {
+      *m -= *base;
+      sumInPlace(m->data(), static_cast<std::size_t>(m->size()));
+      *m = *base + *m * scale_;
+      *base = *m;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    predictions = reduceInt(predictions, MPI_SUM);
+    words = reduceInt(words, MPI_SUM);
+    if (!logged_ && observer_.log) {
+      logged_ = true;
+      const double mb = 1.0 / (1 << 20);
+      const double hot = static_cast<double>(sum_.size()) * sizeof(float) * mb;
+      const double all =
+          static_cast<double>(model.input.size() + model.output.size()) * sizeof(float) * mb;
+      std::ostringstream s;
+      s.precision(3);
+      s << "synchronisation: " << syncs_ << " rounds for the " << hotIn_ << " + " << hotOut_
+        << " most frequent rows (" << hot << " MB each) and one for all rows (" << all
+        << " MB) per epoch: " << static_cast<double>(syncs_) * hot + all
+        << " MB reduced by each rank";
+      observer_.log(s.str());
+    }
+  }
+
+ private:
+  void combineFrequentRows() {
+    const auto d = model_->input.cols();
+    const auto inFloats = static_cast<std::size_t>(hotIn_ * d);
+    const std::size_t outFloats = sum_.size() - inFloats;
+    // HS: the inner nodes nearest the root (created last) are the busiest.
+    const auto outFirst = hs_ ? (model_->output.rows() - hotOut_) * d : 0;
+    float* rows[2] = {model_->input.data(), model_->output.data() + outFirst};
+    float* base[2] = {baseIn_.data(), baseOut_.data() + outFirst};
+    const std::size_t n[2] = {inFloats, outFloats}, at[2] = {0, inFloats};
+    for (int k = 0; k < 2; ++k) {
+      std::memcpy(snapshot_.data() + at[k], rows[k], n[k] * sizeof(float));
+      for (std::size_t i = 0; i < n[k]; ++i) sum_[at[k] + i] = snapshot_[at[k] + i] - base[k][i];
+    }
+    sumInPlace(sum_.data(), sum_.size());
+    // The other threads kept training meanwhile: keep what they added since the snapshot.
+    for (int k = 0; k < 2; ++k) {
+      for (std::size_t i = 0; i < n[k]; ++i) {
+        const float combined = base[k][i] + sum_[at[k] + i] * scale_;
+        rows[k][i] += combined - snapshot_[at[k] + i];
+        base[k][i] = combined;
+      }
+    }
+    ++syncs_;
+  }
+
+  int rank_, size_;
+  SyncOptions options_;
+  bool hs_;
+  const TrainObserver& observer_;
+  ModelState* model_ = nullptr;
+  std::int64_t localWords_ = 0, points_ = 0, next_ = 1, syncs_ = 0;
+  Eigen::Index hotIn_ = 0, hotOut_ = 0;
+  std::vector<float> sum_, snapshot_;
+  MatrixF baseIn_, baseOut_;  // the rows as of the last synchronisation
+  float scale_;               // 1 (sum of changes) or 1 / ranks (average)
+  bool logged_ = false;
+};
+
+// Stopping between epochs is decided together: one rank stopping alone would
+// leave the others waiting in the next epoch's collectives.
+TrainObserver collectiveStop(const TrainObserver& observer) {
+  TrainObserver o = observer;
+  o.stopRequested = [ask = observer.stopRequested] {
+    return reduceInt(ask && ask() ? 1 : 0, MPI_MAX) != 0;
+  };
+  return o;
+}
+
+}  // namespace
+
+Cluster::Cluster() {
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (!initialised) {
+    int provided = 0;
+    // Only the thread that called train() (OpenMP's thread 0) talks to MPI.
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+Cluster::~Cluster() {
+  int finalised = 0;
+  MPI_Finalized(&finalised);
+  if (!finalised) MPI_Finalize();
+}
+
+int Cluster::rank() const { return rank_; }
+int Cluster::size() const { return size_; }
+
+void Cluster::abort(int exitCode) const {
+  MPI_Abort(MPI_COMM_WORLD, exitCode);
+  std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest
+}
+
+void Cluster::agree(const std::string& error, int kind) {
+  const int first = static_cast<int>(reduceInt(error.empty() ? size_ : rank_, MPI_MIN));
+  if (first == size_) return;
+  std::string message = error;
+  broadcast(message, first);
+  MPI_Bcast(&kind, 1, MPI_INT, first, MPI_COMM_WORLD);
+  throwKind(kind,
+            "rank " + std::to_string(first) + " of " + std::to_string(size_) + ": " + message);
+}
+
+void Cluster::requireSameOptions(const std::string& options) {
+  std::string reference = options;
+  broadcast(reference, 0);
+  std::string error;
+  if (reference != options) {
+    std::istringstream a(options), b(reference);
+    std::string mine, theirs;
+    while (std::getline(a, mine) && std::getline(b, theirs) && mine == theirs) {
+    }
+    error = "started with other options than rank 0 ('" + mine + "' where rank 0 has '" + theirs +
+            "'); every rank must run the same command";
+  }
+  agree(error, 2);
+}
+
+ModelState trainDistributed(Cluster& cluster, const CorpusSource& share, const TrainConfig& config,
+                            const SyncOptions& sync, const TrainObserver& observer) {
+  sync.validate();
+  const TrainObserver o = collectiveStop(observer);
+  MpiSync synchronisation(cluster, sync, config, o);
+  detail::TrainHooks hooks;
+  hooks.merge = [&](VocabularyBuilder& local, std::int64_t minCount, std::size_t maxVocab,
+                    std::vector<WordId>* map) {
+    return mergeVocabulary(cluster, local, minCount, maxVocab, map, o);
+  };
+  hooks.sync = &synchronisation;
+  return detail::trainWith(share, config, o, hooks);
+}
+
+void resumeDistributed(Cluster& cluster, ModelState& model, const CorpusSource& share,
+                       int moreEpochs, const SyncOptions& sync, const TrainObserver& observer) {
+  sync.validate();
+  const TrainObserver o = collectiveStop(observer);
+  MpiSync synchronisation(cluster, sync, TrainConfig::deserialize(model.config), o);
+  detail::TrainHooks hooks;
+  hooks.sync = &synchronisation;
+  detail::resumeWith(model, share, moreEpochs, o, hooks);
+}
+
+#else  // no MPI in this build
+
+namespace {
+[[noreturn]] void noMpi() {
+  throw ConfigError(
+      "this posvec was built without MPI, so it cannot train under mpirun; install Open MPI "
+      "(tools/setup.sh) and rebuild with -DPOSVEC_MPI=ON");
+}
+}  // namespace
+
+Cluster::Cluster() { noMpi(); }
+Cluster::~Cluster() = default;
+int Cluster::rank() const { return rank_; }
+int Cluster::size() const { return size_; }
+void Cluster::abort(int) const { std::abort(); }
+void Cluster::agree(const std::string&, int) { noMpi(); }
+void Cluster::requireSameOptions(const std::string&) { noMpi(); }
+ModelState trainDistributed(Cluster&, const CorpusSource&, const TrainConfig&, const SyncOptions&,
+                            const TrainObserver&) {
+  noMpi();
+}
+void resumeDistributed(Cluster&, ModelState&, const CorpusSource&, int, const SyncOptions&,
+                       const TrainObserver&) {
+  noMpi();
+}
+
+#endif
+
+}  // namespace posvec

@@ -1,0 +1,318 @@
+// Distributed training (src/distributed.cpp) through the CLI under mpirun, two
+// or three ranks on this machine. Skips when the build has no MPI or mpirun is
+// missing.
+#include "posvec/distributed.hpp"
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <regex>
+
+#include "posvec/embeddings.hpp"
+#include "posvec/error.hpp"
+#include "posvec/formats.hpp"
+#include "test_util.hpp"
+
+using namespace posvec;
+using namespace posvec::test;
+
+namespace {
+
+std::string mpirunPath() {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  std::size_t at = 0;
+  while (at <= dirs.size()) {
+    const std::size_t end = std::min(dirs.find(':', at), dirs.size());
+    const fs::path p = fs::path(dirs.substr(at, end - at)) / "mpirun";
+    if (::access(p.c_str(), X_OK) == 0) return p.string();
+    at = end + 1;
+  }
+  return {};
+}
+
+// Why the distributed tests cannot run here, or empty.
+std::string cannotRun() {
+  if (!POSVEC_TEST_MPI) return "this build has no MPI (POSVEC_MPI=OFF)";
+  if (mpirunPath().empty()) return "mpirun is not installed (tools/setup.sh installs Open MPI)";
+  return {};
+}
+
+// The flags the tests need on a shared machine where they run as root; users
+// run plain `mpirun -np N`. `apps` is one or more "-np K posvec-args" blocks
+// joined by " : " (MPMD), with POSVEC for the CLI path. The timeout turns a
+// hang into a failure.
+RunResult mpirun(const std::string& apps) {
+  TempDir tmp;
+  std::string expanded = apps;
+  for (std::size_t at; (at = expanded.find("POSVEC")) != std::string::npos;)
+    expanded.replace(at, 6, quote(POSVEC_CLI));
+  const std::string outFile = tmp.file("out"), errFile = tmp.file("err");
+  const std::string cmd = "timeout 120 " + quote(mpirunPath()) +
+                          " --allow-run-as-root --oversubscribe " + expanded + " >" +
+                          quote(outFile) + " 2>" + quote(errFile) + " </dev/null";
+  const int raw = std::system(cmd.c_str());
+  RunResult r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  r.out = readText(outFile);
+  r.err = readText(errFile);
+  return r;
+}
+
+constexpr int kClasses = 6, kPerClass = 12;
+
+// Planted structure, one sentence a line: each sentence talks about one class
+// (its words share contexts), sprinkled with function words every class uses.
+void writePlanted(const std::string& path, unsigned seed, int sentences) {
+  std::mt19937 gen(seed);
+  const std::vector<std::string> function{"the", "a", "of", "and"};
+  std::ofstream out(path);
+  for (int s = 0; s < sentences; ++s) {
+    const int cls = static_cast<int>(gen() % kClasses);
+    const int len = 6 + static_cast<int>(gen() % 8);
+    for (int t = 0; t < len; ++t) {
+      if (t) out << ' ';
+      if (gen() % 5 == 0)
+        out << function[gen() % function.size()];
+      else
+        out << 'c' << cls << 'w' << gen() % kPerClass;
+    }
+    out << '\n';
+  }
+}
+
+// Fraction of class words whose nearest neighbour is in the same class.
+double plantedAccuracy(const Embeddings& e) {
+  int good = 0, total = 0;
+  for (int c = 0; c < kClasses; ++c) {
+    for (int i = 0; i < kPerClass; ++i) {
+      const std::string w = "c" + std::to_string(c) + "w" + std::to_string(i);
+      const auto nn = e.nearest(w, 1);
+      REQUIRE(nn.size() == 1);
+      ++total;
+      good += nn[0].word.rfind("c" + std::to_string(c) + "w", 0) == 0;
+    }
+  }
+  return static_cast<double>(good) / total;
+}
+
+#define REQUIRE_MPI()                                                        \
+  do {                                                                       \
+    if (const std::string why = cannotRun(); !why.empty()) POSVEC_SKIP(why); \
+  } while (0)
+
+}  // namespace
+
+TEST_CASE("distributed training on 2 ranks recovers the planted classes as one process does",
+          "[distributed]") {
+  REQUIRE_MPI();
+  TempDir dir;
+  const std::string corpus = dir.file("planted.txt");
+  writePlanted(corpus, 1, 3000);
+  const std::string common = " train " + quote(corpus) +
+                             " --pretokenized --dim 24 --min-count 1 --sample 0 --threads 1 "
+                             "--seed 7 --epochs 5 --json";
+  const RunResult one = runCli(common + " -o " + quote(dir.file("one.txt")));
+  REQUIRE(one.status == 0);
+  // 1000 words between synchronisations: about 14 in each rank's share of 14k words.
+  const RunResult two =
+      mpirun("-np 2 POSVEC" + common + " --sync-words 1000 -o " + quote(dir.file("two.txt")));
+  INFO(two.err);
+  REQUIRE(two.status == 0);
+  const auto summary = nlohmann::json::parse(two.out);
+  CHECK(summary["ranks"] == 2);
+  CHECK(summary["epochs_done"] == 5);
+  // Progress and summaries come once, from rank 0.
+  const std::regex syncs("synchronisation: ([0-9]+) rounds");
+  std::smatch m;
+  REQUIRE(std::regex_search(two.err, m, syncs));
+  CHECK(std::stoi(m[1]) >= 10);
+  CHECK(two.err.find("synchronisation:", static_cast<std::size_t>(m.position(0)) + 1) ==
+        std::string::npos);
+  CHECK(std::count(two.out.begin(), two.out.end(), '{') == 1);
+
+  const Embeddings a = loadVectors(dir.file("one.txt"));
+  const Embeddings b = loadVectors(dir.file("two.txt"));
+  CHECK(a.words() == b.words());
+  const double accOne = plantedAccuracy(a), accTwo = plantedAccuracy(b);
+  CHECK(accOne >= 0.9);
+  CHECK(accTwo >= 0.9);
+  // Each rank trains half the words per epoch, and combining must not lose them:
+  // the last epoch's loss lands near the one-process loss, far below the untrained
+  // (1 + negative) log 2.
+  const double lossOne = nlohmann::json::parse(one.out)["epoch_losses"].back();
+  const double lossTwo = summary["epoch_losses"].back();
+  CHECK(lossTwo < 6 * std::log(2.0) / 2);
+  CHECK(lossTwo < lossOne * 1.15);
+}
+
+TEST_CASE("distributed vocabulary is the one-process vocabulary in order and counts",
+          "[distributed]") {
+  REQUIRE_MPI();
+  TempDir dir;
+  // Raw text through the tokenizer, two files cut by three ranks (cuts inside
+  // files); min-count 1 keeps the many ties in count, whose order is first occurrence.
+  const std::string text = readText(sourcePath("corpus/posvec-corpus.txt"));
+  const std::size_t half = text.find('\n', text.size() / 3) + 1;
+  writeText(dir.file("a.txt"), text.substr(0, half));
+  writeText(dir.file("b.txt"), text.substr(half));
+  const std::string common = " -q train " + quote(dir.file("a.txt")) + " " +
+                             quote(dir.file("b.txt")) +
+                             " --dim 8 --epochs 1 --min-count 1 --threads 1 -o ";
+  REQUIRE(runCli(common + quote(dir.file("one.posvec"))).status == 0);
+  const RunResult three = mpirun("-np 3 POSVEC" + common + quote(dir.file("three.posvec")));
+  INFO(three.err);
+  REQUIRE(three.status == 0);
+  const ModelState one = loadModel(dir.file("one.posvec"));
+  const ModelState dist = loadModel(dir.file("three.posvec"));
+  CHECK(one.words.size() > 500);
+  CHECK(dist.words == one.words);
+  CHECK(dist.counts == one.counts);
+}
+
+TEST_CASE("distributed counts match counts computed by the test", "[distributed]") {
+  REQUIRE_MPI();
+  TempDir dir;
+  // Pre-tokenized lines: the expected vocabulary is counted here, with ties in
+  // first-occurrence order, and min-count 3 applied.
+  std::mt19937 gen(11);
+  std::ostringstream text;
+  std::map<std::string, std::pair<std::int64_t, int>> counted;  // count, first position
+  int position = 0;
+  for (int line = 0; line < 4000; ++line) {
+    const int len = 1 + static_cast<int>(gen() % 9);
+    for (int t = 0; t < len; ++t) {
+      // Zipf-like: small ids often, many ties among the rare ones.
+      const unsigned id = static_cast<unsigned>(gen() % 40) * static_cast<unsigned>(gen() % 40) / 8;
+      const std::string w = "w" + std::to_string(id);
+      text << (t ? "\t" : "") << w;
+      auto [it, fresh] = counted.try_emplace(w, 0, position++);
+      ++it->second.first;
+    }
+    text << "\n";
+  }
+  writeText(dir.file("c.txt"), text.str());
+  std::vector<std::tuple<std::int64_t, int, std::string>> expected;
+  for (const auto& [w, cp] : counted)
+    if (cp.first >= 3) expected.emplace_back(-cp.first, cp.second, w);
+  std::sort(expected.begin(), expected.end());
+  const RunResult two = mpirun("-np 2 POSVEC -q train " + quote(dir.file("c.txt")) +
+                               " --pretokenized --dim 4 --epochs 1 --min-count 3 --threads 1 -o " +
+                               quote(dir.file("c.posvec")));
+  INFO(two.err);
+  REQUIRE(two.status == 0);
+  const ModelState m = loadModel(dir.file("c.posvec"));
+  REQUIRE(m.words.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CHECK(m.words[i] == std::get<2>(expected[i]));
+    CHECK(m.counts[i] == -std::get<0>(expected[i]));
+  }
+}
+
+TEST_CASE("distributed ranks started with different options are refused", "[distributed]") {
+  REQUIRE_MPI();
+  TempDir dir;
+  writePlanted(dir.file("p.txt"), 2, 200);
+  const std::string args = " -q train " + quote(dir.file("p.txt")) +
+                           " --pretokenized --min-count 1 --epochs 1 -o " +
+                           quote(dir.file("out.txt"));
+  const RunResult r =
+      mpirun("-np 1 POSVEC" + args + " --dim 8 : -np 1 POSVEC" + args + " --dim 12");
+  INFO(r.err);
+  CHECK(r.status == static_cast<int>(ExitCode::Usage));
+  CHECK(r.err.find("posvec: error: rank 1 of 2: started with other options than rank 0 "
+                   "('dim=12' where rank 0 has 'dim=8')") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir.file("out.txt")));
+  // The thread count may differ (machines differ): that run trains.
+  const RunResult threads = mpirun("-np 1 POSVEC" + args + " --dim 8 --threads 1 : -np 1 POSVEC" +
+                                   args + " --dim 8 --threads 2");
+  INFO(threads.err);
+  CHECK(threads.status == 0);
+  CHECK(fs::exists(dir.file("out.txt")));
+}
+
+TEST_CASE("a failing distributed rank ends the job with an error naming it", "[distributed]") {
+  REQUIRE_MPI();
+  TempDir dir;
+  writePlanted(dir.file("good.txt"), 3, 400);
+  // Rank 1 reads the second file, whose second line is not UTF-8.
+  writeText(dir.file("bad.txt"),
+            "fine words here\nbroken \xff\xfe bytes\n" + readText(dir.file("good.txt")));
+  const RunResult r = mpirun("-np 2 POSVEC -q train " + quote(dir.file("good.txt")) + " " +
+                             quote(dir.file("bad.txt")) + " --min-count 1 --dim 8 -o " +
+                             quote(dir.file("out.txt")));
+  INFO(r.err);
+  CHECK(r.status == static_cast<int>(ExitCode::Input));
+  CHECK(r.err.find("posvec: error: rank 1 of 2: ") != std::string::npos);
+  CHECK(r.err.find("invalid UTF-8") != std::string::npos);
+  CHECK(r.err.find("rank 0 of 2") == std::string::npos);
+  CHECK_FALSE(fs::exists(dir.file("out.txt")));
+
+  // Missing for every rank: one error line from rank 0, the file named.
+  const RunResult missing = mpirun("-np 2 POSVEC -q train " + quote(dir.file("none.txt")) + " -o " +
+                                   quote(dir.file("out.txt")));
+  CHECK(missing.status == static_cast<int>(ExitCode::Io));
+  CHECK(missing.err.find("none.txt") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir.file("out.txt")));
+}
+
+TEST_CASE("a killed distributed rank ends the job without output", "[distributed]") {
+  REQUIRE_MPI();
+  TempDir dir;
+  writePlanted(dir.file("p.txt"), 4, 3000);
+  const std::string args = " -q train " + quote(dir.file("p.txt")) +
+                           " --pretokenized --min-count 1 --dim 24 --epochs 1000 --threads 1 -o " +
+                           quote(dir.file("out.txt"));
+  // Rank 1 is killed (SIGKILL) a second into training.
+  const RunResult r = mpirun("-np 1 POSVEC" + args + " : -np 1 sh -c " +
+                             quote("(sleep 1; kill -9 $$) & exec " + quote(POSVEC_CLI) + args));
+  INFO(r.err);
+  CHECK(r.status != 0);
+  CHECK(r.status != 124);  // not the timeout: the job ended by itself
+  CHECK(r.err.find("rank 1") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir.file("out.txt")));
+}
+
+TEST_CASE("distributed training resumes a saved model on 2 ranks", "[distributed]") {
+  REQUIRE_MPI();
+  TempDir dir;
+  writePlanted(dir.file("p.txt"), 5, 2000);
+  const std::string corpus = " -q train " + quote(dir.file("p.txt")) + " --pretokenized --json";
+  const RunResult first =
+      mpirun("-np 2 POSVEC" + corpus + " --min-count 1 --dim 16 --epochs 2 --seed 3 -o " +
+             quote(dir.file("m.posvec")));
+  INFO(first.err);
+  REQUIRE(first.status == 0);
+  const RunResult more =
+      mpirun("-np 2 POSVEC" + corpus + " --resume " + quote(dir.file("m.posvec")) +
+             " --epochs 2 -o " + quote(dir.file("m2.posvec")));
+  INFO(more.err);
+  REQUIRE(more.status == 0);
+  const ModelState before = loadModel(dir.file("m.posvec"));
+  const ModelState after = loadModel(dir.file("m2.posvec"));
+  CHECK(after.epochsDone == 4);
+  REQUIRE(after.epochLosses.size() == 4);
+  CHECK(
+      std::equal(before.epochLosses.begin(), before.epochLosses.end(), after.epochLosses.begin()));
+  CHECK(after.epochLosses[3] < after.epochLosses[1]);
+  CHECK(after.words == before.words);
+  CHECK(plantedAccuracy(embeddingsOf(after)) >= 0.9);
+}
+
+TEST_CASE("without mpirun the cluster is not launched", "[distributed]") {
+  // The test binary runs alone: training goes the one-process way.
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK"))
+    POSVEC_SKIP("the tests themselves run under an MPI launcher");
+  CHECK_FALSE(Cluster::launched());
+  CHECK(Cluster::available() == static_cast<bool>(POSVEC_TEST_MPI));
+  SyncOptions s;
+  CHECK_NOTHROW(s.validate());
+  s.syncWords = 10;
+  CHECK_THROWS_AS(s.validate(), ConfigError);
+  s.syncWords = 1000;
+  s.syncRows = -1;
+  CHECK_THROWS_AS(s.validate(), ConfigError);
+}
