@@ -10,6 +10,7 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <istream>
 #include <memory>
 #include <sstream>
@@ -21,6 +22,7 @@
 
 #include "ascii_space.hpp"
 #include "distributed.hpp"
+#include "input.hpp"
 #include "kernels.hpp"
 #include "posvec/error.hpp"
 #include "posvec/tokenizer.hpp"
@@ -153,6 +155,22 @@ std::vector<Piece> piecesOf(const CorpusSource& corpus, int rank, int size) {
 CorpusSource Cluster::share(const CorpusSource& corpus) const {
   if (corpus.paths().empty())
     throw InputError("a distributed run reads corpus files; sentences in memory cannot be shared");
+  // Shares are byte ranges of the files: standard input and compressed data have none.
+  for (const auto& path : corpus.paths()) {
+    if (path == "-")
+      throw ConfigError(
+          "a distributed run cannot read standard input: every rank reads its own byte range "
+          "of the corpus files; give the corpus as files");
+    unsigned char head[8] = {};
+    std::ifstream probe(path, std::ios::binary);
+    probe.read(reinterpret_cast<char*>(head), sizeof head);
+    const std::string kind =
+        detail::detectCompression(head, static_cast<std::size_t>(probe.gcount()));
+    if (!kind.empty())
+      throw InputError("'" + path + "' is " + kind +
+                       "-compressed: a distributed run splits the corpus files into byte ranges, "
+                       "which compressed data does not allow; decompress it first");
+  }
   auto pieces = piecesOf(corpus, rank_, size_);
   return CorpusSource::fromGenerator([pieces = std::move(pieces),
                                       pretokenized = corpus.pretokenized(),
@@ -165,20 +183,15 @@ CorpusSource Cluster::share(const CorpusSource& corpus) const {
         tokenizer.tokenize(in, sink, piece.path);
         continue;
       }
-      // As the one-process reader: a line is a sentence, tokens split on ASCII space.
-      std::string line;
-      while (std::getline(in, line)) {
-        Sentence s;
-        std::size_t i = 0;
-        while (i < line.size()) {
-          while (i < line.size() && detail::isAsciiSpace(line[i])) ++i;
-          std::size_t j = i;
-          while (j < line.size() && !detail::isAsciiSpace(line[j])) ++j;
-          if (j > i) s.emplace_back(line, i, j - i);
-          i = j;
-        }
-        if (!s.empty()) sink(std::move(s));
-      }
+      // The one-process reader: a line is a sentence, tokens split on ASCII space,
+      // invalid UTF-8 refused (or replaced) as it is read.
+      Sentence s;
+      detail::readPretokenizedStream(
+          in, piece.path, options.replaceInvalid, [&](std::string_view w) { s.emplace_back(w); },
+          [&] {
+            sink(std::move(s));
+            s = Sentence{};
+          });
     }
   });
 }

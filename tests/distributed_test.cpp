@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -315,4 +316,43 @@ TEST_CASE("without mpirun the cluster is not launched", "[distributed]") {
   s.syncWords = 1000;
   s.syncRows = -1;
   CHECK_THROWS_AS(s.validate(), ConfigError);
+}
+
+TEST_CASE("distributed runs refuse compressed corpora and read invalid UTF-8 as one process does",
+          "[distributed]") {
+  REQUIRE_MPI();
+  TempDir dir;
+  writePlanted(dir.file("p.txt"), 2, 200);
+  // gzip's magic bytes, written by hand: the refusal comes from the content, not the name.
+  {
+    std::ofstream gz(dir.file("p.gz"), std::ios::binary);
+    gz << "\x1f\x8b\x08" << std::string(64, '\0');
+  }
+  const RunResult compressed = mpirun("-np 2 POSVEC -q train " + quote(dir.file("p.gz")) +
+                                      " --pretokenized --min-count 1 --epochs 1 -o " +
+                                      quote(dir.file("out.txt")));
+  INFO(compressed.err);
+  CHECK(compressed.status == static_cast<int>(ExitCode::Input));
+  CHECK(compressed.err.find("is gzip-compressed") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir.file("out.txt")));
+
+  // A pre-tokenized share with an invalid byte: refused while counting, as one process
+  // refuses it, and accepted with --replace-invalid.
+  {
+    std::ofstream bad(dir.file("bad.txt"), std::ios::binary);
+    for (int i = 0; i < 50; ++i) bad << "aa bb cc dd\n";
+    bad << "ee \x97 ff\n";
+  }
+  const std::string args = " -q train " + quote(dir.file("bad.txt")) +
+                           " --pretokenized --min-count 1 --epochs 1 --dim 4 -o " +
+                           quote(dir.file("bad.bin"));
+  const RunResult invalid = mpirun("-np 2 POSVEC" + args);
+  INFO(invalid.err);
+  CHECK(invalid.status == static_cast<int>(ExitCode::Input));
+  CHECK(invalid.err.find("\\x97") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir.file("bad.bin")));
+  const RunResult replaced = mpirun("-np 2 POSVEC" + args + " --replace-invalid");
+  INFO(replaced.err);
+  CHECK(replaced.status == 0);
+  CHECK(fs::exists(dir.file("bad.bin")));
 }
