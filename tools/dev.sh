@@ -16,7 +16,7 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 # Sanitizer builds: -O1 keeps them quick to build and fast enough to run;
 # line tables are enough for the reports' stacks.
 san_flags=(-DCMAKE_BUILD_TYPE=Debug -DPOSVEC_BUILD_BENCH=OFF)
-fuzz_seconds="${POSVEC_FUZZ_SECONDS:-10}"  # per harness, in the test command
+fuzz_seconds="${POSVEC_FUZZ_SECONDS:-5}"  # per harness, in the test command
 
 do_build() {
   bash tools/setup.sh "$@"
