@@ -15,12 +15,12 @@ build="${POSVEC_BUILD_DIR:-$root/build}"
 jobs="$(nproc 2>/dev/null || echo 2)"
 # Sanitizer builds: -O1 keeps them quick to build and fast enough to run;
 # line tables are enough for the reports' stacks.
-san_flags=(-DCMAKE_BUILD_TYPE=Debug -DPOSVEC_BUILD_BENCH=OFF)
-fuzz_seconds="${POSVEC_FUZZ_SECONDS:-5}"  # per harness, in the test command
+san_flags=(-DCMAKE_BUILD_TYPE=Debug -DPOSVEC_BUILD_BENCH=OFF -DPOSVEC_UNITY=ON)
+fuzz_seconds="${POSVEC_FUZZ_SECONDS:-3}"  # per harness, in the test command
 
 do_build() {
   bash tools/setup.sh "$@"
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPOSVEC_UNITY=ON >/dev/null
   cmake --build "$build" -j "$jobs"
 }
 
