@@ -89,12 +89,8 @@ std::int64_t nextLineStart(int fd, std::int64_t from, std::int64_t size, const s
 // True when the file starts like a gzip, bzip2, xz or zstd stream: byte ranges
 // of a compressed file are not ranges of its text.
 bool looksCompressed(const std::string& path) {
-  unsigned char m[8] = {};
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return true;  // let the one-thread pass report it
-  const ssize_t got = ::pread(fd, m, sizeof m, 0);
-  ::close(fd);
-  return got > 0 && !detectCompression(m, static_cast<std::size_t>(got)).empty();
+  const auto kind = fileCompression(path);
+  return !kind || !kind->empty();  // unreadable: let the one-thread pass report it
 }
 
 // Files the threads can split: pre-tokenized, uncompressed regular files (not

@@ -10,7 +10,6 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <istream>
 #include <memory>
 #include <sstream>
@@ -161,13 +160,9 @@ CorpusSource Cluster::share(const CorpusSource& corpus) const {
       throw ConfigError(
           "a distributed run cannot read standard input: every rank reads its own byte range "
           "of the corpus files; give the corpus as files");
-    unsigned char head[8] = {};
-    std::ifstream probe(path, std::ios::binary);
-    probe.read(reinterpret_cast<char*>(head), sizeof head);
-    const std::string kind =
-        detail::detectCompression(head, static_cast<std::size_t>(probe.gcount()));
-    if (!kind.empty())
-      throw InputError("'" + path + "' is " + kind +
+    const auto kind = detail::fileCompression(path);
+    if (kind && !kind->empty())
+      throw InputError("'" + path + "' is " + *kind +
                        "-compressed: a distributed run splits the corpus files into byte ranges, "
                        "which compressed data does not allow; decompress it first");
   }

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "posvec/error.hpp"
 
@@ -179,6 +180,14 @@ std::string detectCompression(const unsigned char* h, std::size_t n) {
   if (n >= 6 && h[0] == 0xfd && std::memcmp(h + 1, "7zXZ", 4) == 0 && h[5] == 0) return "xz";
   if (n >= 4 && h[0] == 0x28 && h[1] == 0xb5 && h[2] == 0x2f && h[3] == 0xfd) return "zstd";
   return {};
+}
+
+std::optional<std::string> fileCompression(const std::string& path) {
+  std::ifstream probe(path, std::ios::binary);
+  if (!probe) return std::nullopt;
+  unsigned char head[8] = {};
+  probe.read(reinterpret_cast<char*>(head), sizeof head);
+  return detectCompression(head, static_cast<std::size_t>(probe.gcount()));
 }
 
 std::unique_ptr<std::istream> openInput(const std::string& path) {

@@ -7,6 +7,7 @@
 
 #include <istream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ std::string inputName(const std::string& path);
 // The compression recognised from a file's first bytes: "gzip", "bzip2", "xz",
 // "zstd", or "" for none.
 std::string detectCompression(const unsigned char* head, std::size_t size);
+// detectCompression on the first bytes of the file at `path`; nullopt when it
+// cannot be opened (the caller's own open reports why).
+std::optional<std::string> fileCompression(const std::string& path);
 
 // `paths` with every directory replaced by the regular files in it (also in its
 // subdirectories when `recursive`), each directory's files sorted by path. Files

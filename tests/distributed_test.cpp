@@ -47,20 +47,11 @@ std::string cannotRun() {
 // joined by " : " (MPMD), with POSVEC for the CLI path. The timeout turns a
 // hang into a failure.
 RunResult mpirun(const std::string& apps) {
-  TempDir tmp;
   std::string expanded = apps;
   for (std::size_t at; (at = expanded.find("POSVEC")) != std::string::npos;)
     expanded.replace(at, 6, quote(POSVEC_CLI));
-  const std::string outFile = tmp.file("out"), errFile = tmp.file("err");
-  const std::string cmd = "timeout 120 " + quote(mpirunPath()) +
-                          " --allow-run-as-root --oversubscribe " + expanded + " >" +
-                          quote(outFile) + " 2>" + quote(errFile) + " </dev/null";
-  const int raw = std::system(cmd.c_str());
-  RunResult r;
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  r.out = readText(outFile);
-  r.err = readText(errFile);
-  return r;
+  return runShell("timeout 120 " + quote(mpirunPath()) + " --allow-run-as-root --oversubscribe " +
+                  expanded);
 }
 
 constexpr int kClasses = 6, kPerClass = 12;

@@ -59,10 +59,11 @@ struct RunResult {
 
 // Runs the posvec CLI with `args` (already shell-quoted as needed) and captures
 // stdout and stderr.
-inline RunResult runCli(const std::string& args, const std::string& stdinFile = "") {
+// Runs a shell command line, capturing its stdout and stderr.
+inline RunResult runShell(const std::string& command, const std::string& stdinFile = "") {
   TempDir tmp;
   const std::string outFile = tmp.file("out"), errFile = tmp.file("err");
-  std::string cmd = std::string("'") + POSVEC_CLI + "' " + args + " >'" + outFile + "' 2>'" + errFile + "'";
+  std::string cmd = command + " >'" + outFile + "' 2>'" + errFile + "'";
   cmd += stdinFile.empty() ? " </dev/null" : " <'" + stdinFile + "'";
   const int raw = std::system(cmd.c_str());
   RunResult r;
@@ -70,6 +71,10 @@ inline RunResult runCli(const std::string& args, const std::string& stdinFile = 
   r.out = readText(outFile);
   r.err = readText(errFile);
   return r;
+}
+
+inline RunResult runCli(const std::string& args, const std::string& stdinFile = "") {
+  return runShell(std::string("'") + POSVEC_CLI + "' " + args, stdinFile);
 }
 
 inline std::string quote(const std::string& s) {
