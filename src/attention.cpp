@@ -5,6 +5,7 @@
 #include "posvec/attention.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -288,10 +289,17 @@ LookedUp lookUpTokens(const Embeddings& embeddings, const Sentence& tokens, Unkn
     }
     out.unknown.push_back(t);
     switch (unk) {
-      case UnknownWords::Error:
-        throw InputError("unknown word '" + tokens[t] + "' (token " + std::to_string(t + 1) +
+      case UnknownWords::Error: {
+        // Vectors trained without punctuation miss every mark: say how to drop them.
+        const std::string& w = tokens[t];
+        const bool punct = std::none_of(w.begin(), w.end(), [](char ch) {
+          return std::isalnum(static_cast<unsigned char>(ch)) || (ch & 0x80);
+        });
+        throw InputError("unknown word '" + w + "' (token " + std::to_string(t + 1) +
                          ") is not in the vectors; use --unk zero or --unk token to map it to a "
-                         "zero or a shared out-of-vocabulary row");
+                         "zero or a shared out-of-vocabulary row" +
+                         (punct ? ", or --no-punct to drop punctuation" : ""));
+      }
       case UnknownWords::Zero:
         break;
       case UnknownWords::Token:

@@ -536,6 +536,10 @@ TEST_CASE("attention: unknown words are an error, a zero row or the mean row", "
   v << 1, 2, 3, 4, 5, 9;
   const Embeddings emb({"a", "b", "c"}, v);
   CHECK_THROWS_WITH(lookUpTokens(emb, {"a", "zebra"}), Catch::Contains("unknown word 'zebra'"));
+  // Only a token without letters or digits gets the hint to drop punctuation.
+  CHECK_THROWS_WITH(lookUpTokens(emb, {"a", "zebra"}), !Catch::Contains("--no-punct"));
+  CHECK_THROWS_WITH(lookUpTokens(emb, {"a", "--"}), Catch::Contains("or --no-punct"));
+  CHECK_THROWS_WITH(lookUpTokens(emb, {"a", "\xc3\xa9"}), !Catch::Contains("--no-punct"));
   const LookedUp z = lookUpTokens(emb, {"a", "zebra"}, UnknownWords::Zero);
   CHECK(z.rows.row(1).norm() == 0.0f);
   CHECK(z.tokens[1] == "zebra");

@@ -516,6 +516,30 @@ TEST_CASE("posvec encode: rows are scaled vectors plus PE[start + t]", "[positio
     REQUIRE(zr.size() == 3);
     CHECK(zr[1][0] == Approx(std::sin(1.0)).epsilon(1e-15));
     CHECK(zr[1][1] == Approx(std::cos(1.0)).epsilon(1e-15));
+    // The message is attend's (one lookup in the library), prefixed with the sentence.
+    const auto a = runCli("attend " + quote(vec) + " -s 'the brown cat'");
+    CHECK(a.status == 5);
+    CHECK(u.err == a.err);
+    CHECK(u.err.find("sentence 1: unknown word 'brown' (token 2)") != std::string::npos);
+  }
+  SECTION("--unk token: the mean of all vectors, shown as <unk>") {
+    const auto t = runCli("encode " + quote(vec) +
+                          " -s 'the brown cat' --unk token --scale none --base 100 --precision "
+                          "double --json");
+    INFO(t.err);
+    REQUIRE(t.status == 0);
+    const auto doc = nlohmann::json::parse(t.out);
+    CHECK(doc["sequences"][0]["tokens"] == nlohmann::json({"the", "<unk>", "cat"}));
+    // Mean of the three rows above, by hand: (1.5, 2, 4, 3) / 3, held as float like every
+    // vector row; PE[1] at frequencies 1 and 0.1.
+    const double mean[4] = {0.5, static_cast<float>(2.0 / 3), static_cast<float>(4.0 / 3), 1.0};
+    const double pe[4] = {std::sin(1.0), std::cos(1.0), std::sin(0.1), std::cos(0.1)};
+    const auto& row = doc["sequences"][0]["rows"][1];
+    REQUIRE(row.size() == 4);
+    for (int c = 0; c < 4; ++c) CHECK(row[c].get<double>() == Approx(mean[c] + pe[c]).epsilon(1e-12));
+    // The known words around it are untouched: "cat" + PE[2].
+    CHECK(doc["sequences"][0]["rows"][2][2].get<double>() ==
+          Approx(1 + std::sin(0.2)).epsilon(1e-12));
   }
 }
 

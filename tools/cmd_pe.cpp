@@ -1,9 +1,7 @@
 // Subcommands `pe` (write the sinusoidal position-encoding matrix) and `encode`
 // (a sentence's embedding rows × scale + PE[start + t]), with the tsv / json /
 // npy writers they share.
-#include <algorithm>
 #include <bit>
-#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -16,6 +14,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "posvec/attention.hpp"
 #include "posvec/embeddings.hpp"
 #include "posvec/error.hpp"
 #include "posvec/formats.hpp"
@@ -296,49 +295,33 @@ struct EncodeOptions {
   bool json = false;
 };
 
-struct Sequence {
-  std::vector<std::string> tokens;
-  MatrixF rows;
-};
+// One sequence: the library's lookup (tokens as shown, "<unk>" for --unk token) and its rows.
+using Sequence = LookedUp;
 
-std::vector<Sequence> lookUp(const EncodeOptions& o, const Embeddings& emb) {
+std::vector<Sequence> lookUp(const EncodeOptions& o, const Embeddings& emb, UnknownWords unk) {
   std::vector<std::string> texts = cli::sentencesOf(o.sentences, o.input);
   if (texts.empty())
     throw ConfigError(
         "nothing to encode: give --sentence TEXT or --input FILE (one sentence a line)");
-  if (o.unk != "error" && o.unk != "zero")
-    throw ConfigError("unknown --unk '" + o.unk + "' (choose error or zero)");
 
   TokenizerOptions to;
   to.lowercase = !o.keepCase;
   to.keepPunctuation = !o.noPunctuation;
   const Tokenizer tokenizer(to);
-  const auto d = static_cast<Eigen::Index>(emb.dim());
   std::vector<Sequence> out;
   for (std::size_t s = 0; s < texts.size(); ++s) {
-    Sequence seq;
+    Sentence tokens;
     // The text may hold several sentences for ICU: one sequence of all their tokens.
     for (Sentence& sentence : tokenizer.tokenize(texts[s]))
-      for (std::string& t : sentence) seq.tokens.push_back(std::move(t));
-    if (seq.tokens.empty())
+      for (std::string& t : sentence) tokens.push_back(std::move(t));
+    if (tokens.empty())
       throw InputError("sentence " + std::to_string(s + 1) + " has no tokens to encode");
-    seq.rows = MatrixF::Zero(static_cast<Eigen::Index>(seq.tokens.size()), d);
-    for (std::size_t t = 0; t < seq.tokens.size(); ++t) {
-      const auto id = emb.find(seq.tokens[t]);
-      if (id) {
-        seq.rows.row(static_cast<Eigen::Index>(t)) = emb.vectors().row(*id);
-      } else if (o.unk == "error") {
-        const std::string& w = seq.tokens[t];
-        const bool punct = std::none_of(w.begin(), w.end(), [](char ch) {
-          return std::isalnum(static_cast<unsigned char>(ch)) || (ch & 0x80);
-        });
-        throw InputError("unknown word '" + w + "' (sentence " + std::to_string(s + 1) +
-                         ", token " + std::to_string(t + 1) + ") is not in '" + o.vectors +
-                         "'; use --unk zero to encode it as a zero vector" +
-                         (punct ? " or --no-punct to drop punctuation" : ""));
-      }
+    // The same lookup and messages as `posvec attend`, prefixed with the sentence number.
+    try {
+      out.push_back(lookUpTokens(emb, tokens, unk));
+    } catch (const InputError& e) {
+      throw InputError("sentence " + std::to_string(s + 1) + ": " + e.what());
     }
-    out.push_back(std::move(seq));
   }
   return out;
 }
@@ -399,6 +382,7 @@ void writeEncoded(const EncodeOptions& o, OutFormat fmt, const std::vector<Seque
 void runEncode(const EncodeOptions& o) {
   // Validate the cheap options before loading a large vectors file.
   const Scale scale = Scale::parse(o.scale);
+  const UnknownWords unk = parseUnknownWords(o.unk);
   const OutFormat fmt = o.json ? OutFormat::Json : resolveFormat(o.format, o.output);
   const bool dbl = parsePrecision(o.precision);
   refuseOutputOverInput(o.output, "output", {o.vectors, o.input});
@@ -417,7 +401,7 @@ void runEncode(const EncodeOptions& o) {
                       " dimensions; the position encoding needs an even d_model (each sine "
                       "column is paired with a cosine column)");
   const PositionalEncoder enc(po);
-  const std::vector<Sequence> seqs = lookUp(o, emb);
+  const std::vector<Sequence> seqs = lookUp(o, emb, unk);
   std::vector<MatrixF> batch;
   for (const Sequence& s : seqs) batch.push_back(s.rows);
   const std::vector<MatrixD> encoded = enc.encodeBatch(batch, o.start, scale, o.padEncoding);
@@ -444,7 +428,8 @@ Registrar regEncode(41, [](CLI::App& app) {
                   "Embedding scale: sqrt (sqrt(d_model)), none, or a number")
       ->capture_default_str();
   sub->add_option("--unk", opts->unk,
-                  "Unknown words: error, or zero (a zero vector, so the row is just its encoding)")
+                  "Unknown words: error, zero (a zero vector, so the row is just its encoding) or "
+                  "token (the mean vector, shown as <unk>)")
       ->capture_default_str();
   sub->add_option("--base", opts->base, "Frequency base")->capture_default_str();
   sub->add_option("--encoding", opts->encoding,
