@@ -146,6 +146,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
       }
     }
     const int epochThreads = static_cast<int>(progress.shards.size());
+    const std::int64_t wordsBefore = progress.words;  // trained by an earlier run
     if (sync) sync->beginEpoch(model, localWords);
 
     // Trains every shard from where it is until it ends or an interrupt arrives; each
@@ -277,6 +278,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
     report.epoch = epoch + 1;
     report.loss = predictions > 0 ? loss / static_cast<double>(predictions) : 0;
     report.words = words;
+    report.runWords = words - wordsBefore;
     report.seconds = secondsSince(epochStart);
     // Weights can overflow without the loss showing it yet (the last updates of the epoch).
     if (!std::isfinite(report.loss) || !model.input.allFinite() || !model.output.allFinite())

@@ -1,6 +1,7 @@
 #include "posvec/trainer.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <thread>
 
 #include "kernels.hpp"
 #include "posvec/error.hpp"
@@ -631,6 +633,75 @@ TEST_CASE("trainer with two threads stopped inside an epoch finishes it with bot
   for (const auto& s : plantedCorpus(10, 8000)) tokens += static_cast<std::int64_t>(s.size());
   CHECK(words == tokens);
   CHECK(plantedAccuracy(m) >= 0.9);
+}
+
+TEST_CASE("trainer speed of a resumed epoch counts only the words this run trained",
+          "[trainer]") {
+  const std::vector<Sentence> sentences = plantedCorpus(3, 16000);
+  std::int64_t tokens = 0;
+  for (const auto& s : sentences) tokens += static_cast<std::int64_t>(s.size());
+  const auto corpus = CorpusSource::fromSentences(sentences);
+  TrainConfig c = smallConfig();
+  c.dim = 8;
+  c.epochs = 1;
+  // Stopped at the tenth safe point: about 100,000 of the ~150,000 words are done.
+  int asked = 0;
+  TrainObserver stopping;
+  stopping.interrupt = [&] { return ++asked == 10 ? Interrupt::Stop : Interrupt::None; };
+  ModelState m = train(corpus, c, stopping);
+  REQUIRE(m.partial.active());
+  const std::int64_t before = m.partial.words;
+  REQUIRE(before >= 100000);
+  const std::int64_t left = tokens - before;  // what the resumed run trains
+  REQUIRE(left >= 40000);                     // four safe points or more
+
+  // Every safe point of the resumed run sleeps 100 ms: the time spent in those
+  // calls, measured here, is a lower bound on the run's elapsed time at each report.
+  using Clock = std::chrono::steady_clock;
+  double slept = 0;
+  struct Seen {
+    double wordsPerSecond, slept;
+  };
+  std::vector<Seen> seen;
+  std::vector<EpochReport> reports;
+  double sleptAtEnd = 0;
+  TrainObserver watch;
+  watch.interrupt = [&] {
+    const auto t0 = Clock::now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    slept += std::chrono::duration<double>(Clock::now() - t0).count();
+    return Interrupt::None;
+  };
+  watch.progress = [&](const TrainProgress& p) { seen.push_back({p.wordsPerSecond, slept}); };
+  watch.epochEnd = [&](const EpochReport& r) {
+    reports.push_back(r);
+    sleptAtEnd = slept;
+  };
+  resumeTraining(m, corpus, 1, watch);
+  CHECK(m.epochsDone == 1);
+
+  // Reports come at most every 0.25 s of this run: the first at once, then after the sleeps.
+  REQUIRE(seen.size() >= 2);
+  for (const Seen& s : seen) {
+    INFO("words/s " << s.wordsPerSecond << " after " << s.slept << " s asleep");
+    // words/s x (a lower bound on the elapsed time) <= the words this run trained.
+    // Counting the earlier run's words too would make it about 2.5 times that.
+    CHECK(s.wordsPerSecond * s.slept <= static_cast<double>(left));
+  }
+  // The epoch's report: all its words, of which `left` in this run, and the run's time.
+  REQUIRE(reports.size() == 1);
+  CHECK(reports[0].words == tokens);
+  CHECK(reports[0].runWords == left);
+  CHECK(reports[0].seconds >= sleptAtEnd);  // the sleeps so far were inside the epoch
+
+  // A run that was not resumed: every word of each epoch is its own.
+  std::vector<EpochReport> fresh;
+  TrainObserver plain;
+  plain.epochEnd = [&](const EpochReport& r) { fresh.push_back(r); };
+  train(corpus, c, plain);
+  REQUIRE(fresh.size() == 1);
+  CHECK(fresh[0].runWords == tokens);
+  CHECK(fresh[0].words == tokens);
 }
 
 TEST_CASE("trainer refuses to finish an epoch on a different corpus", "[trainer]") {

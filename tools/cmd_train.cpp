@@ -312,10 +312,17 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
   observer.epochEnd = [progressLine, quiet, &epochs](const EpochReport& r) {
     ++epochs;
     if (quiet) return;
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "epoch %d done: loss %.4f, %s words in %.1f s (%s words/s)",
-                  r.epoch, r.loss, humanCount(static_cast<double>(r.words)).c_str(), r.seconds,
-                  humanCount(r.seconds > 0 ? static_cast<double>(r.words) / r.seconds : 0).c_str());
+    // A resumed epoch: the speed is that of the words this run trained.
+    const std::string resumed =
+        r.runWords < r.words
+            ? " (" + humanCount(static_cast<double>(r.runWords)) + " in this run)"
+            : std::string();
+    char buf[240];
+    std::snprintf(buf, sizeof buf, "epoch %d done: loss %.4f, %s words%s in %.1f s (%s words/s)",
+                  r.epoch, r.loss, humanCount(static_cast<double>(r.words)).c_str(),
+                  resumed.c_str(), r.seconds,
+                  humanCount(r.seconds > 0 ? static_cast<double>(r.runWords) / r.seconds : 0)
+                      .c_str());
     progressLine->finish(buf);
   };
 

@@ -29,7 +29,10 @@ struct EpochReport {
   int epoch = 0;
   double loss = 0;         // mean loss of the epoch (summed in double, fixed merge order)
   std::int64_t words = 0;  // corpus words seen (before subsampling)
-  double seconds = 0;
+  // Of them, the words this run trained: fewer than `words` when the epoch was
+  // resumed inside, so runWords / seconds is the speed of this run.
+  std::int64_t runWords = 0;
+  double seconds = 0;  // this run's time on the epoch
 };
 
 // What TrainObserver::interrupt asks for at a safe point inside an epoch.
