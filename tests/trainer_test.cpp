@@ -502,6 +502,47 @@ TEST_CASE("trainer CLI says what is wrong with a negative size and an output ove
   }
 }
 
+TEST_CASE("trainer CLI refuses an output that is a file of a corpus directory",
+          "[trainer][cli]") {
+  namespace fs = std::filesystem;
+  test::TempDir dir;
+  const std::string corpus = writeCorpus(dir, 50);
+  const std::string text = test::readText(corpus);
+  const fs::path books = dir.path() / "books";
+  fs::create_directories(books / "more");
+  test::writeText((books / "a.txt").string(), text);
+  test::writeText((books / "more" / "b.txt").string(), text);
+  const std::string common = " --pretokenized --min-count 1 --dim 4 --epochs 1 --format text ";
+  struct Case {
+    std::string args, input;
+  };
+  // By its own name, by another spelling, as --save-model, and in a subdirectory read
+  // with --recursive: each names a file the corpus directory stands for.
+  const std::string a = (books / "a.txt").string(), b = (books / "more" / "b.txt").string();
+  for (const Case& c :
+       {Case{"-o " + test::quote(a), a},
+        Case{"-o " + test::quote((books / "." / "more" / ".." / "a.txt").string()), a},
+        Case{"-o " + test::quote(dir.file("v.txt")) + " --save-model " + test::quote(a), a},
+        Case{"--recursive -o " + test::quote(b), b}}) {
+    INFO(c.args);
+    const auto r = test::runCli("train " + test::quote(books.string()) + common + c.args);
+    INFO(r.err);
+    CHECK(r.status == 2);
+    CHECK(lineCount(r.err) == 1);
+    CHECK(r.err.find("is the input file '" + c.input + "'") != std::string::npos);
+    CHECK(test::readText(a) == text);
+    CHECK(test::readText(b) == text);
+    CHECK_FALSE(fs::exists(dir.file("v.txt")));
+  }
+  // Without --recursive the subdirectory is not read: writing there is allowed.
+  const auto ok = test::runCli("train " + test::quote(books.string()) + common + "-o " +
+                               test::quote(b));
+  INFO(ok.err);
+  CHECK(ok.status == 0);
+  CHECK(test::readText(b) != text);
+  CHECK(test::readText(a) == text);
+}
+
 TEST_CASE("trainer reads raw text through the tokenizer", "[trainer]") {
   test::TempDir dir;
   std::string text;

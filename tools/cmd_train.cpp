@@ -219,7 +219,9 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
       if (!o.saveVocab.empty()) checkWritable(o.saveVocab, "--save-vocab");
       if (!cluster) checkWritable(checkpoint, "checkpoint");
     }
-    std::vector<std::string> inputs = o.corpus;
+    // A directory stands for the files in it: an output that is one of them is refused too.
+    std::vector<std::string> inputs =
+        CorpusSource::fromFiles(o.corpus, o.pretokenized, {}, o.recursive).paths();
     if (!o.readVocab.empty()) inputs.push_back(o.readVocab);
     // The model resumed from is read whole before anything is written, so its own
     // checkpoint (and --save-model) may replace it; the vectors output may not.
