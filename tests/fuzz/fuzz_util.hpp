@@ -39,17 +39,6 @@ inline void check(bool ok, const std::string& what) {
   if (!ok) fail(what);
 }
 
-// Whether the check for a known, still open defect is switched off: the
-// comma-separated tags in $POSVEC_FUZZ_TOLERATE (the CTest fuzz runs set it from
-// the CMake variable of that name; by hand and in `dev.sh fuzz` every check is on).
-inline bool tolerated(std::string_view tag) {
-  static const std::string list = [] {
-    const char* v = std::getenv("POSVEC_FUZZ_TOLERATE");
-    return "," + std::string(v ? v : "") + ",";
-  }();
-  return list.find("," + std::string(tag) + ",") != std::string::npos;
-}
-
 // Runs f; posvec::Error is a clean refusal (returns false), anything else aborts.
 template <typename F>
 bool refusesCleanly(F&& f) {
@@ -135,8 +124,7 @@ inline std::string writeNpyPair(std::string_view bytes, const std::string& stem 
 // as many rows as words, words non-empty, without whitespace, distinct
 // (Embeddings checks that when it is built), values finite.
 inline void checkLoaded(const Embeddings& e) {
-  // Tag "empty-vocabulary": a file with 0 words loads (with any dimension it names).
-  if (!tolerated("empty-vocabulary")) check(e.size() > 0, "a vector file without words loaded");
+  check(e.size() > 0, "a vector file without words loaded");
   check(e.vectors().rows() == static_cast<Eigen::Index>(e.size()), "one row per word");
   check(e.counts().empty() || e.counts().size() == e.size(), "one count per word");
   for (const std::string& w : e.words()) {
