@@ -39,6 +39,20 @@ void SyncOptions::validate() const {
   if (syncRows < 0)
     throw ConfigError("rows per synchronisation must be 0 (all) or more (got " +
                       std::to_string(syncRows) + ")");
+  if (syncWarmup < 0)
+    throw ConfigError("words of the first warm-up interval must be 0 (no warm-up) or more (got " +
+                      std::to_string(syncWarmup) + ")");
+}
+
+std::vector<std::int64_t> SyncOptions::points(std::int64_t shareWords, bool warmUp) const {
+  std::vector<std::int64_t> at;
+  // A warm-up of syncWords or more is no warm-up.
+  std::int64_t step = warmUp && syncWarmup > 0 ? std::min(syncWarmup, syncWords) : syncWords;
+  for (std::int64_t done = step; done < shareWords; done += step) {
+    at.push_back(done);
+    step = std::min(syncWords, 2 * step);  // 2 * step <= 2 * syncWords: no overflow
+  }
+  return at;
 }
 
 bool Cluster::launched() {
@@ -423,21 +437,25 @@ class MpiSync final : public detail::EpochSync {
       baseIn_ = model.input;
       baseOut_ = model.output;
     }
-    const std::int64_t most = reduceInt(localWords, MPI_MAX);
-    // The rank with the largest share trains about syncWords between two points.
-    points_ = most > 0 ? (most + options_.syncWords - 1) / options_.syncWords - 1 : 0;
-    next_ = 1;
+    // Points in words of the largest share; every rank passes each at the same
+    // fraction of its own share, so all enter the same collectives.
+    most_ = reduceInt(localWords, MPI_MAX);
+    points_ = options_.points(most_, model.epochsDone == 0);
+    next_ = 0;
+    if (model.epochsDone == 0) firstEpochPoints_ = static_cast<std::int64_t>(points_.size());
     const auto v = model.input.rows(), outRows = model.output.rows();
     hotIn_ = options_.syncRows == 0 ? v : std::min<Eigen::Index>(v, options_.syncRows);
     hotOut_ = options_.syncRows == 0 ? outRows : std::min<Eigen::Index>(outRows, options_.syncRows);
     const auto floats = static_cast<std::size_t>((hotIn_ + hotOut_) * model.input.cols());
     sum_.resize(floats);
     snapshot_.resize(floats);
-    syncs_ = 0;
   }
 
   void poll(std::int64_t localDone) override {
-    while (next_ <= points_ && localDone * (points_ + 1) >= next_ * localWords_) {
+    // localDone / localWords_ >= point / most_, in 128 bits (both products can pass 2^63).
+    __extension__ using Wide = __int128;
+    while (next_ < points_.size() &&
+           static_cast<Wide>(localDone) * most_ >= static_cast<Wide>(points_[next_]) * localWords_) {
       combineFrequentRows();
       ++next_;
     }
@@ -471,12 +489,16 @@ class MpiSync final : public detail::EpochSync {
       const double hot = static_cast<double>(sum_.size()) * sizeof(float) * mb;
       const double all =
           static_cast<double>(model.input.size() + model.output.size()) * sizeof(float) * mb;
+      // Per epoch as the later epochs run; the first epoch of a new model adds the warm-up.
+      const auto rounds = static_cast<std::int64_t>(options_.points(most_, false).size());
       std::ostringstream s;
       s.precision(3);
-      s << "synchronisation: " << syncs_ << " rounds for the " << hotIn_ << " + " << hotOut_
+      s << "synchronisation: " << rounds << " rounds for the " << hotIn_ << " + " << hotOut_
         << " most frequent rows (" << hot << " MB each) and one for all rows (" << all
-        << " MB) per epoch: " << static_cast<double>(syncs_) * hot + all
+        << " MB) per epoch: " << static_cast<double>(rounds) * hot + all
         << " MB reduced by each rank";
+      if (firstEpochPoints_ > rounds)
+        s << " (the first epoch's warm-up adds " << firstEpochPoints_ - rounds << " rounds)";
       observer_.log(s.str());
     }
   }
@@ -504,7 +526,6 @@ class MpiSync final : public detail::EpochSync {
         base[k][i] = combined;
       }
     }
-    ++syncs_;
   }
 
   int rank_, size_;
@@ -512,7 +533,9 @@ class MpiSync final : public detail::EpochSync {
   bool hs_;
   const TrainObserver& observer_;
   ModelState* model_ = nullptr;
-  std::int64_t localWords_ = 0, points_ = 0, next_ = 1, syncs_ = 0;
+  std::int64_t localWords_ = 0, most_ = 0, firstEpochPoints_ = -1;
+  std::vector<std::int64_t> points_;  // SyncOptions::points of this epoch
+  std::size_t next_ = 0;              // the next point to pass
   Eigen::Index hotIn_ = 0, hotOut_ = 0;
   std::vector<float> sum_, snapshot_;
   MatrixF baseIn_, baseOut_;  // the rows as of the last synchronisation
