@@ -454,8 +454,8 @@ class MpiSync final : public detail::EpochSync {
   void poll(std::int64_t localDone) override {
     // localDone / localWords_ >= point / most_, in 128 bits (both products can pass 2^63).
     __extension__ using Wide = __int128;
-    while (next_ < points_.size() &&
-           static_cast<Wide>(localDone) * most_ >= static_cast<Wide>(points_[next_]) * localWords_) {
+    while (next_ < points_.size() && static_cast<Wide>(localDone) * most_ >=
+                                         static_cast<Wide>(points_[next_]) * localWords_) {
       combineFrequentRows();
       ++next_;
     }

@@ -150,8 +150,8 @@ TEST_CASE("distributed warm-up rounds are counted from the largest share", "[dis
   writePlanted(corpus, 3, 2000);
   // The two shares as the test cuts them: at the first line start at or after half the bytes.
   const std::string text = readText(corpus);
-  const std::size_t cut = text[text.size() / 2 - 1] == '\n' ? text.size() / 2
-                                                            : text.find('\n', text.size() / 2) + 1;
+  const std::size_t cut =
+      text[text.size() / 2 - 1] == '\n' ? text.size() / 2 : text.find('\n', text.size() / 2) + 1;
   auto wordsIn = [](const std::string& part) {
     std::istringstream in(part);
     std::int64_t n = 0;
@@ -162,7 +162,8 @@ TEST_CASE("distributed warm-up rounds are counted from the largest share", "[dis
   // Points strictly inside the share: every 4000 words later, and from 1000 doubling first.
   std::int64_t later = 0, first = 0;
   for (std::int64_t at = 4000; at < most; at += 4000) ++later;
-  for (std::int64_t at = 0, step = 1000; at + step < most; step = std::min<std::int64_t>(4000, 2 * step)) {
+  for (std::int64_t at = 0, step = 1000; at + step < most;
+       step = std::min<std::int64_t>(4000, 2 * step)) {
     at += step;
     ++first;
   }

@@ -133,7 +133,8 @@ const cli::FlagNames kFlags{{"dimension", "--dim"},
                             {"minimum count", "--min-count"},
                             {"threads", "--threads"},
                             {"words between synchronisations", "--sync-words"},
-                            {"rows per synchronisation", "--sync-rows"}};
+                            {"rows per synchronisation", "--sync-rows"},
+                            {"words of the first warm-up interval", "--sync-warmup"}};
 
 // Fails before hours of training, not after: the directory must exist and be writable.
 void checkWritable(const std::string& path, const std::string& option) {
