@@ -44,14 +44,21 @@ void SyncOptions::validate() const {
                       std::to_string(syncWarmup) + ")");
 }
 
+std::int64_t SyncOptions::firstInterval(bool warmUp) const {
+  // A warm-up of syncWords or more is no warm-up.
+  return warmUp && syncWarmup > 0 ? std::min(syncWarmup, syncWords) : syncWords;
+}
+
+std::int64_t SyncOptions::intervalAfter(std::int64_t interval) const {
+  return std::min(syncWords, 2 * interval);  // interval <= syncWords <= 10^12: no overflow
+}
+
 std::vector<std::int64_t> SyncOptions::points(std::int64_t shareWords, bool warmUp) const {
   std::vector<std::int64_t> at;
-  // A warm-up of syncWords or more is no warm-up.
-  std::int64_t step = warmUp && syncWarmup > 0 ? std::min(syncWarmup, syncWords) : syncWords;
-  for (std::int64_t done = step; done < shareWords; done += step) {
+  if (syncWords < 1) return at;  // not validated: no points rather than no end
+  for (std::int64_t step = firstInterval(warmUp), done = step; done < shareWords;
+       step = intervalAfter(step), done += step)
     at.push_back(done);
-    step = std::min(syncWords, 2 * step);  // 2 * step <= 2 * syncWords: no overflow
-  }
   return at;
 }
 
@@ -439,10 +446,13 @@ class MpiSync final : public detail::EpochSync {
     }
     // Points in words of the largest share; every rank passes each at the same
     // fraction of its own share, so all enter the same collectives.
+    // Passed one by one (SyncOptions::points lists the same), so that a huge share
+    // with short intervals needs no list of them.
     most_ = reduceInt(localWords, MPI_MAX);
-    points_ = options_.points(most_, model.epochsDone == 0);
-    next_ = 0;
-    if (model.epochsDone == 0) firstEpochPoints_ = static_cast<std::int64_t>(points_.size());
+    warmUp_ = model.epochsDone == 0;
+    interval_ = options_.firstInterval(warmUp_);
+    next_ = interval_;
+    passed_ = 0;
     const auto v = model.input.rows(), outRows = model.output.rows();
     hotIn_ = options_.syncRows == 0 ? v : std::min<Eigen::Index>(v, options_.syncRows);
     hotOut_ = options_.syncRows == 0 ? outRows : std::min<Eigen::Index>(outRows, options_.syncRows);
@@ -454,10 +464,12 @@ class MpiSync final : public detail::EpochSync {
   void poll(std::int64_t localDone) override {
     // localDone / localWords_ >= point / most_, in 128 bits (both products can pass 2^63).
     __extension__ using Wide = __int128;
-    while (next_ < points_.size() && static_cast<Wide>(localDone) * most_ >=
-                                         static_cast<Wide>(points_[next_]) * localWords_) {
+    while (next_ < most_ &&
+           static_cast<Wide>(localDone) * most_ >= static_cast<Wide>(next_) * localWords_) {
       combineFrequentRows();
-      ++next_;
+      ++passed_;
+      interval_ = options_.intervalAfter(interval_);
+      next_ += interval_;
     }
   }
 
@@ -489,16 +501,18 @@ class MpiSync final : public detail::EpochSync {
       const double hot = static_cast<double>(sum_.size()) * sizeof(float) * mb;
       const double all =
           static_cast<double>(model.input.size() + model.output.size()) * sizeof(float) * mb;
-      // Per epoch as the later epochs run; the first epoch of a new model adds the warm-up.
-      const auto rounds = static_cast<std::int64_t>(options_.points(most_, false).size());
+      // Per epoch as the later epochs run (the points k * syncWords inside the largest
+      // share); the first epoch of a new model adds the warm-up.
+      const std::int64_t rounds = most_ > 0 ? (most_ - 1) / options_.syncWords : 0;
+      const std::int64_t firstEpochPoints = warmUp_ ? passed_ : rounds;
       std::ostringstream s;
       s.precision(3);
       s << "synchronisation: " << rounds << " rounds for the " << hotIn_ << " + " << hotOut_
         << " most frequent rows (" << hot << " MB each) and one for all rows (" << all
         << " MB) per epoch: " << static_cast<double>(rounds) * hot + all
         << " MB reduced by each rank";
-      if (firstEpochPoints_ > rounds)
-        s << " (the first epoch's warm-up adds " << firstEpochPoints_ - rounds << " rounds)";
+      if (firstEpochPoints > rounds)
+        s << " (the first epoch's warm-up adds " << firstEpochPoints - rounds << " rounds)";
       observer_.log(s.str());
     }
   }
@@ -533,9 +547,10 @@ class MpiSync final : public detail::EpochSync {
   bool hs_;
   const TrainObserver& observer_;
   ModelState* model_ = nullptr;
-  std::int64_t localWords_ = 0, most_ = 0, firstEpochPoints_ = -1;
-  std::vector<std::int64_t> points_;  // SyncOptions::points of this epoch
-  std::size_t next_ = 0;              // the next point to pass
+  std::int64_t localWords_ = 0, most_ = 0;
+  // The next point in words of the largest share, the interval that led to it, points passed.
+  std::int64_t next_ = 0, interval_ = 0, passed_ = 0;
+  bool warmUp_ = false;  // this epoch starts with the warm-up
   Eigen::Index hotIn_ = 0, hotOut_ = 0;
   std::vector<float> sum_, snapshot_;
   MatrixF baseIn_, baseOut_;  // the rows as of the last synchronisation

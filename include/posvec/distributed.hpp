@@ -51,6 +51,9 @@ struct SyncOptions {
   // words done at each point, increasing, each inside (0, shareWords). The
   // epoch's end, where every row is combined, is not among them.
   std::vector<std::int64_t> points(std::int64_t shareWords, bool warmUp) const;
+  // The same rule step by step: the first interval, and the one after `interval`.
+  std::int64_t firstInterval(bool warmUp) const;
+  std::int64_t intervalAfter(std::int64_t interval) const;
 };
 
 // One MPI job. Constructed once per process; MPI is initialised by the first
