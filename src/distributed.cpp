@@ -39,6 +39,27 @@ void SyncOptions::validate() const {
   if (syncRows < 0)
     throw ConfigError("rows per synchronisation must be 0 (all) or more (got " +
                       std::to_string(syncRows) + ")");
+  if (syncWarmup < 0)
+    throw ConfigError("words of the first warm-up interval must be 0 (no warm-up) or more (got " +
+                      std::to_string(syncWarmup) + ")");
+}
+
+std::int64_t SyncOptions::firstInterval(bool warmUp) const {
+  // A warm-up of syncWords or more is no warm-up.
+  return warmUp && syncWarmup > 0 ? std::min(syncWarmup, syncWords) : syncWords;
+}
+
+std::int64_t SyncOptions::intervalAfter(std::int64_t interval) const {
+  return std::min(syncWords, 2 * interval);  // interval <= syncWords <= 10^12: no overflow
+}
+
+std::vector<std::int64_t> SyncOptions::points(std::int64_t shareWords, bool warmUp) const {
+  std::vector<std::int64_t> at;
+  if (syncWords < 1) return at;  // not validated: no points rather than no end
+  for (std::int64_t step = firstInterval(warmUp), done = step; done < shareWords;
+       step = intervalAfter(step), done += step)
+    at.push_back(done);
+  return at;
 }
 
 bool Cluster::launched() {
@@ -423,23 +444,32 @@ class MpiSync final : public detail::EpochSync {
       baseIn_ = model.input;
       baseOut_ = model.output;
     }
-    const std::int64_t most = reduceInt(localWords, MPI_MAX);
-    // The rank with the largest share trains about syncWords between two points.
-    points_ = most > 0 ? (most + options_.syncWords - 1) / options_.syncWords - 1 : 0;
-    next_ = 1;
+    // Points in words of the largest share; every rank passes each at the same
+    // fraction of its own share, so all enter the same collectives.
+    // Passed one by one (SyncOptions::points lists the same), so that a huge share
+    // with short intervals needs no list of them.
+    most_ = reduceInt(localWords, MPI_MAX);
+    warmUp_ = model.epochsDone == 0;
+    interval_ = options_.firstInterval(warmUp_);
+    next_ = interval_;
+    passed_ = 0;
     const auto v = model.input.rows(), outRows = model.output.rows();
     hotIn_ = options_.syncRows == 0 ? v : std::min<Eigen::Index>(v, options_.syncRows);
     hotOut_ = options_.syncRows == 0 ? outRows : std::min<Eigen::Index>(outRows, options_.syncRows);
     const auto floats = static_cast<std::size_t>((hotIn_ + hotOut_) * model.input.cols());
     sum_.resize(floats);
     snapshot_.resize(floats);
-    syncs_ = 0;
   }
 
   void poll(std::int64_t localDone) override {
-    while (next_ <= points_ && localDone * (points_ + 1) >= next_ * localWords_) {
+    // localDone / localWords_ >= point / most_, in 128 bits (both products can pass 2^63).
+    __extension__ using Wide = __int128;
+    while (next_ < most_ &&
+           static_cast<Wide>(localDone) * most_ >= static_cast<Wide>(next_) * localWords_) {
       combineFrequentRows();
-      ++next_;
+      ++passed_;
+      interval_ = options_.intervalAfter(interval_);
+      next_ += interval_;
     }
   }
 
@@ -471,12 +501,18 @@ class MpiSync final : public detail::EpochSync {
       const double hot = static_cast<double>(sum_.size()) * sizeof(float) * mb;
       const double all =
           static_cast<double>(model.input.size() + model.output.size()) * sizeof(float) * mb;
+      // Per epoch as the later epochs run (the points k * syncWords inside the largest
+      // share); the first epoch of a new model adds the warm-up.
+      const std::int64_t rounds = most_ > 0 ? (most_ - 1) / options_.syncWords : 0;
+      const std::int64_t firstEpochPoints = warmUp_ ? passed_ : rounds;
       std::ostringstream s;
       s.precision(3);
-      s << "synchronisation: " << syncs_ << " rounds for the " << hotIn_ << " + " << hotOut_
+      s << "synchronisation: " << rounds << " rounds for the " << hotIn_ << " + " << hotOut_
         << " most frequent rows (" << hot << " MB each) and one for all rows (" << all
-        << " MB) per epoch: " << static_cast<double>(syncs_) * hot + all
+        << " MB) per epoch: " << static_cast<double>(rounds) * hot + all
         << " MB reduced by each rank";
+      if (firstEpochPoints > rounds)
+        s << " (the first epoch's warm-up adds " << firstEpochPoints - rounds << " rounds)";
       observer_.log(s.str());
     }
   }
@@ -504,7 +540,6 @@ class MpiSync final : public detail::EpochSync {
         base[k][i] = combined;
       }
     }
-    ++syncs_;
   }
 
   int rank_, size_;
@@ -512,7 +547,10 @@ class MpiSync final : public detail::EpochSync {
   bool hs_;
   const TrainObserver& observer_;
   ModelState* model_ = nullptr;
-  std::int64_t localWords_ = 0, points_ = 0, next_ = 1, syncs_ = 0;
+  std::int64_t localWords_ = 0, most_ = 0;
+  // The next point in words of the largest share, the interval that led to it, points passed.
+  std::int64_t next_ = 0, interval_ = 0, passed_ = 0;
+  bool warmUp_ = false;  // this epoch starts with the warm-up
   Eigen::Index hotIn_ = 0, hotOut_ = 0;
   std::vector<float> sum_, snapshot_;
   MatrixF baseIn_, baseOut_;  // the rows as of the last synchronisation

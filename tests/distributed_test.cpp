@@ -5,12 +5,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <regex>
+#include <tuple>
 
 #include "posvec/embeddings.hpp"
 #include "posvec/error.hpp"
@@ -139,6 +141,45 @@ TEST_CASE("distributed training on 2 ranks recovers the planted classes as one p
   const double lossTwo = summary["epoch_losses"].back();
   CHECK(lossTwo < 6 * std::log(2.0) / 2);
   CHECK(lossTwo < lossOne * 1.15);
+}
+
+TEST_CASE("distributed warm-up rounds are counted from the largest share", "[distributed]") {
+  REQUIRE_MPI();
+  TempDir dir;
+  const std::string corpus = dir.file("planted.txt");
+  writePlanted(corpus, 3, 2000);
+  // The two shares as the test cuts them: at the first line start at or after half the bytes.
+  const std::string text = readText(corpus);
+  const std::size_t cut =
+      text[text.size() / 2 - 1] == '\n' ? text.size() / 2 : text.find('\n', text.size() / 2) + 1;
+  auto wordsIn = [](const std::string& part) {
+    std::istringstream in(part);
+    std::int64_t n = 0;
+    for (std::string w; in >> w;) ++n;
+    return n;
+  };
+  const std::int64_t most = std::max(wordsIn(text.substr(0, cut)), wordsIn(text.substr(cut)));
+  // Points strictly inside the share: every 4000 words later, and from 1000 doubling first.
+  std::int64_t later = 0, first = 0;
+  for (std::int64_t at = 4000; at < most; at += 4000) ++later;
+  for (std::int64_t at = 0, step = 1000; at + step < most;
+       step = std::min<std::int64_t>(4000, 2 * step)) {
+    at += step;
+    ++first;
+  }
+  REQUIRE(first > later);
+  const RunResult two = mpirun("-np 2 POSVEC train " + quote(corpus) +
+                               " --pretokenized --dim 8 --min-count 1 --sample 0 --threads 1 "
+                               "--epochs 2 --sync-words 4000 --sync-warmup 1000 -o " +
+                               quote(dir.file("w.txt")));
+  INFO(two.err);
+  REQUIRE(two.status == 0);
+  const std::regex line(
+      "synchronisation: ([0-9]+) rounds .* per epoch: .*warm-up adds ([0-9]+) rounds\\)");
+  std::smatch m;
+  REQUIRE(std::regex_search(two.err, m, line));
+  CHECK(std::stoll(m[1]) == later);
+  CHECK(std::stoll(m[2]) == first - later);
 }
 
 TEST_CASE("distributed vocabulary is the one-process vocabulary in order and counts",
@@ -307,6 +348,71 @@ TEST_CASE("without mpirun the cluster is not launched", "[distributed]") {
   s.syncWords = 1000;
   s.syncRows = -1;
   CHECK_THROWS_AS(s.validate(), ConfigError);
+  s.syncRows = 0;
+  s.syncWarmup = -1;
+  CHECK_THROWS_AS(s.validate(), ConfigError);
+  s.syncWarmup = 0;
+  CHECK_NOTHROW(s.validate());
+}
+
+TEST_CASE("synchronisation points by hand, with and without the warm-up", "[distributed]") {
+  SyncOptions s;
+  s.syncWords = 100'000;
+  s.syncWarmup = 5'000;
+  // Later epochs: every 100k words, the epoch's end (250k) not among them.
+  CHECK(s.points(250'000, false) == std::vector<std::int64_t>{100'000, 200'000});
+  CHECK(s.points(200'000, false) == std::vector<std::int64_t>{100'000});
+  CHECK(s.points(100'000, false).empty());
+  CHECK(s.points(0, false).empty());
+  // First epoch: intervals 5k, 10k, 20k, 40k, 80k, then 100k (160k capped).
+  CHECK(s.points(400'000, true) ==
+        std::vector<std::int64_t>{5'000, 15'000, 35'000, 75'000, 155'000, 255'000, 355'000});
+  CHECK(s.points(5'000, true).empty());
+  // No warm-up: 0, or a first interval of syncWords or more.
+  s.syncWarmup = 0;
+  CHECK(s.points(250'000, true) == s.points(250'000, false));
+  s.syncWarmup = 300'000;
+  CHECK(s.points(250'000, true) == s.points(250'000, false));
+}
+
+TEST_CASE("synchronisation points follow the doubling rule up to the largest options",
+          "[distributed]") {
+  // Checked against the rule itself: increasing, inside the share, each interval
+  // twice the last until syncWords, then syncWords, and less than syncWords left.
+  for (const auto& [words, warmup, share] :
+       std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
+           {1'000, 1'000, 123'456},
+           {1'000'000'000'000LL, 1'000, 5'000'000'000'000LL},
+           {1'000'000'000'000LL, 1'000, 1'000'000'000'000LL},
+           {300'000, 7'000, 9'300'000}}) {
+    SyncOptions s;
+    s.syncWords = words;
+    s.syncWarmup = warmup;
+    REQUIRE_NOTHROW(s.validate());
+    const auto p = s.points(share, true);
+    INFO("syncWords " << words << ", warm-up " << warmup << ", share " << share);
+    REQUIRE_FALSE(p.empty());
+    CHECK(p.front() == std::min(warmup, words));
+    std::int64_t last = 0, interval = 0;
+    for (const std::int64_t at : p) {
+      const std::int64_t next = at - last;
+      if (interval > 0) CHECK(next == std::min(words, 2 * interval));
+      CHECK(at < share);
+      interval = next;
+      last = at;
+    }
+    CHECK(share - last <= std::min(words, 2 * interval));
+    // Intervals double from `warmup` while below syncWords: the warm-up has
+    // ceil(log2(words / warmup)) of them.
+    int doublings = 0;
+    for (double w = static_cast<double>(warmup); w < static_cast<double>(words); w *= 2)
+      ++doublings;
+    const auto later = s.points(share, false);
+    CHECK(static_cast<std::int64_t>(later.size()) == (share - 1) / words);
+    if (doublings > 0 && static_cast<std::int64_t>(p.size()) > doublings)
+      CHECK(p[static_cast<std::size_t>(doublings)] - p[static_cast<std::size_t>(doublings) - 1] ==
+            words);
+  }
 }
 
 TEST_CASE("distributed runs refuse compressed corpora and read invalid UTF-8 as one process does",

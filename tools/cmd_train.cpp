@@ -133,7 +133,8 @@ const cli::FlagNames kFlags{{"dimension", "--dim"},
                             {"minimum count", "--min-count"},
                             {"threads", "--threads"},
                             {"words between synchronisations", "--sync-words"},
-                            {"rows per synchronisation", "--sync-rows"}};
+                            {"rows per synchronisation", "--sync-rows"},
+                            {"words of the first warm-up interval", "--sync-warmup"}};
 
 // Fails before hours of training, not after: the directory must exist and be writable.
 void checkWritable(const std::string& path, const std::string& option) {
@@ -472,7 +473,8 @@ std::string optionLines(const Options& o) {
     << "\nno-punct=" << o.noPunct << "\nlocale=" << o.locale << "\nrecursive=" << o.recursive
     << "\nreplace-invalid=" << o.replaceInvalid << "\nsave-vocab=" << o.saveVocab
     << "\nkernel=" << o.kernel << "\nsync-words=" << o.sync.syncWords
-    << "\nsync-rows=" << o.sync.syncRows << "\nsync-combine=" << o.syncCombine << "\n";
+    << "\nsync-rows=" << o.sync.syncRows << "\nsync-warmup=" << o.sync.syncWarmup
+    << "\nsync-combine=" << o.syncCombine << "\n";
   std::istringstream config(o.config.serialize());
   for (std::string line; std::getline(config, line);)
     if (line.rfind("threads=", 0) != 0) s << line << "\n";
@@ -607,6 +609,10 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
   sub->add_option("--sync-rows", opts->sync.syncRows,
                   "Under mpirun: how many of the most frequent words' rows those "
                   "synchronisations cover (0: all)")
+      ->capture_default_str();
+  sub->add_option("--sync-warmup", opts->sync.syncWarmup,
+                  "Under mpirun: words of the first synchronisation interval of a new model's "
+                  "first epoch; each next interval doubles up to --sync-words (0: no warm-up)")
       ->capture_default_str();
   sub->add_option("--sync-combine", opts->syncCombine,
                   "Under mpirun: how the ranks' rows are combined: sum (every rank's change since "

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "posvec/corpus.hpp"
 #include "posvec/model_state.hpp"
@@ -23,7 +24,13 @@ namespace posvec {
 struct SyncOptions {
   // Words each rank trains between two synchronisations of the frequent rows.
   // Every rank synchronises at the same fractions of its own share, so all stay in step.
-  std::int64_t syncWords = 200'000;
+  std::int64_t syncWords = 100'000;
+  // Warm-up: in the first epoch of a new model, the first interval is this many
+  // words and each next one twice the last, up to syncWords. From their common
+  // random start the ranks' rows move fast and in the same directions, so changes
+  // summed after long intervals overshoot; later the rows change slowly. 0 (or
+  // syncWords and more): none.
+  std::int64_t syncWarmup = 5'000;
   // Rows combined at those points: the most frequent words (input and, for
   // negative sampling, output rows; the inner nodes nearest the root for
   // hierarchical softmax). 0: every row every time.
@@ -38,6 +45,15 @@ struct SyncOptions {
 
   // ConfigError naming the option by meaning ("words between synchronisations ...").
   void validate() const;
+
+  // Where the frequent rows are combined in an epoch over `shareWords` words
+  // (the largest rank's share; the others at the same fractions of theirs): the
+  // words done at each point, increasing, each inside (0, shareWords). The
+  // epoch's end, where every row is combined, is not among them.
+  std::vector<std::int64_t> points(std::int64_t shareWords, bool warmUp) const;
+  // The same rule step by step: the first interval, and the one after `interval`.
+  std::int64_t firstInterval(bool warmUp) const;
+  std::int64_t intervalAfter(std::int64_t interval) const;
 };
 
 // One MPI job. Constructed once per process; MPI is initialised by the first

@@ -25,7 +25,8 @@ from bench_train import count_words, make_x16, evaluate  # noqa: E402
 COMMON = ["--pretokenized", "--window", "5", "--negative", "5", "--sample", "1e-4",
           "--min-count", "5", "--alpha", "0.025"]
 SYNC = re.compile(r"synchronisation: (\d+) rounds for the (\d+) \+ (\d+) most frequent rows "
-                  r"\(([\d.e+-]+) MB each\) and one for all rows \(([\d.e+-]+) MB\)")
+                  r"\(([\d.e+-]+) MB each\) and one for all rows \(([\d.e+-]+) MB\)"
+                  r"(?:.*warm-up adds (\d+) rounds)?")
 
 
 def run(cmd):
@@ -58,12 +59,14 @@ def main():
     ap.add_argument("--dim", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=3, help="throughput runs per setup")
     ap.add_argument("--seeds", type=int, default=3, help="quality runs per setup")
-    ap.add_argument("--sync-words", type=int, default=200000)
+    ap.add_argument("--sync-words", type=int, default=100000)
+    ap.add_argument("--sync-warmup", type=int, default=5000)
     ap.add_argument("--sync-rows", type=int, default=4096)
     args = ap.parse_args()
     if os.geteuid() == 0 and "--allow-run-as-root" not in args.mpirun_flags:
         args.mpirun_flags += " --allow-run-as-root"  # Open MPI refuses root otherwise
-    extra = ["--sync-words", str(args.sync_words), "--sync-rows", str(args.sync_rows)]
+    extra = ["--sync-words", str(args.sync_words), "--sync-rows", str(args.sync_rows),
+             "--sync-warmup", str(args.sync_warmup)]
 
     brown = os.path.join(HERE, "data", "brown.txt")
     if not os.path.exists(brown):
@@ -75,8 +78,9 @@ def main():
     setups = [("1 process x 2 threads", 1, 2), ("2 processes x 1 thread", 2, 1)]
 
     print("bench-mpi: Brown x16 (%d words), 1 epoch, dim %d, %d runs each; sync every %d words "
-          "per rank, %d rows" % (16 * words, args.dim, args.repeats, args.sync_words,
-                                 args.sync_rows))
+          "per rank (warm-up from %d), %d rows; load average %.1f" %
+          (16 * words, args.dim, args.repeats, args.sync_words, args.sync_warmup, args.sync_rows,
+           os.getloadavg()[0]))
     rates = {}
     sync = None
     for name, procs, threads in setups:
@@ -98,9 +102,10 @@ def main():
         syncs, hot_in, hot_out = int(sync.group(1)), int(sync.group(2)), int(sync.group(3))
         hot_mb, all_mb = float(sync.group(4)), float(sync.group(5))
         epoch_mb = syncs * hot_mb + all_mb
+        warm = int(sync.group(6) or 0)
         print("  bytes each rank reduces: %.2f MB per synchronisation (%d + %d rows), %.1f MB "
-              "for all rows, %.1f MB per epoch (%d synchronisations)" %
-              (hot_mb, hot_in, hot_out, all_mb, epoch_mb, syncs))
+              "for all rows, %.1f MB per epoch (%d synchronisations; the first epoch %d more)" %
+              (hot_mb, hot_in, hot_out, all_mb, epoch_mb, syncs, warm))
         project(hot_mb, all_mb, args.sync_words, rates[1], 16 * words, args.sync_rows)
 
     if os.path.exists(os.path.join(args.data, "questions-words.txt")):
@@ -116,7 +121,7 @@ def main():
             for key in ("analogy", "wordsim353", "simlex999"):
                 v = [s[key] for s in scores]
                 line.append("%s %.3f [%.3f, %.3f]" % (key, statistics.mean(v), min(v), max(v)))
-            print("  %-24s %s" % (name, "  ".join(line)))
+            print("  %-24s %s  (load average %.1f)" % (name, "  ".join(line), os.getloadavg()[0]))
     else:
         print("bench-mpi: no evaluation data in %s (pass --data DIR): quality not measured"
               % args.data)
