@@ -278,6 +278,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
     report.loss = predictions > 0 ? loss / static_cast<double>(predictions) : 0;
     report.words = words;
     report.seconds = secondsSince(epochStart);
+    report.predictions = predictions;
     // Weights can overflow without the loss showing it yet (the last updates of the epoch).
     if (!std::isfinite(report.loss) || !model.input.allFinite() || !model.output.allFinite())
       throwDiverged(epoch + 1, report.loss, config.alpha);

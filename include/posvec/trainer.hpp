@@ -30,6 +30,9 @@ struct EpochReport {
   double loss = 0;         // mean loss of the epoch (summed in double, fixed merge order)
   std::int64_t words = 0;  // corpus words seen (before subsampling)
   double seconds = 0;
+  // (context, centre) predictions trained in the epoch: skip-gram's pairs after
+  // subsampling and window shrinking, the count the loss is averaged over.
+  std::int64_t predictions = 0;
 };
 
 // What TrainObserver::interrupt asks for at a safe point inside an epoch.
