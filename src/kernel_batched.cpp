@@ -148,34 +148,46 @@ inline __m128 reduce4(__m512 a, __m512 b, __m512 c, __m512 d) {
   return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
 }
 
-// Scores four contexts at a time against each target: each target chunk is
-// loaded once for four FMAs. ctx has room for m rounded up to 4 (padded rows).
-void scoresAvx512(const Block& b, float* s) {
+// Scores in 4 x 2 register tiles: four contexts against two targets, so per
+// 16 floats six loads feed eight FMAs (a 4 x 1 tile needs five loads for four).
+// An odd last target runs as a 4 x 1 tile. ctx has room for m rounded up to 4
+// (padded rows).
+template <int NT>
+void scoreTile(const Block& b, std::size_t u, std::size_t v, float* s) {
   const std::size_t full = b.dim & ~std::size_t{15};
   const __mmask16 tail = static_cast<__mmask16>((1u << (b.dim - full)) - 1);
-  alignas(16) float four[4];
-  for (std::size_t v = 0; v < b.n; ++v) {
-    const float* t = b.tgt[v];
-    for (std::size_t u = 0; u < b.m; u += 4) {
-      const float *c0 = b.ctx[u], *c1 = b.ctx[u + 1], *c2 = b.ctx[u + 2], *c3 = b.ctx[u + 3];
-      __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-      for (std::size_t j = 0; j < full; j += 16) {
-        const __m512 tv = _mm512_loadu_ps(t + j);
-        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(c0 + j), tv, a0);
-        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(c1 + j), tv, a1);
-        a2 = _mm512_fmadd_ps(_mm512_loadu_ps(c2 + j), tv, a2);
-        a3 = _mm512_fmadd_ps(_mm512_loadu_ps(c3 + j), tv, a3);
-      }
-      if (tail) {
-        const __m512 tv = _mm512_maskz_loadu_ps(tail, t + full);
-        a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, c0 + full), tv, a0);
-        a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, c1 + full), tv, a1);
-        a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, c2 + full), tv, a2);
-        a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, c3 + full), tv, a3);
-      }
-      _mm_store_ps(four, reduce4(a0, a1, a2, a3));
-      for (std::size_t k = 0; k < 4 && u + k < b.m; ++k) s[(u + k) * b.n + v] = four[k];
+  const float *c0 = b.ctx[u], *c1 = b.ctx[u + 1], *c2 = b.ctx[u + 2], *c3 = b.ctx[u + 3];
+  const float* t[NT];
+  for (int k = 0; k < NT; ++k) t[k] = b.tgt[v + static_cast<std::size_t>(k)];
+  __m512 a[NT][4];
+  for (int k = 0; k < NT; ++k)
+    for (int r = 0; r < 4; ++r) a[k][r] = _mm512_setzero_ps();
+  auto step = [&](std::size_t j, __mmask16 mask) {
+    const __m512 x0 = _mm512_maskz_loadu_ps(mask, c0 + j), x1 = _mm512_maskz_loadu_ps(mask, c1 + j),
+                 x2 = _mm512_maskz_loadu_ps(mask, c2 + j), x3 = _mm512_maskz_loadu_ps(mask, c3 + j);
+    for (int k = 0; k < NT; ++k) {
+      const __m512 tv = _mm512_maskz_loadu_ps(mask, t[k] + j);
+      a[k][0] = _mm512_fmadd_ps(x0, tv, a[k][0]);
+      a[k][1] = _mm512_fmadd_ps(x1, tv, a[k][1]);
+      a[k][2] = _mm512_fmadd_ps(x2, tv, a[k][2]);
+      a[k][3] = _mm512_fmadd_ps(x3, tv, a[k][3]);
     }
+  };
+  for (std::size_t j = 0; j < full; j += 16) step(j, __mmask16(0xFFFF));
+  if (tail) step(full, tail);
+  alignas(16) float four[4];
+  for (int k = 0; k < NT; ++k) {
+    _mm_store_ps(four, reduce4(a[k][0], a[k][1], a[k][2], a[k][3]));
+    for (std::size_t r = 0; r < 4 && u + r < b.m; ++r)
+      s[(u + r) * b.n + v + static_cast<std::size_t>(k)] = four[r];
+  }
+}
+
+void scoresAvx512(const Block& b, float* s) {
+  for (std::size_t u = 0; u < b.m; u += 4) {
+    std::size_t v = 0;
+    for (; v + 2 <= b.n; v += 2) scoreTile<2>(b, u, v, s);
+    if (v < b.n) scoreTile<1>(b, u, v, s);
   }
 }
 
