@@ -65,6 +65,16 @@ std::size_t uniqueRows(const std::int32_t* ids, std::size_t n, std::int32_t skip
   return k;
 }
 
+// The next window's rows, requested while this window's update runs on rows already
+// in cache: issued before the scores they would queue ahead of this window's own
+// misses (a window at dim 512 asks for 7 rows x 32 lines, more than the core's
+// outstanding-miss slots).
+void issuePrefetches(ThreadState& st) {
+  for (const char* p : st.prefetch)
+    for (std::size_t b = 0; b < st.prefetchBytes; b += 64) __builtin_prefetch(p + b, 1, 3);
+  st.prefetch.clear();
+}
+
 inline float dot(const float* __restrict a, const float* __restrict b, std::size_t n) {
   float s = 0;
 #pragma omp simd reduction(+ : s)
@@ -309,7 +319,10 @@ void updateAvx512Groups(const Block& b, std::index_sequence<I...>) {
 double batchedWindow(float* input, float* output, std::size_t dim, const std::int32_t* contexts,
                      std::size_t m, const std::int32_t* targets, std::size_t n, float alpha,
                      const Sigmoid& sigmoid, ThreadState& state, BatchedPath path) {
-  if (m == 0 || n == 0) return 0;
+  if (m == 0 || n == 0) {
+    issuePrefetches(state);
+    return 0;
+  }
   // Scratch: ids (rows and weights of both sides), row pointers, G and T's old chunk.
   state.ids.resize(2 * (m + n));
   std::int32_t* crow = state.ids.data();
@@ -349,6 +362,7 @@ double batchedWindow(float* input, float* output, std::size_t dim, const std::in
   } else {
     scoresPortable(b, g);
   }
+  issuePrefetches(state);
 #if defined(__AVX512F__)
   if (avx) {
     state.weights.resize(mu * nu);
@@ -412,10 +426,12 @@ class BatchedSkipGram final : public TrainKernel {
       if (ahead < len) {
         std::int32_t* later = ring + static_cast<std::size_t>(ahead % (kAhead + 1)) * stride;
         drawNegatives(later, st.rng);
-        prefetchRow(out_, ids[ahead]);
-        for (std::size_t k = 1; k <= negative_; ++k) prefetchRow(out_, later[k]);
+        // Issued by batchedWindow after this window's scores.
+        st.prefetchBytes = dim_ * sizeof(float);
+        st.prefetch.push_back(rowOf(out_, ids[ahead]));
+        for (std::size_t k = 1; k <= negative_; ++k) st.prefetch.push_back(rowOf(out_, later[k]));
         // The word entering the widest window then.
-        if (ahead + window_ < len) prefetchRow(in_, ids[ahead + window_]);
+        if (ahead + window_ < len) st.prefetch.push_back(rowOf(in_, ids[ahead + window_]));
       }
       const std::int64_t lo = std::max<std::int64_t>(0, i - reach),
                          hi = std::min(len - 1, i + reach);
@@ -427,6 +443,8 @@ class BatchedSkipGram final : public TrainKernel {
         loss += batchedWindow(in_, out_, dim_, contexts, m, targets, negative_ + 1, alpha,
                               *sigmoid_, st, path_);
         predictions += static_cast<std::int64_t>(m);
+      } else {
+        issuePrefetches(st);
       }
     }
     return loss;
@@ -438,9 +456,8 @@ class BatchedSkipGram final : public TrainKernel {
   void drawNegatives(std::int32_t* targets, Rng& rng) const {
     for (std::size_t k = 1; k <= negative_; ++k) targets[k] = noise_->draw(rng.next());
   }
-  void prefetchRow(const float* matrix, std::int32_t row) const {
-    const char* p = reinterpret_cast<const char*>(matrix + static_cast<std::size_t>(row) * dim_);
-    for (std::size_t b = 0; b < dim_ * sizeof(float); b += 64) __builtin_prefetch(p + b, 1, 3);
+  const char* rowOf(const float* matrix, std::int32_t row) const {
+    return reinterpret_cast<const char*>(matrix + static_cast<std::size_t>(row) * dim_);
   }
 
   float* in_;
