@@ -65,16 +65,6 @@ std::size_t uniqueRows(const std::int32_t* ids, std::size_t n, std::int32_t skip
   return k;
 }
 
-// The next window's rows, requested while this window's update runs on rows already
-// in cache: issued before the scores they would queue ahead of this window's own
-// misses (a window at dim 512 asks for 7 rows x 32 lines, more than the core's
-// outstanding-miss slots).
-void issuePrefetches(ThreadState& st) {
-  for (const char* p : st.prefetch)
-    for (std::size_t b = 0; b < st.prefetchBytes; b += 64) __builtin_prefetch(p + b, 1, 3);
-  st.prefetch.clear();
-}
-
 inline float dot(const float* __restrict a, const float* __restrict b, std::size_t n) {
   float s = 0;
 #pragma omp simd reduction(+ : s)
@@ -158,46 +148,34 @@ inline __m128 reduce4(__m512 a, __m512 b, __m512 c, __m512 d) {
   return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
 }
 
-// Scores in 4 x 2 register tiles: four contexts against two targets, so per
-// 16 floats six loads feed eight FMAs (a 4 x 1 tile needs five loads for four).
-// An odd last target runs as a 4 x 1 tile. ctx has room for m rounded up to 4
-// (padded rows).
-template <int NT>
-void scoreTile(const Block& b, std::size_t u, std::size_t v, float* s) {
+// Scores four contexts at a time against each target: each target chunk is
+// loaded once for four FMAs. ctx has room for m rounded up to 4 (padded rows).
+void scoresAvx512(const Block& b, float* s) {
   const std::size_t full = b.dim & ~std::size_t{15};
   const __mmask16 tail = static_cast<__mmask16>((1u << (b.dim - full)) - 1);
-  const float *c0 = b.ctx[u], *c1 = b.ctx[u + 1], *c2 = b.ctx[u + 2], *c3 = b.ctx[u + 3];
-  const float* t[NT];
-  for (int k = 0; k < NT; ++k) t[k] = b.tgt[v + static_cast<std::size_t>(k)];
-  __m512 a[NT][4];
-  for (int k = 0; k < NT; ++k)
-    for (int r = 0; r < 4; ++r) a[k][r] = _mm512_setzero_ps();
-  auto step = [&](std::size_t j, __mmask16 mask) {
-    const __m512 x0 = _mm512_maskz_loadu_ps(mask, c0 + j), x1 = _mm512_maskz_loadu_ps(mask, c1 + j),
-                 x2 = _mm512_maskz_loadu_ps(mask, c2 + j), x3 = _mm512_maskz_loadu_ps(mask, c3 + j);
-    for (int k = 0; k < NT; ++k) {
-      const __m512 tv = _mm512_maskz_loadu_ps(mask, t[k] + j);
-      a[k][0] = _mm512_fmadd_ps(x0, tv, a[k][0]);
-      a[k][1] = _mm512_fmadd_ps(x1, tv, a[k][1]);
-      a[k][2] = _mm512_fmadd_ps(x2, tv, a[k][2]);
-      a[k][3] = _mm512_fmadd_ps(x3, tv, a[k][3]);
-    }
-  };
-  for (std::size_t j = 0; j < full; j += 16) step(j, __mmask16(0xFFFF));
-  if (tail) step(full, tail);
   alignas(16) float four[4];
-  for (int k = 0; k < NT; ++k) {
-    _mm_store_ps(four, reduce4(a[k][0], a[k][1], a[k][2], a[k][3]));
-    for (std::size_t r = 0; r < 4 && u + r < b.m; ++r)
-      s[(u + r) * b.n + v + static_cast<std::size_t>(k)] = four[r];
-  }
-}
-
-void scoresAvx512(const Block& b, float* s) {
-  for (std::size_t u = 0; u < b.m; u += 4) {
-    std::size_t v = 0;
-    for (; v + 2 <= b.n; v += 2) scoreTile<2>(b, u, v, s);
-    if (v < b.n) scoreTile<1>(b, u, v, s);
+  for (std::size_t v = 0; v < b.n; ++v) {
+    const float* t = b.tgt[v];
+    for (std::size_t u = 0; u < b.m; u += 4) {
+      const float *c0 = b.ctx[u], *c1 = b.ctx[u + 1], *c2 = b.ctx[u + 2], *c3 = b.ctx[u + 3];
+      __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+      for (std::size_t j = 0; j < full; j += 16) {
+        const __m512 tv = _mm512_loadu_ps(t + j);
+        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(c0 + j), tv, a0);
+        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(c1 + j), tv, a1);
+        a2 = _mm512_fmadd_ps(_mm512_loadu_ps(c2 + j), tv, a2);
+        a3 = _mm512_fmadd_ps(_mm512_loadu_ps(c3 + j), tv, a3);
+      }
+      if (tail) {
+        const __m512 tv = _mm512_maskz_loadu_ps(tail, t + full);
+        a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, c0 + full), tv, a0);
+        a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, c1 + full), tv, a1);
+        a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, c2 + full), tv, a2);
+        a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, c3 + full), tv, a3);
+      }
+      _mm_store_ps(four, reduce4(a0, a1, a2, a3));
+      for (std::size_t k = 0; k < 4 && u + k < b.m; ++k) s[(u + k) * b.n + v] = four[k];
+    }
   }
 }
 
@@ -319,10 +297,7 @@ void updateAvx512Groups(const Block& b, std::index_sequence<I...>) {
 double batchedWindow(float* input, float* output, std::size_t dim, const std::int32_t* contexts,
                      std::size_t m, const std::int32_t* targets, std::size_t n, float alpha,
                      const Sigmoid& sigmoid, ThreadState& state, BatchedPath path) {
-  if (m == 0 || n == 0) {
-    issuePrefetches(state);
-    return 0;
-  }
+  if (m == 0 || n == 0) return 0;
   // Scratch: ids (rows and weights of both sides), row pointers, G and T's old chunk.
   state.ids.resize(2 * (m + n));
   std::int32_t* crow = state.ids.data();
@@ -362,7 +337,6 @@ double batchedWindow(float* input, float* output, std::size_t dim, const std::in
   } else {
     scoresPortable(b, g);
   }
-  issuePrefetches(state);
 #if defined(__AVX512F__)
   if (avx) {
     state.weights.resize(mu * nu);
@@ -426,12 +400,10 @@ class BatchedSkipGram final : public TrainKernel {
       if (ahead < len) {
         std::int32_t* later = ring + static_cast<std::size_t>(ahead % (kAhead + 1)) * stride;
         drawNegatives(later, st.rng);
-        // Issued by batchedWindow after this window's scores.
-        st.prefetchBytes = dim_ * sizeof(float);
-        st.prefetch.push_back(rowOf(out_, ids[ahead]));
-        for (std::size_t k = 1; k <= negative_; ++k) st.prefetch.push_back(rowOf(out_, later[k]));
+        prefetchRow(out_, ids[ahead]);
+        for (std::size_t k = 1; k <= negative_; ++k) prefetchRow(out_, later[k]);
         // The word entering the widest window then.
-        if (ahead + window_ < len) st.prefetch.push_back(rowOf(in_, ids[ahead + window_]));
+        if (ahead + window_ < len) prefetchRow(in_, ids[ahead + window_]);
       }
       const std::int64_t lo = std::max<std::int64_t>(0, i - reach),
                          hi = std::min(len - 1, i + reach);
@@ -443,8 +415,6 @@ class BatchedSkipGram final : public TrainKernel {
         loss += batchedWindow(in_, out_, dim_, contexts, m, targets, negative_ + 1, alpha,
                               *sigmoid_, st, path_);
         predictions += static_cast<std::int64_t>(m);
-      } else {
-        issuePrefetches(st);
       }
     }
     return loss;
@@ -456,8 +426,9 @@ class BatchedSkipGram final : public TrainKernel {
   void drawNegatives(std::int32_t* targets, Rng& rng) const {
     for (std::size_t k = 1; k <= negative_; ++k) targets[k] = noise_->draw(rng.next());
   }
-  const char* rowOf(const float* matrix, std::int32_t row) const {
-    return reinterpret_cast<const char*>(matrix + static_cast<std::size_t>(row) * dim_);
+  void prefetchRow(const float* matrix, std::int32_t row) const {
+    const char* p = reinterpret_cast<const char*>(matrix + static_cast<std::size_t>(row) * dim_);
+    for (std::size_t b = 0; b < dim_ * sizeof(float); b += 64) __builtin_prefetch(p + b, 1, 3);
   }
 
   float* in_;

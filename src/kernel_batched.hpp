@@ -24,9 +24,7 @@ bool batchedAvx512Compiled();
 // kernel skips it. Every score and gradient comes from the values before this
 // update (the classic kernel updates an output row before the next pair reads
 // it); a row listed twice receives the sum of its gradients. Returns the loss
-// (sum of -log sigma(+-score) over the m x n' predictions). The rows listed in
-// state.prefetch are prefetched after the scores (then this window's rows are in
-// cache and the update misses nothing) and the list is emptied.
+// (sum of -log sigma(+-score) over the m x n' predictions).
 double batchedWindow(float* input, float* output, std::size_t dim, const std::int32_t* contexts,
                      std::size_t m, const std::int32_t* targets, std::size_t n, float alpha,
                      const Sigmoid& sigmoid, ThreadState& state,

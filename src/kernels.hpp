@@ -114,10 +114,6 @@ struct ThreadState {
   std::vector<float*> pointers;
   // Batched kernel: each score's weight (repeat counts) and label.
   std::vector<float> weights, labels;
-  // Batched kernel: rows of the next window, prefetched by batchedWindow once its
-  // scores have loaded this window's rows (prefetchBytes from each pointer).
-  std::vector<const char*> prefetch;
-  std::size_t prefetchBytes = 0;
 };
 
 class TrainKernel {
