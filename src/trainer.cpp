@@ -280,6 +280,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
     report.words = words;
     report.runWords = words - wordsBefore;
     report.seconds = secondsSince(epochStart);
+    report.predictions = predictions;
     // Weights can overflow without the loss showing it yet (the last updates of the epoch).
     if (!std::isfinite(report.loss) || !model.input.allFinite() || !model.output.allFinite())
       throwDiverged(epoch + 1, report.loss, config.alpha);

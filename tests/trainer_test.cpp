@@ -110,6 +110,37 @@ TEST_CASE("trainer skip-gram puts planted classes together and the loss falls", 
   CHECK(plantedAccuracy(m) >= 0.9);
 }
 
+TEST_CASE("trainer epoch reports count the skip-gram pairs trained", "[trainer]") {
+  // Window 1 never shrinks (the reach is 1 - a draw below 1), and with subsampling
+  // off every word is kept: a sentence of L words has 2 (L - 1) (context, centre)
+  // pairs in every epoch, whichever kernel and however many threads.
+  std::vector<Sentence> sentences;
+  std::int64_t pairs = 0;
+  std::mt19937 gen(5);
+  for (int s = 0; s < 300; ++s) {
+    Sentence sent;
+    const int len = 1 + static_cast<int>(gen() % 12);
+    for (int t = 0; t < len; ++t) sent.push_back("w" + std::to_string(gen() % 40));
+    pairs += 2 * (len - 1);
+    sentences.push_back(std::move(sent));
+  }
+  for (const Kernel kernel : {Kernel::Batched, Kernel::Classic})
+    for (const int threads : {1, 2}) {
+      INFO("kernel " << static_cast<int>(kernel) << " threads " << threads);
+      TrainConfig c = smallConfig();
+      c.window = 1;
+      c.epochs = 2;
+      c.kernel = kernel;
+      c.threads = threads;
+      std::vector<EpochReport> reports;
+      TrainObserver obs;
+      obs.epochEnd = [&](const EpochReport& r) { reports.push_back(r); };
+      train(CorpusSource::fromSentences(sentences), c, obs);
+      REQUIRE(reports.size() == 2);
+      for (const EpochReport& r : reports) CHECK(r.predictions == pairs);
+    }
+}
+
 TEST_CASE("trainer CBOW and hierarchical softmax also find the planted classes", "[trainer]") {
   const auto corpus = CorpusSource::fromSentences(plantedCorpus(2));
   struct Case {

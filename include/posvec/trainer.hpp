@@ -33,6 +33,9 @@ struct EpochReport {
   // resumed inside, so runWords / seconds is the speed of this run.
   std::int64_t runWords = 0;
   double seconds = 0;  // this run's time on the epoch
+  // (context, centre) predictions trained in the epoch: skip-gram's pairs after
+  // subsampling and window shrinking, the count the loss is averaged over.
+  std::int64_t predictions = 0;
 };
 
 // What TrainObserver::interrupt asks for at a safe point inside an epoch.

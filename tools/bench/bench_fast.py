@@ -6,8 +6,10 @@ by side in one run (run through bench-fast.sh):
               the binary vectors): gensim, posvec built from an earlier commit
               ("previous", --previous-commit) and this posvec's CLI ("posvec"),
               medians of --repeats alternating runs, ratios against every peer;
-  efficiency  the training epoch alone (train_kernel): GFLOP/s and their fraction
-              of this machine's measured FMA peak (fma_peak, same threads);
+  efficiency  the training epoch alone, as `posvec train` runs it (its epoch line) and
+              as train_kernel times it, alternating, medians of --repeats: GFLOP/s
+              and their fraction of this machine's measured FMA peak (fma_peak,
+              same threads);
   scaling     words/s of the batched kernel at 1 and 2 threads;
   quality     Brown, 5 epochs, dim 100 and 512, 3 seeds: analogy accuracy,
               wordsim353 and SimLex-999 Spearman (gensim's own evaluation code),
@@ -85,8 +87,7 @@ def run_posvec(kernel, corpus, out, dim, seed, threads, epochs, exe):
     cmd = [exe, corpus, out if out else "-", str(dim), str(epochs), str(threads), str(seed), kernel]
     wall, rss, stdout = bench_train.timed(cmd)
     info = json.loads(stdout.strip().splitlines()[-1])
-    # The pair count for GFLOP/s runs after the vectors are written; it is not training.
-    return wall - info["count_seconds"], rss, info
+    return wall, rss, info
 
 
 def train_any(trainer, corpus, out, dim, seed, threads, epochs, args):
@@ -146,18 +147,59 @@ def throughput(args, work, x16, words, trainers):
                   flush=True)
 
 
+def cli_epoch(exe, corpus, dim, threads, seed=1):
+    """The CLI's own training phase: `posvec train` as in the throughput part (binary
+    output), its "epoch 1 done: ... in S s" line parsed; returns (epoch s, wall s)."""
+    out = tempfile.mktemp(suffix=".bin", prefix="posvec-bench-eff-")
+    cmd = ["/usr/bin/time", "-f", "wall %e", exe, "train", corpus, "--pretokenized", "-o", out,
+           "--dim", str(dim), "--window", "5", "--negative", "5", "--sample", "1e-4",
+           "--min-count", "5", "--alpha", "0.025", "--epochs", "1", "--threads", str(threads),
+           "--seed", str(seed)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if os.path.exists(out):
+        os.remove(out)
+    if r.returncode != 0:
+        sys.exit("bench-fast: command failed: %s\n%s" % (" ".join(cmd), r.stderr[-2000:]))
+    epoch = re.search(r"epoch 1 done: .* in ([\d.]+) s", r.stderr)
+    wall = re.search(r"^wall ([\d.]+)$", r.stderr, re.M)
+    return float(epoch.group(1)), float(wall.group(1))
+
+
 def efficiency(args, x16):
+    """GFLOP/s of the training phase of `posvec train` itself. The flops come from the
+    pairs the library trained (train_kernel prints EpochReport::predictions; with the
+    same seed and threads the CLI trains the same pairs), the seconds from the CLI's
+    epoch line and from train_kernel's, in alternating runs (medians), so a busy core
+    during one run cannot make the figure (a 2-thread epoch has static halves: one
+    shared core makes it up to twice as long)."""
     peak, how = measured_peak(args.threads)
-    print("\n== efficiency: the training epoch of %s, %d threads (train_kernel) ==" % (
-        os.path.basename(x16), args.threads))
+    exe = os.path.join(ROOT, "build", "posvec")
+    print("\n== efficiency: the training epoch of %s, %d threads, `posvec train` and train_kernel "
+          "alternating, median of %d runs each ==" % (os.path.basename(x16), args.threads,
+                                                      args.repeats))
     print("peak: %.1f GFLOP/s (%s)" % (peak, how))
     print("flops per window: 6 x dim x (negative + 1) x contexts (scores, output-row and "
-          "input-row gradients)")
+          "input-row gradients); contexts counted by the trainer")
     for dim in args.dims:
-        _, _, info = run_posvec("batched", x16, None, dim, 1, args.threads, 1, args.train_kernel)
-        print("dim %3d  epoch %6.1f s  %10.0f words/s  %6.1f GFLOP/s = %4.1f%% of measured peak" % (
-            dim, info["train_seconds"], info["epoch_words_per_second"], info["gflops"],
-            100.0 * info["gflops"] / peak), flush=True)
+        cli, tk, pairs = [], [], None
+        for rep in range(args.repeats):
+            for what in (("cli", "tk") if rep % 2 == 0 else ("tk", "cli")):
+                if what == "cli":
+                    cli.append(cli_epoch(exe, x16, dim, args.threads)[0])
+                else:
+                    _, _, info = run_posvec("batched", x16, None, dim, 1, args.threads, 1,
+                                            args.train_kernel)
+                    tk.append(info["train_seconds"])
+                    pairs = info["pairs"]
+        flops = pairs * 6.0 * 6 * dim  # negative 5: 6 targets
+        words = info["words"]
+        for name, runs in (("posvec train", cli), ("train_kernel", tk)):
+            med = statistics.median(runs)
+            print("dim %3d  %-12s epoch %6.2f s  %10.0f words/s  %6.1f GFLOP/s = %4.1f%% of "
+                  "measured peak   (runs %s)" % (
+                      dim, name, med, words / med, flops / med * 1e-9,
+                      100.0 * flops / med * 1e-9 / peak, " ".join("%.2f" % t for t in runs)),
+                  flush=True)
 
 
 def scaling(args, x16, words):
