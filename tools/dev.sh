@@ -18,10 +18,26 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 san_flags=(-DCMAKE_BUILD_TYPE=Debug -DPOSVEC_BUILD_BENCH=OFF -DPOSVEC_UNITY=ON)
 fuzz_seconds="${POSVEC_FUZZ_SECONDS:-3}"  # per harness, in the test command
 
+# CPU seconds (user + system) of this script's finished child processes so far
+# (/proc: cutime and cstime, in clock ticks).
+children_cpu() {
+  awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f", ($16 + $17) / hz }' "/proc/$$/stat"
+}
+
+# Runs a stage of the test command and prints its wall and CPU time (the test
+# command is to stay under 10 minutes on the project's 2-core CI machine).
+stage() {
+  local label="$1" start=$SECONDS cpu
+  shift
+  cpu="$(children_cpu)"
+  "$@"
+  echo "dev.sh: $label: $((SECONDS - start)) s wall, $(($(children_cpu) - cpu)) s CPU" >&2
+}
+
 do_build() {
-  bash tools/setup.sh "$@"
+  stage "setup" bash tools/setup.sh "$@"
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPOSVEC_UNITY=ON >/dev/null
-  cmake --build "$build" -j "$jobs"
+  stage "Release build" cmake --build "$build" -j "$jobs"
 }
 
 # clang with libFuzzer and the sanitizer runtimes (Debian: clang, libclang-rt-14-dev).
@@ -68,10 +84,10 @@ sanitizer_tests() {
   # ASan + UBSan: the whole unit suite (the CLI tests run the sanitized CLI) and
   # each fuzz harness over its seeds, then fuzz_seconds of fuzzing.
   if configure_asan; then
-    cmake --build "$build-asan" -j "$jobs"
+    stage "ASan+UBSan build" cmake --build "$build-asan" -j "$jobs"
     # LeakSanitizer: ignore what the OpenMP runtime keeps until exit (see the file).
     LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$root/tests/sanitize/lsan.supp}" \
-      ctest --test-dir "$build-asan" --output-on-failure -j "$jobs"
+      stage "ASan+UBSan tests" ctest --test-dir "$build-asan" --output-on-failure -j "$jobs"
   fi
   # TSan: two-thread tokenizing and training, Hogwild weight races suppressed.
   # Portable code: TSan does not check 32- and 64-byte vector accesses (AVX2,
@@ -80,8 +96,8 @@ sanitizer_tests() {
     cmake -S . -B "$build-tsan" "${san_flags[@]}" -DCMAKE_CXX_COMPILER=clang++ \
       "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" -DPOSVEC_SANITIZE=thread \
       -DPOSVEC_NATIVE=OFF -DPOSVEC_BUILD_TESTS=OFF -DPOSVEC_BUILD_TOOLS=OFF >/dev/null
-    cmake --build "$build-tsan" -j "$jobs" --target tsan_train
-    ctest --test-dir "$build-tsan" --output-on-failure
+    stage "TSan build" cmake --build "$build-tsan" -j "$jobs" --target tsan_train
+    stage "TSan run" ctest --test-dir "$build-tsan" --output-on-failure
   else
     echo "dev.sh: skipping the TSan run: it needs clang++ and LLVM's OpenMP (libarcher)" \
       "(tools/setup.sh --test installs them)" >&2
@@ -128,7 +144,7 @@ case "$cmd" in
     ;;
   test)
     do_build --test
-    ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
+    stage "Release tests" ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
     sanitizer_tests
     ;;
   build)
