@@ -25,6 +25,13 @@ namespace {
 
 constexpr int kClasses = 6, kPerClass = 12;
 
+// Words in a corpus of sentences, counted here rather than by the trainer under test.
+std::int64_t wordsIn(const std::vector<Sentence>& sentences) {
+  std::int64_t n = 0;
+  for (const auto& s : sentences) n += static_cast<std::int64_t>(s.size());
+  return n;
+}
+
 std::string wordOf(int cls, int i) {
   std::string w = "c";
   w += std::to_string(cls);
@@ -701,17 +708,14 @@ TEST_CASE("trainer with two threads stopped inside an epoch finishes it with bot
   resumeTraining(m, corpus, 2, watch);
   CHECK(m.epochsDone == 2);
   CHECK(m.epochLosses.size() == 2);
-  std::int64_t tokens = 0;
-  for (const auto& s : plantedCorpus(10, 8000)) tokens += static_cast<std::int64_t>(s.size());
-  CHECK(words == tokens);
+  CHECK(words == wordsIn(plantedCorpus(10, 8000)));
   CHECK(plantedAccuracy(m) >= 0.9);
 }
 
 TEST_CASE("trainer speed of a resumed epoch counts only the words this run trained",
           "[trainer]") {
   const std::vector<Sentence> sentences = plantedCorpus(3, 16000);
-  std::int64_t tokens = 0;
-  for (const auto& s : sentences) tokens += static_cast<std::int64_t>(s.size());
+  const std::int64_t tokens = wordsIn(sentences);
   const auto corpus = CorpusSource::fromSentences(sentences);
   TrainConfig c = smallConfig();
   c.dim = 8;
@@ -892,8 +896,7 @@ TEST_CASE("trainer CLI resume says how many tokens are outside the vocabulary an
   // The same corpus plus one line of 3 new words and 2 known ones.
   const std::string more = dir.file("more.txt");
   test::writeText(more, test::readText(corpus) + "brandnew the novel a unseen\n");
-  std::int64_t tokens = 5;
-  for (const auto& s : plantedCorpus(11, 200)) tokens += static_cast<std::int64_t>(s.size());
+  const std::int64_t tokens = wordsIn(plantedCorpus(11, 200)) + 5;
   r = test::runCli("train " + test::quote(more) +
                    " --pretokenized --threads 1 --epochs 1 --alpha 0.05 --resume " +
                    test::quote(dir.file("m.posvec")) + " -o " + test::quote(dir.file("m2.posvec")));
