@@ -696,6 +696,33 @@ TEST_CASE("posvec attend: bad input gives one error line and no output", "[atten
   CHECK(missing.status == 3);
 }
 
+TEST_CASE("posvec attend: the input file or the vectors as output are refused",
+          "[attention][cli]") {
+  TempDir tmp;
+  const std::string vec = tmp.file("v.txt");
+  posvec::test::writeText(vec, kVectors);
+  const std::string in = tmp.file("in.txt");
+  posvec::test::writeText(in, "the cat\n");
+  // FILE.values.npy beside FILE.npy is written too: as the input it is refused as well.
+  const std::string values = tmp.file("s.values.npy");
+  posvec::test::writeText(values, "the cat\n");
+  for (const std::string& args : {quote(vec) + " --input " + quote(in) + " -o " + quote(in),
+                                  quote(vec) + " -s 'the cat' --format tsv -o " + quote(vec),
+                                  quote(vec) + " --input " + quote(values) +
+                                      " --output-values -o " + quote(tmp.file("s.npy"))}) {
+    const auto r = runCli("attend " + args);
+    INFO(args << " -> " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.rfind("posvec: error: ", 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find("is the input file") != std::string::npos);
+  }
+  CHECK(posvec::test::readText(in) == "the cat\n");
+  CHECK(posvec::test::readText(vec) == kVectors);
+  CHECK(posvec::test::readText(values) == "the cat\n");
+  CHECK_FALSE(std::filesystem::exists(tmp.file("s.npy")));
+}
+
 TEST_CASE("posvec attend: PyTorch recomputes the maps from the saved projections",
           "[attention][cli]") {
   if (std::system("/usr/bin/python3 -c 'import torch, numpy' >/dev/null 2>&1") != 0)

@@ -171,6 +171,13 @@ std::string jsonText(const AttendOptions& o, const Attention& att, double factor
   return j.dump(1) + "\n";
 }
 
+// Where --output-values puts the outputs beside npy maps: FILE.npy -> FILE.values.npy.
+std::string valuesPath(std::string output) {
+  if (output.size() > 4 && output.compare(output.size() - 4, 4, ".npy") == 0)
+    output.resize(output.size() - 4);
+  return output + ".values.npy";
+}
+
 // One sentence: shape (rows, cols); a batch: (batch, rows, cols), padded.
 void writeStacked(std::ostream& out, const std::vector<const MatrixD*>& mats,
                   std::vector<std::size_t> shape) {
@@ -193,10 +200,7 @@ void writeNpyOutputs(const AttendOptions& o, const Attention& att, const std::ve
   for (const Item& it : items) outs.push_back(&it.result.output);
   std::vector<std::size_t> vshape = {L, static_cast<std::size_t>(items[0].result.output.cols())};
   if (B > 1) vshape.insert(vshape.begin(), B);
-  std::string path = o.output;
-  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0)
-    path.resize(path.size() - 4);
-  writeFileAtomically(path + ".values.npy",
+  writeFileAtomically(valuesPath(o.output),
                       [&](std::ostream& out) { writeStacked(out, outs, vshape); });
 }
 
@@ -283,6 +287,10 @@ void runAttend(const AttendOptions& o) {
         "(the outputs go to FILE.values.npy)");
   if (o.start < 0)
     throw ConfigError("--start must be 0 or more (got " + std::to_string(o.start) + ")");
+  // The atomic rename would replace the sentences or the vectors with the maps.
+  refuseOutputOverInput(o.output, "output", {o.vectors, o.input});
+  if (fmt == OutFormat::Npy && o.outputValues)
+    refuseOutputOverInput(valuesPath(o.output), "values output", {o.vectors, o.input});
   const std::vector<std::string> texts = readTexts(o);
 
   const Embeddings emb = loadVectors(seekableInput(o.vectors), o.load);
