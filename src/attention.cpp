@@ -274,6 +274,13 @@ UnknownWords parseUnknownWords(const std::string& name) {
   throw ConfigError("unknown --unk '" + name + "' (choose error, zero or token)");
 }
 
+Eigen::RowVectorXf unknownTokenRow(const Embeddings& embeddings) {
+  // Accumulated in double: a float sum over a large vocabulary loses digits.
+  if (embeddings.size() == 0)
+    return Eigen::RowVectorXf::Zero(static_cast<Eigen::Index>(embeddings.dim()));
+  return embeddings.vectors().cast<double>().colwise().mean().cast<float>();
+}
+
 LookedUp lookUpTokens(const Embeddings& embeddings, const Sentence& tokens, UnknownWords unk) {
   if (tokens.empty()) throw InputError("the sentence has no tokens to look up");
   LookedUp out;
@@ -303,13 +310,7 @@ LookedUp lookUpTokens(const Embeddings& embeddings, const Sentence& tokens, Unkn
       case UnknownWords::Zero:
         break;
       case UnknownWords::Token:
-        if (mean.size() == 0) {
-          // Accumulated in double: a float sum over a large vocabulary loses digits.
-          if (embeddings.size())
-            mean = embeddings.vectors().cast<double>().colwise().mean().cast<float>();
-          else
-            mean = Eigen::RowVectorXf::Zero(d);
-        }
+        if (mean.size() == 0) mean = unknownTokenRow(embeddings);
         out.rows.row(static_cast<Eigen::Index>(t)) = mean;
         out.tokens[t] = "<unk>";
         break;

@@ -126,6 +126,10 @@ struct LookedUp {
   MatrixF rows;                      // tokens × dim
 };
 
+// The row UnknownWords::Token gives every unknown word: the mean of all vectors
+// (accumulated in double), or zeros when there are no words.
+Eigen::RowVectorXf unknownTokenRow(const Embeddings& embeddings);
+
 // Looks every token up in `embeddings`, handling unknown words by `unk`.
 // InputError for an empty sentence or (Error) an unknown word.
 LookedUp lookUpTokens(const Embeddings& embeddings, const Sentence& tokens,

@@ -465,13 +465,14 @@ PYBIND11_MODULE(_posvec, m) {
                      {static_cast<py::ssize_t>(dim), static_cast<py::ssize_t>(dim)});
       },
       py::arg("k"), py::arg("dim"), py::arg("encoding"), py::arg("base"));
-  // Rows (batch, length, dim) of e·scale + PE[start + t]; `ids` is (batch, length)
-  // with -1 for padding and unknown words (zero embedding), `lengths` the real lengths.
+  // Rows (batch, length, dim) of e·scale + PE[start + t]; `ids` holds each sentence's
+  // word ids, -1 for an unknown word: a zero embedding, or with `unknown_mean` the
+  // shared row of lookUpTokens' UnknownWords::Token (the mean vector), as the CLI does.
   m.def(
       "encode_ids",
       [](const Embeddings& e, const std::vector<std::vector<WordId>>& ids,
          const std::string& encoding, double base, const std::string& scale, std::int64_t start,
-         bool float64) -> py::array {
+         bool float64, bool unknownMean) -> py::array {
         PositionalOptions o;
         o.dim = e.dim();
         o.base = base;
@@ -486,11 +487,16 @@ PYBIND11_MODULE(_posvec, m) {
           py::gil_scoped_release nogil;
           const PositionalEncoder enc(o);
           std::vector<MatrixF> batch;
+          Eigen::RowVectorXf unknown;
+          if (unknownMean) unknown = unknownTokenRow(e);
           for (const auto& seq : ids) {
             MatrixF rows = MatrixF::Zero(static_cast<Eigen::Index>(seq.size()),
                                          static_cast<Eigen::Index>(o.dim));
             for (std::size_t t = 0; t < seq.size(); ++t)
-              if (seq[t] >= 0) rows.row(static_cast<Eigen::Index>(t)) = e.vectors().row(seq[t]);
+              if (seq[t] >= 0)
+                rows.row(static_cast<Eigen::Index>(t)) = e.vectors().row(seq[t]);
+              else if (unknownMean)
+                rows.row(static_cast<Eigen::Index>(t)) = unknown;
             batch.push_back(std::move(rows));
           }
           encoded = enc.encodeBatch(batch, start, s, false);
@@ -514,7 +520,7 @@ PYBIND11_MODULE(_posvec, m) {
         return out;
       },
       py::arg("embeddings"), py::arg("ids"), py::arg("encoding"), py::arg("base"), py::arg("scale"),
-      py::arg("start"), py::arg("float64"));
+      py::arg("start"), py::arg("float64"), py::arg("unknown_mean") = false);
 
   m.def("upper_case", &upperCase, py::arg("text"));
   bindStudy(m);

@@ -90,6 +90,36 @@ def test_encode_unknown_words(kv):
     assert np.allclose(x[0, 1], reference_pe([1], 16)[0], atol=1e-6)
 
 
+def test_encode_unknown_words_as_the_mean_vector(kv):
+    x, padding = posvec.encode(kv, ["the red cat", ["zebra"]], unk="token", dtype=np.float64)
+    assert padding.tolist() == [[False] * 3, [False, True, True]]
+    # The mean of every vector, summed in float64, rounded to float32 like a stored row.
+    words = kv.index_to_key
+    mean = (sum(kv[w].astype(np.float64) for w in words) / len(words)).astype(np.float32)
+    pe = reference_pe(range(3), 16)
+    want = np.stack([kv["the"], mean, kv["cat"]]).astype(np.float64) * 4.0 + pe
+    assert np.allclose(x[0], want, atol=1e-6, rtol=0)
+    assert np.allclose(x[1, 0], mean.astype(np.float64) * 4.0 + pe[0], atol=1e-6, rtol=0)
+    assert not x[1, 1:].any()
+    # Known words are untouched by the option.
+    plain, _ = posvec.encode(kv, ["the cat"], dtype=np.float64)
+    assert np.array_equal(posvec.encode(kv, ["the cat"], unk="token", dtype=np.float64)[0], plain)
+
+
+@pytest.mark.parametrize("unk", ["skip", "Token", "", None])
+def test_encode_bad_unk_names_the_choices(kv, unk):
+    with pytest.raises(ValueError, match="choose 'error', 'zero' or 'token'"):
+        posvec.encode(kv, ["the cat"], unk=unk)
+
+
+def test_encode_unk_token_equals_cli(tmp_path, cli, kv):
+    kv.save_word2vec_format(tmp_path / "v.bin")
+    cli("encode", tmp_path / "v.bin", "--sentence", "the red cat", "--sentence", "zebra",
+        "--unk", "token", "--format", "npy", "-o", tmp_path / "e.npy")
+    x, _ = posvec.encode(kv, ["the red cat", "zebra"], unk="token")
+    assert x.tobytes() == np.load(tmp_path / "e.npy").tobytes()
+
+
 def test_encode_equals_cli(tmp_path, cli, kv):
     kv.save_word2vec_format(tmp_path / "v.bin")
     cli("encode", tmp_path / "v.bin", "--sentence", "the black cat sat .", "--sentence", "brown dog",

@@ -157,11 +157,13 @@ def encode(
     become one sequence) or token lists. Returns ``(inputs, padding)``:
     inputs (batch, length, dim), padded to the longest sentence with zero rows,
     and a bool (batch, length) mask that is True at padding (PyTorch's
-    ``key_padding_mask`` convention). ``unk="zero"`` encodes unknown words as a
-    zero vector instead of raising KeyError. ``scale``: "sqrt" (√dim), "none" or a number.
+    ``key_padding_mask`` convention). Unknown words raise KeyError with
+    ``unk="error"``; ``unk="zero"`` encodes them as a zero vector and
+    ``unk="token"`` as one shared out-of-vocabulary row, the mean of all vectors
+    (as ``posvec encode --unk``). ``scale``: "sqrt" (√dim), "none" or a number.
     """
-    if unk not in ("error", "zero"):
-        raise ValueError(f"unknown unk '{unk}' (choose error or zero)")
+    if unk not in ("error", "zero", "token"):
+        raise ValueError(f"unknown unk {unk!r} (choose 'error', 'zero' or 'token')")
     if isinstance(sentences, str):
         sentences = [sentences]
     seqs: List[List[str]] = []
@@ -182,12 +184,13 @@ def encode(
             if i < 0 and unk == "error":
                 err = kv._missing(w)
                 raise KeyError(f"{err.args[0]} (sentence {b + 1}, token {t + 1}); "
-                               "use unk='zero' to encode it as a zero vector")
+                               "use unk='zero' or unk='token' to encode it as a zero vector "
+                               "or the mean vector")
             row.append(i)
         ids.append(row)
     scale_text = scale if isinstance(scale, str) else repr(float(scale))
     out = _posvec.encode_ids(kv._require_words(), ids, encoding, float(base), scale_text,
-                             int(start), _dtype_is_64(dtype))
+                             int(start), _dtype_is_64(dtype), unk == "token")
     lengths = np.array([len(s) for s in seqs])
     padding = np.arange(out.shape[1])[np.newaxis, :] >= lengths[:, np.newaxis]
     return out, padding
