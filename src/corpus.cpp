@@ -269,11 +269,12 @@ std::size_t firstInvalidByte(std::string_view s) {
 // line and byte offset (before any training), or becomes U+FFFD with replaceInvalid.
 void readPretokenized(std::istream& in, const std::string& name, bool replaceInvalid,
                       const std::function<void(std::string_view)>& onWord,
-                      const std::function<void()>& onEnd) {
+                      const std::function<void()>& onEnd, std::uint64_t firstLine = 1,
+                      std::uint64_t firstOffset = 0) {
   constexpr std::size_t kBlock = 1 << 20;
   std::string buf(kBlock, '\0');
   std::string carry;  // an unfinished word from the previous block
-  std::uint64_t carryStart = 0, blockStart = 0, line = 1;
+  std::uint64_t carryStart = 0, blockStart = firstOffset, line = firstLine;
   std::string fixed;
   auto word = [&](std::string_view w, std::uint64_t offset) {
     if (isValidUtf8(w)) return onWord(w);
@@ -344,8 +345,9 @@ void readPretokenized(std::istream& in, const std::string& name, bool replaceInv
 
 void readPretokenizedStream(std::istream& in, const std::string& name, bool replaceInvalid,
                             const std::function<void(std::string_view)>& onWord,
-                            const std::function<void()>& onEnd) {
-  readPretokenized(in, name, replaceInvalid, onWord, onEnd);
+                            const std::function<void()>& onEnd, std::uint64_t firstLine,
+                            std::uint64_t firstOffset) {
+  readPretokenized(in, name, replaceInvalid, onWord, onEnd, firstLine, firstOffset);
 }
 
 void forEachToken(const CorpusSource& corpus, const std::function<void(std::string_view)>& onWord,
@@ -393,9 +395,17 @@ PreparedCorpus prepareCorpus(const CorpusSource& corpus, std::int64_t minCount,
                              std::size_t maxVocab, std::size_t maxTableSize, int threads,
                              const VocabularyMerge& merge) {
   // A distributed share is counted on one thread: its vocabulary is merged across processes.
-  if (threads > 1 && !merge)
-    if (auto parallel = countInParallel(corpus, minCount, maxVocab, maxTableSize, threads))
-      return std::move(*parallel);
+  if (threads > 1 && !merge) {
+    // Regular files are cut into byte ranges; what cannot be cut (standard input, pipes,
+    // compressed files) is read on one thread and counted by the others in blocks.
+    if (splittableCorpus(corpus)) {
+      if (auto parallel = countInParallel(corpus, minCount, maxVocab, maxTableSize, threads))
+        return std::move(*parallel);
+    } else if (auto streamed =
+                   countStreamInParallel(corpus, minCount, maxVocab, maxTableSize, threads)) {
+      return std::move(*streamed);
+    }
+  }
   PreparedCorpus out;
   out.stream = IdStream(corpus.inMemory());
   VocabularyBuilder builder(maxTableSize);

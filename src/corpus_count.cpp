@@ -14,10 +14,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <exception>
 #include <istream>
+#include <mutex>
 #include <streambuf>
+#include <thread>
 
+#include "ascii_space.hpp"
 #include "corpus_detail.hpp"
 #include "input.hpp"
 #include "parallel.hpp"
@@ -93,21 +99,6 @@ bool looksCompressed(const std::string& path) {
   return !kind || !kind->empty();  // unreadable: let the one-thread pass report it
 }
 
-// Files the threads can split: pre-tokenized, uncompressed regular files (not
-// stdin, pipes, directories or raw text, whose tokenizer reads a file as a
-// whole). A file that cannot be stat'ed goes to the one-thread pass, which
-// reports the error.
-bool splittable(const CorpusSource& corpus) {
-  if (!corpus.pretokenized() || corpus.paths().empty() || corpus.generator()) return false;
-  for (const auto& path : corpus.paths()) {
-    struct stat st {};
-    if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-        looksCompressed(path))
-      return false;
-  }
-  return true;
-}
-
 // Thrown inside a thread whose table outgrows the limit: the corpus is counted on one thread.
 struct TooManyWords {};
 // Thrown inside a thread whose part is not valid input: the one-thread pass reads the
@@ -125,10 +116,25 @@ struct Part {
 
 }  // namespace
 
+// Files the threads can split: pre-tokenized, uncompressed regular files (not
+// stdin, pipes, directories or raw text, whose tokenizer reads a file as a
+// whole). A file that cannot be stat'ed goes to the one-thread pass, which
+// reports the error.
+bool splittableCorpus(const CorpusSource& corpus) {
+  if (!corpus.pretokenized() || corpus.paths().empty() || corpus.generator()) return false;
+  for (const auto& path : corpus.paths()) {
+    struct stat st {};
+    if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        looksCompressed(path))
+      return false;
+  }
+  return true;
+}
+
 std::unique_ptr<PreparedCorpus> countInParallel(const CorpusSource& corpus, std::int64_t minCount,
                                                 std::size_t maxVocab, std::size_t maxTableSize,
                                                 int threads) {
-  if (threads < 2 || !splittable(corpus)) return nullptr;
+  if (threads < 2 || !splittableCorpus(corpus)) return nullptr;
   auto out = std::make_unique<PreparedCorpus>();
   out->stream = IdStream(false);
   VocabularyBuilder merged(0);
@@ -229,6 +235,303 @@ std::unique_ptr<PreparedCorpus> countInParallel(const CorpusSource& corpus, std:
   }
   out->stream.setExtent(nextBase);
   out->stream.remap(segments);
+  return out;
+}
+
+// ---- input that cannot be cut into byte ranges ------------------------------
+//
+// One reader thread reads each input in order and hands on whole lines in blocks;
+// workers count blocks into tables of their own; the calling thread takes the
+// blocks back in corpus order and adds each table to the one-thread pass's table
+// (provisional ids in first-seen order, counts summed) and the block's ids, mapped
+// to those provisional ids, to the stream. The stream before remap() is then the
+// one-thread pass's, id for id. A block is cut after a newline, so no word or line
+// spans two blocks (a newline is never inside a UTF-8 character), and carries its
+// first line number and byte offset in its input for error messages.
+
+namespace {
+
+struct Block {
+  std::string text;  // whole lines (the last block of an input may end without a newline)
+  const std::string* name = nullptr;
+  std::uint64_t firstLine = 1, firstOffset = 0;
+  // Filled in by the worker that counts it:
+  VocabularyBuilder words{0};     // this block's words in its own first-seen order
+  std::vector<std::int32_t> ids;  // in that numbering, IdStream::kEnd after each line
+  std::int64_t sentences = 0;
+  std::exception_ptr error;  // invalid UTF-8: rethrown when the merge reaches the block
+  bool counted = false;      // the worker is done with it (counted or, alone, skipped)
+};
+
+// A string as an input stream, without copying it.
+class ViewBuf final : public std::streambuf {
+ public:
+  explicit ViewBuf(std::string& s) { setg(s.data(), s.data(), s.data() + s.size()); }
+};
+
+void countBlock(std::string& text, const std::string& name, std::uint64_t firstLine,
+                std::uint64_t firstOffset, bool replaceInvalid,
+                const std::function<void(std::string_view)>& onWord,
+                const std::function<void()>& onEnd) {
+  ViewBuf buf(text);
+  std::istream in(&buf);
+  readPretokenizedStream(in, name, replaceInvalid, onWord, onEnd, firstLine, firstOffset);
+}
+
+// The reader, the workers and the queue between them. Shared with the reader
+// thread, which may still be waiting for input when the caller stops early (an
+// error): it is then left to finish on its own instead of blocking the caller.
+class StreamPipeline {
+ public:
+  static std::shared_ptr<StreamPipeline> start(const CorpusSource& corpus, int threads,
+                                               std::size_t blockBytes) {
+    auto p = std::shared_ptr<StreamPipeline>(new StreamPipeline(corpus, threads, blockBytes));
+    p->reader_ = std::thread([p] { p->read(); });
+    for (int t = 0; t < threads; ++t) p->workers_.emplace_back([raw = p.get()] { raw->work(); });
+    return p;
+  }
+
+  // Stops the workers and lets the reader go: call before the last reference goes.
+  void finish() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    for (auto& w : workers_) w.join();
+    workers_.clear();
+    bool done;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      done = readerDone_;
+    }
+    if (done)
+      reader_.join();
+    else
+      reader_.detach();  // blocked on input that may never come; it holds its own reference
+  }
+
+  // The next block in corpus order once its worker is done with it; null at the end
+  // of the input, or the reader's error after the blocks read before it.
+  std::unique_ptr<Block> next() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] {
+      return (!order_.empty() && order_.front()->counted) || (order_.empty() && readerDone_);
+    });
+    if (order_.empty()) {
+      if (readerError_) std::rethrow_exception(readerError_);
+      return nullptr;
+    }
+    std::unique_ptr<Block> b = std::move(order_.front());
+    order_.pop_front();
+    lock.unlock();
+    changed_.notify_all();  // a free place for the reader
+    return b;
+  }
+
+  // Workers stop counting: the caller counts the blocks itself from now on.
+  void alone() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    alone_ = true;
+  }
+
+  bool replaceInvalid() const { return replaceInvalid_; }
+
+ private:
+  StreamPipeline(const CorpusSource& corpus, int threads, std::size_t blockBytes)
+      : paths_(corpus.paths()),
+        replaceInvalid_(corpus.tokenizer().replaceInvalid),
+        blockBytes_(std::max<std::size_t>(blockBytes, 1)),
+        // Enough blocks in flight to keep every worker busy while the merge catches up.
+        maxInFlight_(2 * static_cast<std::size_t>(threads) + 2) {
+    for (const auto& path : paths_) names_.push_back(inputName(path));
+  }
+
+  // False when stopped.
+  bool push(std::unique_ptr<Block> b) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] { return stop_ || order_.size() < maxInFlight_; });
+      if (stop_) return false;
+      todo_.push_back(b.get());
+      order_.push_back(std::move(b));
+    }
+    changed_.notify_all();
+    return true;
+  }
+
+  bool pushText(std::string&& text, std::size_t file, std::uint64_t& line, std::uint64_t& offset) {
+    auto b = std::make_unique<Block>();
+    b->name = &names_[file];
+    b->firstLine = line;
+    b->firstOffset = offset;
+    line += static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
+    offset += text.size();
+    b->text = std::move(text);
+    return push(std::move(b));
+  }
+
+  void read() {
+    // Reads of at most 1 MiB, as the one-thread reader makes them: when a read fails,
+    // the words ended before it are counted (and checked) as that reader would.
+    const std::size_t unit = std::min<std::size_t>(1 << 20, blockBytes_);
+    try {
+      for (std::size_t f = 0; f < paths_.size(); ++f) {
+        const auto in = openInput(paths_[f]);
+        std::string text;     // read, not yet handed on
+        std::size_t cut = 0;  // just after the last newline in `text` (0: none)
+        std::uint64_t line = 1, offset = 0;
+        for (;;) {
+          const std::size_t old = text.size();
+          text.resize(old + unit);
+          try {
+            in->read(text.data() + old, static_cast<std::streamsize>(unit));
+          } catch (...) {
+            // The one-thread reader stops at the failed read having counted the words
+            // ended by whitespace in the 1 MiB reads before it.
+            const std::uint64_t whole = (offset + old) / (1u << 20) * (1u << 20);
+            text.resize(whole > offset ? static_cast<std::size_t>(whole - offset) : 0);
+            while (!text.empty() && !isAsciiSpace(text.back()) && text.back() != '\n')
+              text.pop_back();
+            if (!text.empty()) pushText(std::move(text), f, line, offset);
+            throw;
+          }
+          const auto got = static_cast<std::size_t>(in->gcount());
+          text.resize(old + got);
+          if (got < unit) break;  // the end of this input
+          if (const void* nl = ::memrchr(text.data() + old, '\n', got))
+            cut = static_cast<std::size_t>(static_cast<const char*>(nl) - text.data()) + 1;
+          // A line longer than a block reads on until its newline.
+          if (text.size() < blockBytes_ || cut == 0) continue;
+          std::string rest(text, cut);
+          text.resize(cut);
+          if (!pushText(std::move(text), f, line, offset)) return;
+          text = std::move(rest);
+          cut = 0;
+        }
+        if (in->bad()) throw IoError("error while reading '" + names_[f] + "'");
+        if (!text.empty() && !pushText(std::move(text), f, line, offset)) return;
+      }
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      readerError_ = std::current_exception();
+    }
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      readerDone_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  void work() {
+    for (;;) {
+      Block* b = nullptr;
+      bool skip = false;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [&] { return stop_ || !todo_.empty() || readerDone_; });
+        if (stop_ || todo_.empty()) return;
+        b = todo_.front();
+        todo_.pop_front();
+        skip = alone_;
+      }
+      if (!skip) {
+        try {
+          countBlock(
+              b->text, *b->name, b->firstLine, b->firstOffset, replaceInvalid_,
+              [b](std::string_view w) { b->ids.push_back(b->words.add(w)); },
+              [b] {
+                b->ids.push_back(IdStream::kEnd);
+                ++b->sentences;
+              });
+        } catch (...) {
+          b->error = std::current_exception();
+        }
+      }
+      {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        b->counted = true;
+      }
+      changed_.notify_all();
+    }
+  }
+
+  std::vector<std::string> paths_, names_;
+  bool replaceInvalid_;
+  std::size_t blockBytes_, maxInFlight_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::unique_ptr<Block>> order_;  // read, not yet taken by next()
+  std::deque<Block*> todo_;                   // of those, the ones no worker took yet
+  bool readerDone_ = false, stop_ = false, alone_ = false;
+  std::exception_ptr readerError_;
+  std::thread reader_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedCorpus> countStreamInParallel(const CorpusSource& corpus,
+                                                      std::int64_t minCount, std::size_t maxVocab,
+                                                      std::size_t maxTableSize, int threads,
+                                                      std::size_t blockBytes) {
+  if (threads < 2 || !corpus.pretokenized() || corpus.paths().empty() || corpus.generator() ||
+      corpus.inMemory())
+    return nullptr;
+  auto out = std::make_unique<PreparedCorpus>();
+  out->stream = IdStream(false);
+  // The one-thread pass's table. The merge keeps it at or below the limit, so it
+  // never prunes while the workers count; once a block could take it over, the
+  // rest is counted here word by word and prunes exactly where that pass would.
+  VocabularyBuilder merged(maxTableSize);
+  const std::size_t limit = maxTableSize > 0 ? maxTableSize : SIZE_MAX;
+  bool alone = false;
+  std::vector<WordId> local;
+  const auto pipeline = StreamPipeline::start(corpus, threads, blockBytes);
+  try {
+    while (const auto block = pipeline->next()) {
+      if (!alone && block->words.distinct() > limit - merged.distinct()) {
+        alone = true;
+        pipeline->alone();
+      }
+      if (alone) {
+        countBlock(
+            block->text, *block->name, block->firstLine, block->firstOffset,
+            pipeline->replaceInvalid(),
+            [&](std::string_view w) { out->stream.push(merged.add(w)); },
+            [&] {
+              out->stream.push(IdStream::kEnd);
+              ++out->sentences;
+            });
+        continue;
+      }
+      if (block->error) std::rethrow_exception(block->error);
+      local.assign(block->words.distinct(), -1);
+      block->words.forEachInIdOrder([&](std::string_view w, std::int32_t id, std::int64_t count) {
+        local[static_cast<std::size_t>(id)] = merged.addCount(w, count);
+      });
+      for (const std::int32_t id : block->ids)
+        out->stream.push(id == IdStream::kEnd ? IdStream::kEnd
+                                              : local[static_cast<std::size_t>(id)]);
+      out->sentences += block->sentences;
+    }
+  } catch (...) {
+    pipeline->finish();
+    throw;
+  }
+  pipeline->finish();
+
+  if (merged.tokens() == 0) throw InputError(describeCorpus(corpus) + " contains no words");
+  out->distinctWords = static_cast<std::int64_t>(merged.distinct());
+  out->tokens = merged.tokens();
+  out->prunings = merged.prunings();
+  std::vector<WordId> map;
+  try {
+    out->vocabulary = merged.finish(minCount, maxVocab, &map);
+  } catch (const InputError& e) {
+    throw InputError(describeCorpus(corpus) + ": " + e.what());
+  }
+  out->stream.remap(map);
   return out;
 }
 

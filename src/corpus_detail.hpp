@@ -100,10 +100,12 @@ void forEachToken(const CorpusSource& corpus, const std::function<void(std::stri
                   const std::function<void()>& onEnd);
 
 // The pre-tokenized reader on any stream (a line is a sentence, tokens split on
-// ASCII whitespace); `name` names it in error messages.
+// ASCII whitespace); `name` names it in error messages, which count lines from
+// `firstLine` and bytes from `firstOffset` (a stream that is a later part of a file).
 void readPretokenizedStream(std::istream& in, const std::string& name, bool replaceInvalid,
                             const std::function<void(std::string_view)>& onWord,
-                            const std::function<void()>& onEnd);
+                            const std::function<void()>& onEnd, std::uint64_t firstLine = 1,
+                            std::uint64_t firstOffset = 0);
 
 struct PreparedCorpus {
   Vocabulary vocabulary;
@@ -124,7 +126,8 @@ using VocabularyMerge =
 // corpus. With threads > 1 and pre-tokenized regular files the files are split
 // into one byte range per thread, counted at once and merged in corpus order
 // (corpus_count.cpp): the vocabulary, ids and stream are the same as with one
-// thread, bit for bit. A distributed share (`merge` given) is counted on one thread.
+// thread, bit for bit; other pre-tokenized input is counted by countStreamInParallel,
+// also bit for bit. A distributed share (`merge` given) is counted on one thread.
 PreparedCorpus prepareCorpus(const CorpusSource& corpus, std::int64_t minCount,
                              std::size_t maxVocab, std::size_t maxTableSize = 20'000'000,
                              int threads = 1, const VocabularyMerge& merge = {});
@@ -138,6 +141,25 @@ std::string describeCorpus(const CorpusSource& corpus);
 std::unique_ptr<PreparedCorpus> countInParallel(const CorpusSource& corpus, std::int64_t minCount,
                                                 std::size_t maxVocab, std::size_t maxTableSize,
                                                 int threads);
+// True for pre-tokenized, uncompressed regular files: countInParallel can cut them
+// into byte ranges. Anything else goes to countStreamInParallel or one thread.
+bool splittableCorpus(const CorpusSource& corpus);
+// Block size of countStreamInParallel: the reader hands whole lines of about this size.
+inline constexpr std::size_t kStreamBlock = 8 << 20;
+// The counting pass for pre-tokenized input that cannot be cut into byte ranges
+// (standard input, pipes, compressed files): one thread reads each input in order
+// in blocks of about `blockBytes`, cut after a newline (a longer line makes a
+// longer block), and `threads` workers count blocks into tables of their own,
+// which are merged in corpus order as they complete, so the vocabulary, ids,
+// stream and error messages (line and byte offset in the whole input) are those of
+// the one-thread pass. When the merged table could outgrow `maxTableSize` within a
+// block, the rest is counted on the calling thread with the one-thread pruning.
+// Null when threads < 2 or the source is not pre-tokenized files (raw text,
+// in-memory sentences, a generator).
+std::unique_ptr<PreparedCorpus> countStreamInParallel(const CorpusSource& corpus,
+                                                      std::int64_t minCount, std::size_t maxVocab,
+                                                      std::size_t maxTableSize, int threads,
+                                                      std::size_t blockBytes = kStreamBlock);
 // For resuming: ids of a fixed vocabulary (other words are skipped). `shareOnly`:
 // a distributed run's share, which may hold none of them.
 PreparedCorpus prepareCorpus(const CorpusSource& corpus, const Vocabulary& vocabulary,

@@ -1,8 +1,14 @@
 #include "posvec/corpus.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "corpus_detail.hpp"
@@ -319,4 +325,199 @@ TEST_CASE("corpus: invalid UTF-8 found by the threads is reported at its place i
     CHECK_THROWS_WITH(detail::prepareCorpus(corpus, 1, 0, 20'000'000, threads),
                       Catch::Contains("line 401") && Catch::Contains("byte offset 4002"));
   }
+}
+
+namespace {
+
+// Text for the streamed counting pass: the synthetic lines, multi-byte words that
+// straddle every 64-byte read boundary somewhere, and a line far longer than the
+// small blocks the tests use.
+std::string streamedText(std::uint64_t seed) {
+  std::string s = syntheticText(seed, 1500, true);
+  const char* wide[] = {"na\xC3\xAFve", "\xE6\x97\xA5\xE6\x9C\xAC", "\xF0\x9F\x98\x80x",
+                        "caf\xC3\xA9"};
+  for (int shift = 0; shift < 70; ++shift) {
+    s += std::string(static_cast<std::size_t>(shift % 5), 'k') + " " + wide[shift % 4] + " " +
+         wide[(shift + 1) % 4] + (shift % 3 == 0 ? "\n" : " ");
+  }
+  // A multi-byte character across a read boundary, for certain: its second byte
+  // lands on a multiple of 64.
+  for (const char* w : wide) {
+    s += "\npad";
+    while ((s.size() + 1) % 64 != 0) s += ' ';
+    s += w;
+  }
+  s += "\n";
+  for (int i = 0; i < 4000; ++i) s += "long" + std::to_string(i % 97) + " ";
+  s += "\n" + syntheticText(seed + 1, 300, true);
+  return s;
+}
+
+void checkSameCounting(const detail::PreparedCorpus& many, const detail::PreparedCorpus& one) {
+  CHECK(many.vocabulary.words() == one.vocabulary.words());
+  CHECK(many.vocabulary.counts() == one.vocabulary.counts());
+  CHECK(many.tokens == one.tokens);
+  CHECK(many.distinctWords == one.distinctWords);
+  CHECK(many.sentences == one.sentences);
+  CHECK(many.prunings == one.prunings);
+  CHECK(many.stream.words() == one.stream.words());
+  CHECK(allIds(many.stream) == allIds(one.stream));
+  for (int n : {1, 2, 3})
+    for (int k = 0; k < n; ++k) CHECK(many.stream.shard(k, n) == one.stream.shard(k, n));
+}
+
+// The message of the error `f` throws ("" when none).
+template <typename F>
+std::string errorOf(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "corpus: a stream counted in blocks on several threads gives the one-thread vocabulary and ids",
+    "[corpus]") {
+  test::TempDir dir;
+  const std::string text = streamedText(11);
+  // The read boundaries at multiples of 64 cut some multi-byte word; the long line
+  // is longer than every block size below.
+  bool cutsWide = false;
+  for (std::size_t at = 64; at < text.size(); at += 64)
+    cutsWide = cutsWide || (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80;
+  REQUIRE(cutsWide);
+  test::writeText(dir.file("a.txt"), text);
+  test::writeText(dir.file("b.txt"), "");
+  test::writeText(dir.file("c.txt"), syntheticText(5, 40, false));  // no final newline
+  const CorpusSource corpus =
+      CorpusSource::fromFiles({dir.file("a.txt"), dir.file("b.txt"), dir.file("c.txt")}, true);
+
+  // Independent count: a plain map over the tokens.
+  std::map<std::string, std::int64_t> counts;
+  for (const auto& t : tokensOf(corpus))
+    if (t != "|") ++counts[t];
+
+  for (const std::int64_t minCount : {1, 4}) {
+    const detail::PreparedCorpus one = detail::prepareCorpus(corpus, minCount, 0, 20'000'000, 1);
+    CHECK(one.distinctWords == static_cast<std::int64_t>(counts.size()));
+    for (std::size_t i = 0; i < one.vocabulary.size(); ++i)
+      CHECK(one.vocabulary.count(static_cast<WordId>(i)) == counts.at(one.vocabulary.words()[i]));
+    for (const int threads : {2, 3})
+      for (const std::size_t block : {std::size_t{64}, std::size_t{1000}, std::size_t{1} << 20}) {
+        INFO("threads " << threads << ", block " << block << ", min-count " << minCount);
+        const auto many =
+            detail::countStreamInParallel(corpus, minCount, 0, 20'000'000, threads, block);
+        REQUIRE(many);
+        checkSameCounting(*many, one);
+      }
+  }
+  // Not for sources without pre-tokenized files, nor one thread.
+  CHECK_FALSE(detail::countStreamInParallel(CorpusSource::fromSentences({{"a"}}), 1, 0, 0, 2));
+  CHECK_FALSE(detail::countStreamInParallel(CorpusSource::fromFiles({dir.file("a.txt")}, false), 1,
+                                            0, 0, 2));
+  CHECK_FALSE(detail::countStreamInParallel(corpus, 1, 0, 0, 1));
+  // Empty input: the one-thread message.
+  const auto empty = CorpusSource::fromFiles({dir.file("b.txt")}, true);
+  const std::string emptyMessage = errorOf([&] { detail::prepareCorpus(empty, 1, 0, 0, 1); });
+  CHECK(emptyMessage.find("contains no words") != std::string::npos);
+  CHECK(errorOf([&] { detail::countStreamInParallel(empty, 1, 0, 0, 2, 64); }) == emptyMessage);
+}
+
+TEST_CASE("corpus: a stream over the table limit prunes as the one-thread pass does", "[corpus]") {
+  test::TempDir dir;
+  test::writeText(dir.file("a.txt"), streamedText(21));
+  const CorpusSource corpus = CorpusSource::fromFiles({dir.file("a.txt")}, true);
+  const auto distinct = detail::prepareCorpus(corpus, 1, 0, 0, 1).distinctWords;
+  // From the first block on, and after many blocks were merged by the threads.
+  for (const std::size_t limit : {std::size_t{50}, static_cast<std::size_t>(distinct - 3)}) {
+    const auto one = detail::prepareCorpus(corpus, 1, 0, limit, 1);
+    REQUIRE(one.prunings > 0);
+    for (const std::size_t block : {std::size_t{64}, std::size_t{4096}}) {
+      INFO("limit " << limit << ", block " << block);
+      const auto many = detail::countStreamInParallel(corpus, 1, 0, limit, 2, block);
+      REQUIRE(many);
+      checkSameCounting(*many, one);
+    }
+  }
+}
+
+TEST_CASE("corpus: invalid UTF-8 in a stream counted by threads has the one-thread message",
+          "[corpus]") {
+  test::TempDir dir;
+  const std::string good = streamedText(31);
+  // The bad byte: early, in a line after many blocks, inside the long line, as the
+  // tail of a character cut by a read boundary, and in the second of two files.
+  const std::size_t longLine = good.find("long0 ");
+  REQUIRE(longLine != std::string::npos);
+  std::vector<std::pair<std::string, std::string>> cases;
+  cases.push_back({"x \x97y\n" + good, ""});
+  cases.push_back({good.substr(0, 20000) + "\nbad w\xC3(rd\n" + good.substr(20000), ""});
+  cases.push_back({good.substr(0, longLine + 3000) + "\xFF" + good.substr(longLine + 3000), ""});
+  std::string cut(64 * 40 - 1, 'a');
+  for (std::size_t i = 9; i < cut.size(); i += 10) cut[i] = (i % 30 == 29) ? '\n' : ' ';
+  cases.push_back({cut + "\xE6\x97(\n" + good, ""});
+  cases.push_back({good, "ok\nfine words\nno\xC0\x80pe\n"});
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    test::writeText(dir.file("a.txt"), cases[c].first);
+    test::writeText(dir.file("b.txt"), cases[c].second);
+    const CorpusSource corpus =
+        CorpusSource::fromFiles({dir.file("a.txt"), dir.file("b.txt")}, true);
+    const std::string want = errorOf([&] { detail::prepareCorpus(corpus, 1, 0, 20'000'000, 1); });
+    INFO("case " << c << ": " << want);
+    REQUIRE(want.find("invalid UTF-8 at byte offset") != std::string::npos);
+    for (const int threads : {2, 3})
+      for (const std::size_t block : {std::size_t{16}, std::size_t{64}, std::size_t{5000}}) {
+        INFO("threads " << threads << ", block " << block);
+        CHECK(errorOf([&] {
+                detail::countStreamInParallel(corpus, 1, 0, 20'000'000, threads, block);
+              }) == want);
+        // Over the table limit too: the calling thread then reads the blocks itself.
+        CHECK(errorOf([&] { detail::countStreamInParallel(corpus, 1, 0, 10, threads, block); }) ==
+              errorOf([&] { detail::prepareCorpus(corpus, 1, 0, 10, 1); }));
+      }
+  }
+}
+
+TEST_CASE("corpus: a pipe is counted on several threads like one thread counts it", "[corpus]") {
+  test::TempDir dir;
+  const std::string text = streamedText(41);
+  const std::string fifo = dir.file("fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // Writes the text into the pipe once a reader opens it (gives up after 60 s
+  // rather than hang when none does).
+  auto feed = [&] {
+    return std::thread([&] {
+      int fd = -1;
+      for (int i = 0; i < 6000 && fd < 0; ++i) {
+        fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+        if (fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      if (fd < 0) return;
+      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+      for (std::size_t at = 0; at < text.size();) {
+        const ssize_t n = ::write(fd, text.data() + at, text.size() - at);
+        if (n <= 0) break;
+        at += static_cast<std::size_t>(n);
+      }
+      ::close(fd);
+    });
+  };
+  const CorpusSource corpus = CorpusSource::fromFiles({fifo}, true);
+  CHECK_FALSE(detail::splittableCorpus(corpus));
+  std::thread writer = feed();
+  const auto one = detail::prepareCorpus(corpus, 2, 0, 20'000'000, 1);
+  writer.join();
+  writer = feed();
+  const auto two = detail::prepareCorpus(corpus, 2, 0, 20'000'000, 2);  // the stream path
+  writer.join();
+  checkSameCounting(two, one);
+  // The same text from a regular file, cut into byte ranges.
+  test::writeText(dir.file("a.txt"), text);
+  checkSameCounting(detail::prepareCorpus(CorpusSource::fromFiles({dir.file("a.txt")}, true), 2, 0,
+                                          20'000'000, 2),
+                    one);
 }

@@ -868,6 +868,30 @@ TEST_CASE("trainer CLI writes and reads word2vec.c vocabulary files", "[trainer]
   REQUIRE(r.status == 0);
   CHECK(test::readText(dir.file("vocab.txt")) == expected);
 
+  // Standard input through a pipe, counted on two threads: the same vocabulary file.
+  // (A subshell: runShell's own stdin redirection must not replace the pipe.)
+  r = test::runShell("(cat " + test::quote(corpus) + " | '" + POSVEC_CLI + "' train -" +
+                     " --pretokenized --dim 8 --threads 2 --epochs 1 -q --min-count 3 -o " +
+                     test::quote(dir.file("v2.txt")) + " --save-vocab " +
+                     test::quote(dir.file("vocab2.txt")) + ")");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(test::readText(dir.file("vocab2.txt")) == expected);
+  // Invalid UTF-8 there: the one-thread message, line and byte offset in the whole input.
+  std::string bad = test::readText(corpus);
+  const std::size_t line3 = bad.find('\n', bad.find('\n') + 1) + 1;
+  bad.insert(line3 + 2, "\xF5");
+  test::writeText(dir.file("bad.txt"), bad);
+  for (const char* threads : {"1", "2"}) {
+    const auto e = test::runShell("(cat " + test::quote(dir.file("bad.txt")) + " | '" + POSVEC_CLI +
+                                  "' train - --pretokenized --dim 8 -q --threads " + threads +
+                                  " -o " + test::quote(dir.file("v3.txt")) + ")");
+    INFO(threads << " threads: " << e.err);
+    CHECK(e.status == 5);
+    CHECK(e.err.find("'<stdin>' line 3: invalid UTF-8 at byte offset " + std::to_string(line3 + 2) +
+                     " (byte \\xF5") != std::string::npos);
+  }
+
   // A hand-made vocabulary: only its words are trained, most frequent first; words
   // under --min-count (here 2) are dropped as word2vec.c does.
   test::writeText(dir.file("mine.txt"), "</s> 1\nc1w1 5\nthe 50\nnotthere 3\nrare 1\n");
