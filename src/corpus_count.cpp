@@ -342,8 +342,9 @@ class StreamPipeline {
       : paths_(corpus.paths()),
         replaceInvalid_(corpus.tokenizer().replaceInvalid),
         blockBytes_(std::max<std::size_t>(blockBytes, 1)),
-        // Enough blocks in flight to keep every worker busy while the merge catches up.
-        maxInFlight_(2 * static_cast<std::size_t>(threads) + 2) {
+        // One block for each worker, one being merged and one being read: every
+        // thread stays busy, and memory stays at a few blocks.
+        maxInFlight_(static_cast<std::size_t>(threads) + 1) {
     for (const auto& path : paths_) names_.push_back(inputName(path));
   }
 

@@ -145,7 +145,7 @@ std::unique_ptr<PreparedCorpus> countInParallel(const CorpusSource& corpus, std:
 // into byte ranges. Anything else goes to countStreamInParallel or one thread.
 bool splittableCorpus(const CorpusSource& corpus);
 // Block size of countStreamInParallel: the reader hands whole lines of about this size.
-inline constexpr std::size_t kStreamBlock = 8 << 20;
+inline constexpr std::size_t kStreamBlock = 4 << 20;
 // The counting pass for pre-tokenized input that cannot be cut into byte ranges
 // (standard input, pipes, compressed files): one thread reads each input in order
 // in blocks of about `blockBytes`, cut after a newline (a longer line makes a
