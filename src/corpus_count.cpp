@@ -342,8 +342,8 @@ class StreamPipeline {
       : paths_(corpus.paths()),
         replaceInvalid_(corpus.tokenizer().replaceInvalid),
         blockBytes_(std::max<std::size_t>(blockBytes, 1)),
-        // One block for each worker, one being merged and one being read: every
-        // thread stays busy, and memory stays at a few blocks.
+        // A block for each worker and one ready for the next; with the one being
+        // merged and the one being read, threads + 3 blocks are held at most.
         maxInFlight_(static_cast<std::size_t>(threads) + 1) {
     for (const auto& path : paths_) names_.push_back(inputName(path));
   }
