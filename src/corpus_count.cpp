@@ -251,7 +251,7 @@ std::unique_ptr<PreparedCorpus> countInParallel(const CorpusSource& corpus, std:
 
 namespace {
 
-struct Block {
+struct StreamBlock {
   std::string text;  // whole lines (the last block of an input may end without a newline)
   const std::string* name = nullptr;
   std::uint64_t firstLine = 1, firstOffset = 0;
@@ -313,7 +313,7 @@ class StreamPipeline {
 
   // The next block in corpus order once its worker is done with it; null at the end
   // of the input, or the reader's error after the blocks read before it.
-  std::unique_ptr<Block> next() {
+  std::unique_ptr<StreamBlock> next() {
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, [&] {
       return (!order_.empty() && order_.front()->counted) || (order_.empty() && readerDone_);
@@ -322,7 +322,7 @@ class StreamPipeline {
       if (readerError_) std::rethrow_exception(readerError_);
       return nullptr;
     }
-    std::unique_ptr<Block> b = std::move(order_.front());
+    std::unique_ptr<StreamBlock> b = std::move(order_.front());
     order_.pop_front();
     lock.unlock();
     changed_.notify_all();  // a free place for the reader
@@ -349,7 +349,7 @@ class StreamPipeline {
   }
 
   // False when stopped.
-  bool push(std::unique_ptr<Block> b) {
+  bool push(std::unique_ptr<StreamBlock> b) {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       changed_.wait(lock, [&] { return stop_ || order_.size() < maxInFlight_; });
@@ -362,7 +362,7 @@ class StreamPipeline {
   }
 
   bool pushText(std::string&& text, std::size_t file, std::uint64_t& line, std::uint64_t& offset) {
-    auto b = std::make_unique<Block>();
+    auto b = std::make_unique<StreamBlock>();
     b->name = &names_[file];
     b->firstLine = line;
     b->firstOffset = offset;
@@ -426,7 +426,7 @@ class StreamPipeline {
 
   void work() {
     for (;;) {
-      Block* b = nullptr;
+      StreamBlock* b = nullptr;
       bool skip = false;
       {
         std::unique_lock<std::mutex> lock(mutex_);
@@ -462,8 +462,8 @@ class StreamPipeline {
   std::size_t blockBytes_, maxInFlight_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<std::unique_ptr<Block>> order_;  // read, not yet taken by next()
-  std::deque<Block*> todo_;                   // of those, the ones no worker took yet
+  std::deque<std::unique_ptr<StreamBlock>> order_;  // read, not yet taken by next()
+  std::deque<StreamBlock*> todo_;                   // of those, the ones no worker took yet
   bool readerDone_ = false, stop_ = false, alone_ = false;
   std::exception_ptr readerError_;
   std::thread reader_;
