@@ -118,11 +118,15 @@ TEST_CASE(
     "finishes the same training bitwise",
     "[interrupt][cli]") {
   test::TempDir dir;
+  const int kEpochs = 3;
   const std::string corpus = writeBigCorpus(dir, 12000);  // 300k tokens: seconds under the sanitizers
   const std::string out = dir.file("vectors.bin");
-  Child child(trainArgs(corpus, 8, out), dir.file("err"));
+  // Three epochs, each trained three times below (stopped and resumed, whole,
+  // checkpointed): the second is one that starts from a finished epoch and is cut
+  // inside, the third one that the resumed run trains from its start.
+  Child child(trainArgs(corpus, kEpochs, out), dir.file("err"));
   // Well inside training, whatever the machine's speed: just after the first epoch
-  // ends, so the signal lands early in the second of eight.
+  // ends, so the signal lands early in the second.
   REQUIRE(child.waitFor("epoch 1 done", 60));
   const auto sent = Clock::now();
   REQUIRE(::kill(child.pid, SIGINT) == 0);
@@ -137,8 +141,8 @@ TEST_CASE(
   CHECK_FALSE(std::filesystem::exists(out));
   CHECK_FALSE(anyTemporary(dir));
   const ModelState stopped = loadModel(checkpoint);
-  CHECK(stopped.epochsDone < 8);
-  CHECK(epochsLeft(stopped) == 8 - stopped.epochsDone);
+  CHECK(stopped.epochsDone < kEpochs);
+  CHECK(epochsLeft(stopped) == kEpochs - stopped.epochsDone);
 
   // The printed command, run as printed (with this build's binary for "posvec").
   const std::string err = child.err();
@@ -152,11 +156,11 @@ TEST_CASE(
   INFO(resumed.err);
   REQUIRE(resumed.status == 0);
   // The checkpoint now holds the finished state, not the stopped one.
-  CHECK(loadModel(checkpoint).epochsDone == 8);
+  CHECK(loadModel(checkpoint).epochsDone == kEpochs);
   CHECK_FALSE(loadModel(checkpoint).partial.active());
 
-  // An uninterrupted run of the same 8 epochs.
-  auto a = trainArgs(corpus, 8, dir.file("whole.bin"));
+  // An uninterrupted run of the same epochs.
+  auto a = trainArgs(corpus, kEpochs, dir.file("whole.bin"));
   std::string args;
   for (const auto& s : a) args += " " + test::quote(s);
   auto whole = test::runCli("-q" + args);
@@ -166,7 +170,7 @@ TEST_CASE(
   CHECK(x == y);
 
   // Checkpoints every 0.2 s pause the threads at safe points and change nothing.
-  a = trainArgs(corpus, 8, dir.file("checkpointed.bin"));
+  a = trainArgs(corpus, kEpochs, dir.file("checkpointed.bin"));
   args.clear();
   for (const auto& s : a) args += " " + test::quote(s);
   auto checkpointed = test::runCli(args + " --checkpoint-every 0.2s");
@@ -174,7 +178,7 @@ TEST_CASE(
   REQUIRE(checkpointed.status == 0);
   CHECK(checkpointed.err.find("checkpoint inside epoch") != std::string::npos);
   CHECK(test::readText(dir.file("checkpointed.bin")) == y);
-  CHECK(loadModel(dir.file("checkpointed.posvec")).epochsDone == 8);
+  CHECK(loadModel(dir.file("checkpointed.posvec")).epochsDone == kEpochs);
 }
 
 TEST_CASE("interrupt SIGTERM exits 143 with a loadable checkpoint at --save-model",

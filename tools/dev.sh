@@ -16,6 +16,14 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 # Sanitizer builds: -O1 keeps them quick to build and fast enough to run;
 # line tables are enough for the reports' stacks.
 san_flags=(-DCMAKE_BUILD_TYPE=Debug -DPOSVEC_BUILD_BENCH=OFF -DPOSVEC_UNITY=ON)
+# Ninja, when installed (tools/setup.sh --test), for a new build dir: unlike make it
+# compiles a target's files while the library it links is still compiling, so both
+# cores stay busy through the long unity units. A build dir keeps its generator.
+generator() {
+  if [ ! -f "$1/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then
+    echo "-GNinja"
+  fi
+}
 fuzz_seconds="${POSVEC_FUZZ_SECONDS:-3}"  # per harness, in the test command
 
 # CPU seconds (user + system) of this script's finished child processes so far
@@ -36,7 +44,7 @@ stage() {
 
 do_build() {
   stage "setup" bash tools/setup.sh "$@"
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPOSVEC_UNITY=ON >/dev/null
+  cmake -S . -B "$build" $(generator "$build") -DCMAKE_BUILD_TYPE=Release -DPOSVEC_UNITY=ON >/dev/null
   stage "Release build" cmake --build "$build" -j "$jobs"
 }
 
@@ -61,13 +69,13 @@ have_gcc_asan() {
 
 configure_asan() {
   if have_clang; then
-    cmake -S . -B "$build-asan" "${san_flags[@]}" -DCMAKE_CXX_COMPILER=clang++ \
+    cmake -S . -B "$build-asan" $(generator "$build-asan") "${san_flags[@]}" -DCMAKE_CXX_COMPILER=clang++ \
       "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" -DPOSVEC_SANITIZE=address,undefined \
       -DPOSVEC_FUZZ=ON "-DPOSVEC_FUZZ_SECONDS=$fuzz_seconds" >/dev/null
   elif have_gcc_asan; then
     echo "dev.sh: clang++ with libFuzzer not found: ASan+UBSan with g++, fuzz harnesses skipped" \
       "(tools/setup.sh --test installs clang)" >&2
-    cmake -S . -B "$build-asan" "${san_flags[@]}" -DCMAKE_CXX_COMPILER=g++ \
+    cmake -S . -B "$build-asan" $(generator "$build-asan") "${san_flags[@]}" -DCMAKE_CXX_COMPILER=g++ \
       "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DPOSVEC_SANITIZE=address,undefined -DPOSVEC_FUZZ=OFF \
       >/dev/null
   else
@@ -93,7 +101,7 @@ sanitizer_tests() {
   # Portable code: TSan does not check 32- and 64-byte vector accesses (AVX2,
   # AVX-512), so a -march=native build would hide the kernels' memory accesses.
   if have_clang; then
-    cmake -S . -B "$build-tsan" "${san_flags[@]}" -DCMAKE_CXX_COMPILER=clang++ \
+    cmake -S . -B "$build-tsan" $(generator "$build-tsan") "${san_flags[@]}" -DCMAKE_CXX_COMPILER=clang++ \
       "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" -DPOSVEC_SANITIZE=thread \
       -DPOSVEC_NATIVE=OFF -DPOSVEC_BUILD_TESTS=OFF -DPOSVEC_BUILD_TOOLS=OFF >/dev/null
     stage "TSan build" cmake --build "$build-tsan" -j "$jobs" --target tsan_train

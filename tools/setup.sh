@@ -5,7 +5,8 @@
 #   tools/setup.sh --test   plus what the test suite uses (gensim for format checks, pytest,
 #                           pip/venv for the install test, nbclient/ipykernel for the notebook;
 #                           clang, its sanitizer and libFuzzer runtimes and OpenMP for the
-#                           sanitizer builds and fuzz harnesses)
+#                           sanitizer builds and fuzz harnesses; Ninja, which keeps both
+#                           cores busy in the test command's builds)
 #   tools/setup.sh --bench  plus the peers and tools the benchmarks run
 set -euo pipefail
 
@@ -15,7 +16,7 @@ pkgs=(g++ cmake make pkg-config libeigen3-dev libicu-dev libarchive-dev libcli11
 for arg in "$@"; do
   case "$arg" in
     --test) pkgs+=(python3-gensim python3-pytest python3-nbclient python3-ipykernel gzip bzip2 xz-utils zstd
-                   clang libclang-rt-14-dev libomp-dev) ;;
+                   clang libclang-rt-14-dev libomp-dev ninja-build) ;;
     --bench) pkgs+=(python3-gensim fasttext hyperfine nodejs npm time) ;;
     --report) pkgs+=(chromium) ;;
     *) echo "setup: unknown option '$arg' (use --test, --bench or --report)" >&2; exit 2 ;;
