@@ -72,6 +72,16 @@ inline float dot(const float* __restrict a, const float* __restrict b, std::size
   return s;
 }
 
+// One cell's loss (added to `loss`) and gradient coefficient, in the scalar
+// functions: weight pos as a positive prediction, neg as a negative one. The
+// AVX-512 loop computes the same per lane, term by term.
+inline float lossAndGradient(float s, float pos, float neg, float alpha, const Sigmoid& sig,
+                             double& loss) {
+  loss += static_cast<double>(pos * sig.softplus(-s) + neg * sig.softplus(s));
+  const float sigma = sig.sigmoid(s);
+  return (1.0f - sigma) * alpha * pos + (0.0f - sigma) * alpha * neg;
+}
+
 // The window after deduplication: M context rows, N target rows (target 0 the
 // positive), row pointers and the gradient coefficients G (M x N, alpha folded in).
 struct Block {
@@ -148,33 +158,69 @@ inline __m128 reduce4(__m512 a, __m512 b, __m512 c, __m512 d) {
   return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
 }
 
-// Scores four contexts at a time against each target: each target chunk is
-// loaded once for four FMAs. ctx has room for m rounded up to 4 (padded rows).
-void scoresAvx512(const Block& b, float* s) {
+// Scores of four contexts against V targets (V <= 4): each loaded chunk feeds
+// four (context) or V (target) FMAs, so a block's rows are read n / V times
+// instead of n times. ctx has room for m rounded up to 4 (padded rows).
+template <int V>
+void scoreTile(const Block& b, float* s, std::size_t u, std::size_t v) {
   const std::size_t full = b.dim & ~std::size_t{15};
   const __mmask16 tail = static_cast<__mmask16>((1u << (b.dim - full)) - 1);
+  const float* c[4] = {b.ctx[u], b.ctx[u + 1], b.ctx[u + 2], b.ctx[u + 3]};
+  const float* t[4];
+  for (int k = 0; k < 4; ++k) t[k] = b.tgt[v + static_cast<std::size_t>(std::min(k, V - 1))];
+  // Accumulators as separate variables: an array of them (indexed in loops) GCC 12
+  // keeps in registers but also stores to the stack at every step.
+  __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00,
+         a12 = a00, a13 = a00, a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00,
+         a31 = a00, a32 = a00, a33 = a00;
+#define POSVEC_TILE_STEP(LOAD)                                                          \
+  {                                                                                     \
+    __m512 c0 = LOAD(c[0] + j), c1 = LOAD(c[1] + j), c2 = LOAD(c[2] + j),               \
+           c3 = LOAD(c[3] + j);                                                         \
+    /* Opaque to GCC 12, which would load each again for every FMA (load-bound). */   \
+    asm("" : "+v"(c0), "+v"(c1), "+v"(c2), "+v"(c3));                                   \
+    POSVEC_TILE_ROW(0, LOAD)                                                            \
+    POSVEC_TILE_ROW(1, LOAD)                                                            \
+    POSVEC_TILE_ROW(2, LOAD)                                                            \
+    POSVEC_TILE_ROW(3, LOAD)                                                            \
+  }
+#define POSVEC_TILE_ROW(k, LOAD)                     \
+  if constexpr (V > k) {                             \
+    __m512 tv = LOAD(t[k] + j);                      \
+    asm("" : "+v"(tv));                              \
+    a##k##0 = _mm512_fmadd_ps(c0, tv, a##k##0);      \
+    a##k##1 = _mm512_fmadd_ps(c1, tv, a##k##1);      \
+    a##k##2 = _mm512_fmadd_ps(c2, tv, a##k##2);      \
+    a##k##3 = _mm512_fmadd_ps(c3, tv, a##k##3);      \
+  }
+#define POSVEC_FULL(p) _mm512_loadu_ps(p)
+#define POSVEC_TAIL(p) _mm512_maskz_loadu_ps(tail, p)
+  std::size_t j = 0;
+  for (; j < full; j += 16) POSVEC_TILE_STEP(POSVEC_FULL)
+  if (tail) POSVEC_TILE_STEP(POSVEC_TAIL)
+#undef POSVEC_TAIL
+#undef POSVEC_FULL
+#undef POSVEC_TILE_ROW
+#undef POSVEC_TILE_STEP
+  const __m512 a[4][4] = {{a00, a01, a02, a03}, {a10, a11, a12, a13}, {a20, a21, a22, a23},
+                          {a30, a31, a32, a33}};
   alignas(16) float four[4];
-  for (std::size_t v = 0; v < b.n; ++v) {
-    const float* t = b.tgt[v];
-    for (std::size_t u = 0; u < b.m; u += 4) {
-      const float *c0 = b.ctx[u], *c1 = b.ctx[u + 1], *c2 = b.ctx[u + 2], *c3 = b.ctx[u + 3];
-      __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-      for (std::size_t j = 0; j < full; j += 16) {
-        const __m512 tv = _mm512_loadu_ps(t + j);
-        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(c0 + j), tv, a0);
-        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(c1 + j), tv, a1);
-        a2 = _mm512_fmadd_ps(_mm512_loadu_ps(c2 + j), tv, a2);
-        a3 = _mm512_fmadd_ps(_mm512_loadu_ps(c3 + j), tv, a3);
-      }
-      if (tail) {
-        const __m512 tv = _mm512_maskz_loadu_ps(tail, t + full);
-        a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, c0 + full), tv, a0);
-        a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, c1 + full), tv, a1);
-        a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, c2 + full), tv, a2);
-        a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, c3 + full), tv, a3);
-      }
-      _mm_store_ps(four, reduce4(a0, a1, a2, a3));
-      for (std::size_t k = 0; k < 4 && u + k < b.m; ++k) s[(u + k) * b.n + v] = four[k];
+  for (int k = 0; k < V; ++k) {
+    _mm_store_ps(four, reduce4(a[k][0], a[k][1], a[k][2], a[k][3]));
+    for (std::size_t i = 0; i < 4 && u + i < b.m; ++i)
+      s[(u + i) * b.n + v + static_cast<std::size_t>(k)] = four[i];
+  }
+}
+
+void scoresAvx512(const Block& b, float* s) {
+  for (std::size_t u = 0; u < b.m; u += 4) {
+    std::size_t v = 0;
+    for (; v + 4 <= b.n; v += 4) scoreTile<4>(b, s, u, v);
+    switch (b.n - v) {
+      case 3: scoreTile<3>(b, s, u, v); break;
+      case 2: scoreTile<2>(b, s, u, v); break;
+      case 1: scoreTile<1>(b, s, u, v); break;
+      default: break;
     }
   }
 }
@@ -223,14 +269,17 @@ void updateAvx512(const Block& b, std::size_t u0, Group group) {
 // Loss and gradient coefficients of the k scores in g, 16 at a time: the table
 // lookups as gathers, the same interpolation as Sigmoid's scalar functions. Lanes
 // outside (-kMax, kMax) (and NaN) take the scalar functions, which handle them.
-// g[i] becomes (label - sigmoid(s)) * alpha * weight; returns the weighted softplus
-// sum (the loss), accumulated in double as the scalar loop does.
-double lossAndGradientsAvx512(float* g, const float* weight, const float* label, std::size_t k,
+// Cell i has weight pos[i] as a positive prediction and neg[i] as a negative one:
+// g[i] becomes (1 - sigma(s)) * alpha * pos[i] + (0 - sigma(s)) * alpha * neg[i];
+// returns pos * softplus(-s) + neg * softplus(s) summed (the loss), accumulated
+// in double as the scalar loop does. With one weight zero each term is exactly
+// the single-label formula (the other adds a signed zero).
+double lossAndGradientsAvx512(float* g, const float* pos, const float* neg, std::size_t k,
                               float alpha, const Sigmoid& sig) {
   const float* sigT = sig.sigmoidTable();
   const float* spT = sig.softplusTable();
   const __m512 kmax = _mm512_set1_ps(Sigmoid::kMax), scale = _mm512_set1_ps(Sigmoid::scale());
-  const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f),
+  const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps(),
                va = _mm512_set1_ps(alpha);
   const __m512 absMask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FFFFFFF));
   __m512d acc = _mm512_setzero_pd();
@@ -251,32 +300,31 @@ double lossAndGradientsAvx512(float* g, const float* weight, const float* label,
     const __mmask16 live =
         left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
     const __m512 s0 = _mm512_maskz_loadu_ps(live, g + j);
-    const __m512 w = _mm512_maskz_loadu_ps(live, weight + j);
-    const __m512 y = _mm512_maskz_loadu_ps(live, label + j);
+    const __m512 wp = _mm512_maskz_loadu_ps(live, pos + j);
+    const __m512 wn = _mm512_maskz_loadu_ps(live, neg + j);
     const __mmask16 in =
         _mm512_mask_cmp_ps_mask(live, _mm512_and_ps(s0, absMask), kmax, _CMP_LT_OQ);
     const __m512 s = _mm512_maskz_mov_ps(in, s0);  // out-of-range lanes look up cell 0..
-    // softplus(-s) for the positive (label 1), softplus(s) for the negatives.
-    const __m512 x = _mm512_mul_ps(s, _mm512_sub_ps(one, _mm512_mul_ps(two, y)));
     __m512i is, ix;
     __m512 fs, fx;
     cell(s, is, fs);
-    cell(x, ix, fx);
+    cell(_mm512_sub_ps(zero, s), ix, fx);
     const __m512 sigma = lookup(sigT, is, fs);
-    const __m512 sp = lookup(spT, ix, fx);
-    const __m512 grad = _mm512_mul_ps(_mm512_mul_ps(_mm512_sub_ps(y, sigma), va), w);
+    const __m512 spPos = lookup(spT, ix, fx);  // softplus(-s): the loss of a positive
+    const __m512 spNeg = lookup(spT, is, fs);  // softplus(s): the loss of a negative
+    const __m512 grad =
+        _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(_mm512_sub_ps(one, sigma), va), wp),
+                      _mm512_mul_ps(_mm512_mul_ps(_mm512_sub_ps(zero, sigma), va), wn));
     _mm512_mask_storeu_ps(g + j, in, grad);
-    const __m512 l = _mm512_maskz_mul_ps(in, w, sp);
+    const __m512 l =
+        _mm512_maskz_add_ps(in, _mm512_mul_ps(wp, spPos), _mm512_mul_ps(wn, spNeg));
     acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(l)));
     acc = _mm512_add_pd(
         acc, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(l), 1))));
     // ..and get the scalar functions here.
     for (__mmask16 out = static_cast<__mmask16>(live & ~in); out; out &= out - 1) {
       const std::size_t q = j + static_cast<std::size_t>(__builtin_ctz(out));
-      const float sq = g[q];
-      const bool positive = label[q] != 0.0f;
-      scalarLoss += static_cast<double>(weight[q] * sig.softplus(positive ? -sq : sq));
-      g[q] = ((positive ? 1.0f : 0.0f) - sig.sigmoid(sq)) * alpha * weight[q];
+      g[q] = lossAndGradient(g[q], pos[q], neg[q], alpha, sig, scalarLoss);
     }
   }
   return _mm512_reduce_add_pd(acc) + scalarLoss;
@@ -287,28 +335,25 @@ void updateAvx512Groups(const Block& b, std::index_sequence<I...>) {
   using Fn = void (*)(const Block&, std::size_t, Group);
   static constexpr Fn table[] = {&updateAvx512<static_cast<int>(I) + 1>...};
   if (b.m <= kMaxRegisterRows) return table[b.m - 1](b, 0, Group::Only);
-  for (std::size_t u0 = 0; u0 < b.m; u0 += kMaxRegisterRows)
-    table[std::min(kMaxRegisterRows, b.m - u0) - 1](b, u0, u0 == 0 ? Group::First : Group::Later);
+  // Groups of equal size (14 rows: 7 + 7, not 12 + 2): every pass over the targets
+  // then does as many FMAs per target load and store.
+  const std::size_t groups = (b.m + kMaxRegisterRows - 1) / kMaxRegisterRows;
+  const std::size_t size = (b.m + groups - 1) / groups;
+  for (std::size_t u0 = 0; u0 < b.m; u0 += size)
+    table[std::min(size, b.m - u0) - 1](b, u0, u0 == 0 ? Group::First : Group::Later);
 }
 #endif
 
 }  // namespace
 
-double batchedWindow(float* input, float* output, std::size_t dim, const std::int32_t* contexts,
-                     std::size_t m, const std::int32_t* targets, std::size_t n, float alpha,
-                     const Sigmoid& sigmoid, ThreadState& state, BatchedPath path) {
-  if (m == 0 || n == 0) return 0;
-  // Scratch: ids (rows and weights of both sides), row pointers, G and T's old chunk.
-  state.ids.resize(2 * (m + n));
-  std::int32_t* crow = state.ids.data();
-  std::int32_t* cw = crow + m;
-  std::int32_t* trow = cw + m;
-  std::int32_t* tw = trow + n;
-  const std::size_t mu = uniqueRows(contexts, m, -1, crow, cw);
-  trow[0] = targets[0];
-  tw[0] = 1;
-  const std::size_t nu = 1 + uniqueRows(targets + 1, n - 1, targets[0], trow + 1, tw + 1);
+namespace {
 
+// The products of one block: rows crow[0..mu) of `input` against rows trow[0..nu)
+// of `output` (both free of repeats), cell (u, v) weighted st.positive[u * nu + v]
+// as a positive and st.negative[u * nu + v] as a negative prediction.
+double blockUpdate(float* input, float* output, std::size_t dim, const std::int32_t* crow,
+                   std::size_t mu, const std::int32_t* trow, std::size_t nu, float alpha,
+                   const Sigmoid& sigmoid, ThreadState& state, BatchedPath path) {
   // Context pointers padded to a multiple of 4 (with row 0) for the 4-row score tiles.
   const std::size_t mpad = (mu + 3) & ~std::size_t{3};
   state.pointers.resize(mpad + nu);
@@ -319,50 +364,132 @@ double batchedWindow(float* input, float* output, std::size_t dim, const std::in
   for (std::size_t v = 0; v < nu; ++v) tp[v] = output + static_cast<std::size_t>(trow[v]) * dim;
 
   state.hidden.resize(mu * nu);
-  // T's old chunk (portable) or, for windows too wide for the registers, T's old
+  // T's old chunk (portable) or, for blocks too wide for the registers, T's old
   // rows (AVX-512).
   state.grad.resize(std::max(nu * kChunk, mu > kMaxRegisterRows ? nu * dim : 0));
   float* g = state.hidden.data();
+  const float* pos = state.positive.data();
+  const float* neg = state.negative.data();
   const Block b{dim, mu, nu, cp, tp, g, state.grad.data(), state.grad.data()};
 #if defined(__AVX512F__)
-  const bool avx = path != BatchedPath::Portable;
-#else
-  const bool avx = false;
-  (void)path;
-#endif
-  if (avx) {
-#if defined(__AVX512F__)
+  if (path != BatchedPath::Portable) {
     scoresAvx512(b, g);
-#endif
-  } else {
-    scoresPortable(b, g);
-  }
-#if defined(__AVX512F__)
-  if (avx) {
-    state.weights.resize(mu * nu);
-    state.labels.resize(mu * nu);
-    for (std::size_t u = 0; u < mu; ++u)
-      for (std::size_t v = 0; v < nu; ++v) {
-        state.weights[u * nu + v] = static_cast<float>(cw[u] * tw[v]);
-        state.labels[u * nu + v] = v == 0 ? 1.0f : 0.0f;
-      }
-    const double loss = lossAndGradientsAvx512(g, state.weights.data(), state.labels.data(),
-                                               mu * nu, alpha, sigmoid);
+    const double loss = lossAndGradientsAvx512(g, pos, neg, mu * nu, alpha, sigmoid);
     updateAvx512Groups(b, std::make_index_sequence<kMaxRegisterRows>{});
     return loss;
   }
+#else
+  (void)path;
 #endif
+  scoresPortable(b, g);
   double loss = 0;
-  for (std::size_t u = 0; u < mu; ++u) {
-    for (std::size_t v = 0; v < nu; ++v) {
-      const float s = g[u * nu + v];
-      const float weight = static_cast<float>(cw[u] * tw[v]);
-      loss += static_cast<double>(weight * sigmoid.softplus(v == 0 ? -s : s));
-      g[u * nu + v] = ((v == 0 ? 1.0f : 0.0f) - sigmoid.sigmoid(s)) * alpha * weight;
-    }
-  }
+  for (std::size_t i = 0; i < mu * nu; ++i)
+    g[i] = lossAndGradient(g[i], pos[i], neg[i], alpha, sigmoid, loss);
   updatePortable(b);
   return loss;
+}
+
+// Index of `id` in rows[0..k), appended when new.
+std::size_t rowOf(std::int32_t id, std::int32_t* rows, std::size_t& k) {
+  std::size_t j = 0;
+  while (j < k && rows[j] != id) ++j;
+  if (j == k) rows[k++] = id;
+  return j;
+}
+
+}  // namespace
+
+double batchedWindow(float* input, float* output, std::size_t dim, const std::int32_t* contexts,
+                     std::size_t m, const std::int32_t* targets, std::size_t n, float alpha,
+                     const Sigmoid& sigmoid, ThreadState& state, BatchedPath path) {
+  if (m == 0 || n == 0) return 0;
+  // Scratch: rows and repeat counts of both sides.
+  state.ids.resize(2 * (m + n));
+  std::int32_t* crow = state.ids.data();
+  std::int32_t* cw = crow + m;
+  std::int32_t* trow = cw + m;
+  std::int32_t* tw = trow + n;
+  const std::size_t mu = uniqueRows(contexts, m, -1, crow, cw);
+  trow[0] = targets[0];
+  tw[0] = 1;
+  const std::size_t nu = 1 + uniqueRows(targets + 1, n - 1, targets[0], trow + 1, tw + 1);
+  state.positive.assign(mu * nu, 0.0f);
+  state.negative.assign(mu * nu, 0.0f);
+  for (std::size_t u = 0; u < mu; ++u)
+    for (std::size_t v = 0; v < nu; ++v)
+      (v == 0 ? state.positive : state.negative)[u * nu + v] = static_cast<float>(cw[u] * tw[v]);
+  return blockUpdate(input, output, dim, crow, mu, trow, nu, alpha, sigmoid, state, path);
+}
+
+double combinedBlock(float* input, float* output, std::size_t dim, const CombinedBlock& k,
+                     float alpha, const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
+                     std::int64_t& predictions) {
+  if (k.count == 0) return 0;
+  // The span of positions the windows reach.
+  std::size_t lo = k.first, hi = k.first;
+  for (std::size_t j = 0; j < k.count; ++j) {
+    const std::size_t q = k.first + j, r = static_cast<std::size_t>(k.reach[j]);
+    lo = std::min(lo, q - std::min(q, r));
+    hi = std::max(hi, std::min(k.length - 1, q + r));
+  }
+  const std::size_t span = hi - lo + 1, cols = k.count + k.negativeCount;
+  // Scratch: per position its window count and row; rows; columns of centres and
+  // negatives.
+  state.ids.resize(3 * span + 2 * cols);
+  std::int32_t* times = state.ids.data();
+  std::int32_t* rowAt = times + span;
+  std::int32_t* crow = rowAt + span;
+  std::int32_t* trow = crow + span;
+  std::int32_t* colOf = trow + cols;  // centres, then negatives
+  std::fill(times, times + span, 0);
+  auto window = [&](std::size_t j, auto&& visit) {
+    const std::size_t q = k.first + j, r = static_cast<std::size_t>(k.reach[j]);
+    const std::size_t a = q - std::min(q, r), z = std::min(k.length - 1, q + r);
+    for (std::size_t p = a; p <= z; ++p)
+      if (p != q) visit(p - lo);
+  };
+  for (std::size_t j = 0; j < k.count; ++j) window(j, [&](std::size_t s) { ++times[s]; });
+  std::size_t mu = 0, nu = 0;
+  for (std::size_t s = 0; s < span; ++s)
+    rowAt[s] = times[s] ? static_cast<std::int32_t>(rowOf(k.ids[lo + s], crow, mu)) : -1;
+  for (std::size_t j = 0; j < k.count; ++j)
+    colOf[j] = static_cast<std::int32_t>(rowOf(k.ids[k.first + j], trow, nu));
+  for (std::size_t i = 0; i < k.negativeCount; ++i)
+    colOf[k.count + i] = static_cast<std::int32_t>(rowOf(k.negatives[i], trow, nu));
+  if (mu == 0) return 0;
+
+  state.positive.assign(mu * nu, 0.0f);
+  state.negative.assign(mu * nu, 0.0f);
+  float* pos = state.positive.data();
+  float* neg = state.negative.data();
+  // Every (context, centre) pair: a positive, and each shared negative once...
+  for (std::size_t j = 0; j < k.count; ++j) {
+    window(j, [&](std::size_t s) {
+      pos[static_cast<std::size_t>(rowAt[s]) * nu + static_cast<std::size_t>(colOf[j])] += 1;
+      ++predictions;
+    });
+  }
+  for (std::size_t s = 0; s < span; ++s) {
+    if (!times[s]) continue;
+    float* row = neg + static_cast<std::size_t>(rowAt[s]) * nu;
+    for (std::size_t i = 0; i < k.negativeCount; ++i)
+      row[colOf[k.count + i]] += static_cast<float>(times[s]);
+  }
+  // ..except a negative equal to the pair's centre, which is skipped (as the
+  // classic kernel skips it).
+  for (std::size_t j = 0; j < k.count; ++j) {
+    const std::int32_t centre = k.ids[k.first + j];
+    for (std::size_t i = 0; i < k.negativeCount; ++i) {
+      if (k.negatives[i] != centre) continue;
+      window(j, [&](std::size_t s) {
+        neg[static_cast<std::size_t>(rowAt[s]) * nu + static_cast<std::size_t>(colOf[j])] -= 1;
+      });
+    }
+  }
+  // The counts above are small integers (exact); the shared negatives stand for
+  // negative draws per pair, so each is weighted negative / negativeCount.
+  for (std::size_t i = 0; i < mu * nu; ++i) neg[i] *= k.negativeWeight;
+  return blockUpdate(input, output, dim, crow, mu, trow, nu, alpha, sigmoid, state, path);
 }
 
 namespace {
@@ -377,10 +504,13 @@ class BatchedSkipGram final : public TrainKernel {
         dim_(c.dim),
         window_(c.window),
         negative_(static_cast<std::size_t>(c.negative)),
-        path_(path) {}
+        path_(path),
+        combine_(static_cast<std::size_t>(c.combine)),
+        blockNegatives_(static_cast<std::size_t>(c.blockNegativesFor())) {}
 
   double sentence(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& st,
                   std::int64_t& predictions) const override {
+    if (combine_ > 1) return combined(ids, n, alpha, st, predictions);
     double loss = 0;
     const auto len = static_cast<std::int64_t>(n);
     const std::size_t maxCtx = static_cast<std::size_t>(2 * window_);
@@ -421,6 +551,45 @@ class BatchedSkipGram final : public TrainKernel {
   }
 
  private:
+  // Blocks of combine_ centre words (combinedBlock); the next block's reaches and
+  // negatives are drawn while this one computes, so its new rows can be prefetched.
+  double combined(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& st,
+                  std::int64_t& predictions) const {
+    const std::size_t width = combine_ + blockNegatives_;
+    st.window.resize(2 * width);
+    const auto reachOf = [this](Rng& rng) {
+      return static_cast<std::int32_t>(window_) -
+             static_cast<std::int32_t>(rng.below(static_cast<std::uint32_t>(window_)));
+    };
+    auto draw = [&](std::int32_t* slot, std::size_t first) {
+      const std::size_t count = std::min(combine_, n - first);
+      for (std::size_t j = 0; j < count; ++j) slot[j] = reachOf(st.rng);
+      for (std::size_t i = 0; i < blockNegatives_; ++i)
+        slot[combine_ + i] = noise_->draw(st.rng.next());
+    };
+    const auto reach = static_cast<std::size_t>(window_);
+    const float weight = static_cast<float>(negative_) / static_cast<float>(blockNegatives_);
+    double loss = 0;
+    draw(st.window.data(), 0);
+    for (std::size_t first = 0, b = 0; first < n; first += combine_, ++b) {
+      std::int32_t* now = st.window.data() + (b & 1) * width;
+      const std::size_t next = first + combine_;
+      if (next < n) {
+        std::int32_t* later = st.window.data() + ((b + 1) & 1) * width;
+        draw(later, next);
+        const std::size_t end = std::min(n, next + combine_);
+        for (std::size_t q = next; q < end; ++q) prefetchRow(out_, ids[q]);
+        for (std::size_t i = 0; i < blockNegatives_; ++i) prefetchRow(out_, later[combine_ + i]);
+        for (std::size_t p = next + reach; p < std::min(n, end + reach); ++p)
+          prefetchRow(in_, ids[p]);
+      }
+      const CombinedBlock block{ids,  n,         first,           std::min(combine_, n - first),
+                                now,  now + combine_, blockNegatives_, weight};
+      loss += combinedBlock(in_, out_, dim_, block, alpha, *sigmoid_, st, path_, predictions);
+    }
+    return loss;
+  }
+
   // Windows of look-ahead for the prefetches (1, 2 and 3 measured alike on Brown).
   static constexpr std::size_t kAhead = 1;
   void drawNegatives(std::int32_t* targets, Rng& rng) const {
@@ -439,6 +608,7 @@ class BatchedSkipGram final : public TrainKernel {
   std::int64_t window_;
   std::size_t negative_;
   BatchedPath path_;
+  std::size_t combine_, blockNegatives_;
 };
 
 }  // namespace

@@ -30,6 +30,32 @@ double batchedWindow(float* input, float* output, std::size_t dim, const std::in
                      const Sigmoid& sigmoid, ThreadState& state,
                      BatchedPath path = BatchedPath::Auto);
 
+// Context combining (Rengasamy et al. 2017, "Optimizing Word2Vec Performance on
+// Multicore Systems"): `count` consecutive centre words of one sentence form one
+// block. The rows are every distinct word their windows reach and the columns the
+// distinct centres plus `negativeCount` noise words shared by the whole block, so
+// a block of B centres reads about B + 2·window input and B + negatives output
+// rows where B windows read B·(2·window + 1 + negative).
+struct CombinedBlock {
+  const std::int32_t* ids;  // the sentence
+  std::size_t length;
+  std::size_t first, count;      // centres [first, first + count)
+  const std::int32_t* reach;     // count reaches, each >= 1 (the shrunk window)
+  const std::int32_t* negatives; // negativeCount noise words
+  std::size_t negativeCount;
+  // Each (context, centre) pair is trained as a positive and against every shared
+  // negative with this weight (the configured negatives per pair / negativeCount,
+  // so the expected gradient is word2vec's); a negative equal to the pair's centre
+  // is skipped for that pair.
+  float negativeWeight;
+};
+// One block's update, all scores from the values before it (as batchedWindow).
+// Adds the number of (context, centre) pairs to `predictions`; returns the loss
+// (weighted as the gradients are).
+double combinedBlock(float* input, float* output, std::size_t dim, const CombinedBlock& block,
+                     float alpha, const Sigmoid& sigmoid, ThreadState& state,
+                     BatchedPath path, std::int64_t& predictions);
+
 // The skip-gram negative-sampling kernel built on batchedWindow, with the classic
 // kernel's window shrinking and noise distribution.
 std::unique_ptr<TrainKernel> makeBatchedSkipGram(const TrainConfig& config,

@@ -112,8 +112,9 @@ struct ThreadState {
   // Batched kernel: one window's ids, deduplicated rows and row pointers.
   std::vector<std::int32_t> window, ids;
   std::vector<float*> pointers;
-  // Batched kernel: each score's weight (repeat counts) and label.
-  std::vector<float> weights, labels;
+  // Batched kernel: each score's weight as a positive and as a negative prediction
+  // (repeat counts; a combined block can have both in one cell).
+  std::vector<float> positive, negative;
 };
 
 class TrainKernel {

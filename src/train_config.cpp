@@ -1,5 +1,6 @@
 #include "posvec/train_config.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -59,8 +60,18 @@ void TrainConfig::validate() const {
   if (epochs < 1 || epochs > 100000)
     fail("epochs must be between 1 and 100000 (got " + std::to_string(epochs) + ")");
   if (minCount < 1) fail("minimum count must be at least 1 (got " + std::to_string(minCount) + ")");
+  if (combine < 1 || combine > 1024)
+    fail("centre words per block (combine) must be between 1 and 1024 (got " +
+         std::to_string(combine) + ")");
+  if (blockNegatives < 0 || blockNegatives > 10000)
+    fail("noise words per block must be between 0 (automatic) and 10000 (got " +
+         std::to_string(blockNegatives) + ")");
   if (threads < 0 || threads > 4096)
     fail("threads must be between 0 (all cores) and 4096 (got " + std::to_string(threads) + ")");
+}
+
+int TrainConfig::blockNegativesFor() const {
+  return blockNegatives > 0 ? blockNegatives : std::max(negative, (5 * combine + 3) / 4);
 }
 
 std::string TrainConfig::serialize() const {
@@ -78,12 +89,16 @@ std::string TrainConfig::serialize() const {
       << "max_vocab=" << maxVocab << "\n"
       << "threads=" << threads << "\n"
       << "seed=" << seed << "\n"
-      << "kernel=" << (kernel == Kernel::Classic ? "classic" : "batched") << "\n";
+      << "kernel=" << (kernel == Kernel::Classic ? "classic" : "batched") << "\n"
+      << "combine=" << combine << "\n"
+      << "block_negatives=" << blockNegatives << "\n";
   return out.str();
 }
 
 TrainConfig TrainConfig::deserialize(const std::string& text) {
   TrainConfig c;
+  // Configurations stored before context combining trained one window per block.
+  c.combine = 1;
   std::istringstream in(text);
   std::string line;
   std::set<std::string> seen;
@@ -140,6 +155,10 @@ TrainConfig TrainConfig::deserialize(const std::string& text) {
         c.kernel = Kernel::Batched;
       else
         throw FormatError("training config: 'kernel' has the invalid value '" + value + "'");
+    } else if (key == "combine") {
+      c.combine = parseInt<int>(key, value);
+    } else if (key == "block_negatives") {
+      c.blockNegatives = parseInt<int>(key, value);
     } else {
       throw FormatError("training config: unknown key '" + key + "' (written by a newer posvec?)");
     }

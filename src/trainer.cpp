@@ -53,6 +53,9 @@ std::string describeConfig(const TrainConfig& c, int threads) {
     << c.alpha << " -> " << c.minAlpha << ", epochs " << c.epochs << ", min-count " << c.minCount
     << ", max-vocab " << c.maxVocab << ", threads " << threads << ", seed " << c.seed
     << ", kernel " << detail::kernelName(detail::kernelFor(c));
+  if (detail::kernelFor(c) == detail::KernelKind::BatchedSkipGram && c.combine > 1)
+    s << " (blocks of " << c.combine << " centre words, " << c.blockNegativesFor()
+      << " shared negatives)";
   return s.str();
 }
 

@@ -48,6 +48,42 @@ Reference referenceWindow(const std::vector<float>& in, const std::vector<float>
   return r;
 }
 
+// A combined block written out pair by pair in double from its definition: every
+// (context, centre) pair inside the centre's window is a positive and meets each
+// shared negative (not equal to that centre) with weight `weight`; all scores
+// and gradients from the values before the block.
+Reference referenceBlock(const std::vector<float>& in, const std::vector<float>& out,
+                         std::size_t dim, const std::vector<std::int32_t>& ids, std::size_t first,
+                         const std::vector<std::int32_t>& reach,
+                         const std::vector<std::int32_t>& negatives, double weight, double alpha,
+                         std::int64_t& pairs) {
+  Reference r;
+  r.in.assign(in.begin(), in.end());
+  r.out.assign(out.begin(), out.end());
+  auto train = [&](std::int32_t c, std::int32_t t, double label, double w) {
+    double s = 0;
+    for (std::size_t d = 0; d < dim; ++d)
+      s += static_cast<double>(in[c * dim + d]) * static_cast<double>(out[t * dim + d]);
+    const double g = w * alpha * (label - 1.0 / (1.0 + std::exp(-s)));
+    r.loss += w * std::log1p(std::exp(label > 0 ? -s : s));
+    for (std::size_t d = 0; d < dim; ++d) {
+      r.in[c * dim + d] += g * out[t * dim + d];
+      r.out[t * dim + d] += g * in[c * dim + d];
+    }
+  };
+  for (std::size_t j = 0; j < reach.size(); ++j) {
+    const auto q = static_cast<std::int64_t>(first + j);
+    for (std::int64_t p = q - reach[j]; p <= q + reach[j]; ++p) {
+      if (p == q || p < 0 || p >= static_cast<std::int64_t>(ids.size())) continue;
+      ++pairs;
+      train(ids[p], ids[q], 1, 1);
+      for (const std::int32_t n : negatives)
+        if (n != ids[q]) train(ids[p], n, 0, weight);
+    }
+  }
+  return r;
+}
+
 std::vector<detail::BatchedPath> paths() {
   std::vector<detail::BatchedPath> p{detail::BatchedPath::Portable};
   if (detail::batchedAvx512Compiled()) p.push_back(detail::BatchedPath::Avx512);
@@ -157,6 +193,60 @@ TEST_CASE("kernel_batched one window matches a double-precision pairwise referen
   }
 }
 
+TEST_CASE("kernel_batched one combined block matches a double-precision pairwise reference",
+          "[kernel_batched]") {
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> value(-0.6f, 0.6f);
+  const detail::Sigmoid sigmoid;
+  const std::size_t rows = 30;
+  for (const std::size_t dim : {1u, 7u, 16u, 37u, 100u, 129u}) {
+    for (int trial = 0; trial < 8; ++trial) {
+      std::vector<float> in(rows * dim), out(rows * dim);
+      for (auto& x : in) x = value(gen);
+      for (auto& x : out) x = value(gen);
+      // Sentences from few words (repeats inside a block; a negative is sometimes a
+      // centre), blocks at the start, the end and inside, one centre to many, and
+      // reaches past both ends of the sentence.
+      const std::size_t length = 1 + gen() % 40, vocab = 3 + gen() % 12;
+      std::vector<std::int32_t> ids(length);
+      for (auto& id : ids) id = static_cast<std::int32_t>(gen() % vocab);
+      const std::size_t first = gen() % length, count = 1 + gen() % std::min<std::size_t>(20, length - first);
+      std::vector<std::int32_t> reach(count), negatives(1 + gen() % 12);
+      for (auto& r : reach) r = 1 + static_cast<std::int32_t>(gen() % 6);
+      for (auto& n : negatives) n = static_cast<std::int32_t>(gen() % vocab);
+      const double weight = 5.0 / static_cast<double>(negatives.size()), alpha = 0.2;
+      std::int64_t pairs = 0;
+      const Reference ref =
+          referenceBlock(in, out, dim, ids, first, reach, negatives, weight, alpha, pairs);
+      for (const auto path : paths()) {
+        INFO("dim " << dim << " trial " << trial << " path " << static_cast<int>(path));
+        std::vector<float> a = in, b = out;
+        detail::ThreadState st;
+        std::int64_t counted = 0;
+        const detail::CombinedBlock block{ids.data(),       length,          first,
+                                          count,            reach.data(),    negatives.data(),
+                                          negatives.size(), static_cast<float>(weight)};
+        const double loss = detail::combinedBlock(a.data(), b.data(), dim, block,
+                                                  static_cast<float>(alpha), sigmoid, st, path,
+                                                  counted);
+        CHECK(counted == pairs);
+        CHECK(loss == Approx(ref.loss).epsilon(1e-4).margin(1e-9));
+        double worst = 0;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          worst = std::max(worst, std::abs(a[i] - ref.in[i]));
+          worst = std::max(worst, std::abs(b[i] - ref.out[i]));
+        }
+        CHECK(worst < 2e-5 * (1 + static_cast<double>(pairs)));
+        // Words no window reaches and no negative names keep their rows.
+        for (std::size_t r = vocab; r < rows; ++r) {
+          CHECK(std::memcmp(a.data() + r * dim, in.data() + r * dim, dim * 4) == 0);
+          CHECK(std::memcmp(b.data() + r * dim, out.data() + r * dim, dim * 4) == 0);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("kernel_batched both inner-loop paths agree on a full training run",
           "[kernel_batched]") {
   if (!detail::batchedAvx512Compiled()) POSVEC_SKIP("this build has no AVX-512 loops");
@@ -172,38 +262,46 @@ TEST_CASE("kernel_batched both inner-loop paths agree on a full training run",
   std::vector<std::int64_t> counts(50, 1);
   const NoiseSampler noise(counts);
   const detail::Sigmoid sigmoid;
-  MatrixF results[2][2];
-  for (int p = 0; p < 2; ++p) {
-    MatrixF in = in0, out = out0;
-    detail::KernelShared shared{&in, &out, &noise, nullptr, &sigmoid};
-    const auto k = detail::makeBatchedSkipGram(
-        c, shared, p ? detail::BatchedPath::Avx512 : detail::BatchedPath::Portable);
-    detail::ThreadState st;
-    st.rng = detail::Rng(5);
-    std::int64_t predictions = 0;
-    k->sentence(ids.data(), ids.size(), 0.025f, st, predictions);
-    CHECK(predictions > 0);
-    results[p][0] = in;
-    results[p][1] = out;
+  for (const int combine : {1, 16}) {
+    INFO("combine " << combine);
+    c.combine = combine;
+    MatrixF results[2][2];
+    for (int p = 0; p < 2; ++p) {
+      MatrixF in = in0, out = out0;
+      detail::KernelShared shared{&in, &out, &noise, nullptr, &sigmoid};
+      const auto k = detail::makeBatchedSkipGram(
+          c, shared, p ? detail::BatchedPath::Avx512 : detail::BatchedPath::Portable);
+      detail::ThreadState st;
+      st.rng = detail::Rng(5);
+      std::int64_t predictions = 0;
+      k->sentence(ids.data(), ids.size(), 0.025f, st, predictions);
+      CHECK(predictions > 0);
+      results[p][0] = in;
+      results[p][1] = out;
+    }
+    CHECK((results[0][0] - results[1][0]).cwiseAbs().maxCoeff() < 1e-5f);
+    CHECK((results[0][1] - results[1][1]).cwiseAbs().maxCoeff() < 1e-5f);
+    CHECK_FALSE(identical(results[0][0], in0));
   }
-  CHECK((results[0][0] - results[1][0]).cwiseAbs().maxCoeff() < 1e-5f);
-  CHECK((results[0][1] - results[1][1]).cwiseAbs().maxCoeff() < 1e-5f);
-  CHECK_FALSE(identical(results[0][0], in0));
 }
 
 TEST_CASE("kernel_batched and classic both find planted classes", "[kernel_batched]") {
   const auto corpus = CorpusSource::fromSentences(classSentences(1, 1500));
-  for (const Kernel k : {Kernel::Batched, Kernel::Classic}) {
+  // Batched one window per block, batched in blocks of 16 centre words, classic.
+  for (const int variant : {0, 1, 2}) {
+    const Kernel k = variant == 2 ? Kernel::Classic : Kernel::Batched;
     TrainConfig c = batchedConfig();
     c.kernel = k;
+    if (variant == 1) c.combine = 16;
     const ModelState m = train(corpus, c);
-    INFO("kernel " << (k == Kernel::Batched ? "batched" : "classic"));
+    INFO("kernel " << (k == Kernel::Batched ? "batched" : "classic") << " combine " << c.combine);
     REQUIRE(m.epochLosses.size() == 5);
     // Below the untrained loss (1 + negative) log 2, and lower at the end.
     CHECK(m.epochLosses[0] < 6 * std::log(2.0));
     CHECK(m.epochLosses[4] < m.epochLosses[0]);
     CHECK(classAccuracy(m) >= 0.9);
     CHECK(TrainConfig::deserialize(m.config).kernel == k);
+    CHECK(TrainConfig::deserialize(m.config).combine == c.combine);
   }
 }
 
@@ -212,6 +310,8 @@ TEST_CASE("kernel_batched with one thread is bitwise deterministic, resumes exac
           "[kernel_batched]") {
   const auto corpus = CorpusSource::fromSentences(classSentences(2, 1200));
   TrainConfig c = batchedConfig();
+  c.combine = GENERATE(1, 16);
+  INFO("combine " << c.combine);
   c.sample = 1e-2;
   c.epochs = 3;
   const ModelState a = train(corpus, c), b = train(corpus, c);
@@ -276,6 +376,20 @@ TEST_CASE("kernel_batched is selected with posvec train --kernel and is the defa
   CHECK(kernelOf("", "default.posvec") == Kernel::Batched);
   CHECK(kernelOf(" --kernel batched", "b.posvec") == Kernel::Batched);
   CHECK(kernelOf(" --kernel classic", "c.posvec") == Kernel::Classic);
+  REQUIRE(test::runCli(common + " --combine 4 --block-negatives 7 -o " +
+                       test::quote(dir.file("k.posvec")))
+              .status == 0);
+  const TrainConfig blocks = TrainConfig::deserialize(loadModel(dir.file("k.posvec")).config);
+  CHECK(blocks.combine == 4);
+  CHECK(blocks.blockNegatives == 7);
+  for (const std::string option : {"--combine 0", "--block-negatives -1", "--combine many"}) {
+    const auto r = test::runCli(common + " " + option + " -o " + test::quote(dir.file("y.txt")));
+    INFO(option << ": " << r.err);
+    CHECK(r.status == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find(option.substr(0, option.find(' '))) != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir.file("y.txt")));
+  }
 
   const auto bad = test::runCli(common + " --kernel fast -o " + test::quote(dir.file("x.txt")));
   CHECK(bad.status == 2);

@@ -131,13 +131,17 @@ TEST_CASE("trainer epoch reports count the skip-gram pairs trained", "[trainer]"
     pairs += 2 * (len - 1);
     sentences.push_back(std::move(sent));
   }
-  for (const Kernel kernel : {Kernel::Batched, Kernel::Classic})
+  // Batched one window per block, batched in blocks of 8 centre words, classic.
+  for (const int variant : {0, 1, 2})
     for (const int threads : {1, 2}) {
-      INFO("kernel " << static_cast<int>(kernel) << " threads " << threads);
+      const Kernel kernel = variant == 2 ? Kernel::Classic : Kernel::Batched;
+      INFO("kernel " << static_cast<int>(kernel) << " variant " << variant << " threads "
+                     << threads);
       TrainConfig c = smallConfig();
       c.window = 1;
       c.epochs = 2;
       c.kernel = kernel;
+      c.combine = variant == 1 ? 8 : 1;
       c.threads = threads;
       std::vector<EpochReport> reports;
       TrainObserver obs;

@@ -254,6 +254,21 @@ TEST_CASE("vocabulary train config validates, serialises and parses back", "[voc
   CHECK_THROWS_AS(TrainConfig::deserialize("dim=5\ndim=6\n"), FormatError);
   CHECK_THROWS_AS(TrainConfig::deserialize("loss=maybe\n"), FormatError);
   CHECK_THROWS_AS(TrainConfig::deserialize("just text\n"), FormatError);
+  // Context combining: round trip, and a configuration stored before it (no key)
+  // means one window per block, the kernel it was trained with.
+  c.combine = 3;
+  c.blockNegatives = 9;
+  CHECK(TrainConfig::deserialize(c.serialize()).combine == 3);
+  CHECK(TrainConfig::deserialize(c.serialize()).blockNegatives == 9);
+  CHECK(TrainConfig::deserialize("dim=5\n").combine == 1);
+  // Automatic shared negatives: 1.25 per centre word, never fewer than `negative`.
+  TrainConfig a;
+  a.combine = 16;
+  CHECK(a.blockNegativesFor() == 20);
+  a.combine = 2;
+  CHECK(a.blockNegativesFor() == 5);
+  a.blockNegatives = 3;
+  CHECK(a.blockNegativesFor() == 3);
 
   auto expectOption = [](TrainConfig bad, const std::string& option) {
     try {
@@ -275,6 +290,12 @@ TEST_CASE("vocabulary train config validates, serialises and parses back", "[voc
   b = {};
   b.epochs = 0;
   expectOption(b, "epochs");
+  b = {};
+  b.combine = 0;
+  expectOption(b, "combine");
+  b = {};
+  b.blockNegatives = -1;
+  expectOption(b, "noise words per block");
   b = {};
   b.negative = 0;
   expectOption(b, "negative samples");

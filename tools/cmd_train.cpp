@@ -579,11 +579,24 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
                   "per-pair updates); CBOW and --hs always use classic")
       ->check(CLI::IsMember({"classic", "batched"}))
       ->capture_default_str();
+  sub->add_option("--combine", c.combine,
+                  "Batched kernel: centre words trained as one block, their contexts sharing "
+                  "--block-negatives noise words (1: one window per block; 4: about twice as "
+                  "fast, same quality on Brown)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--block-negatives", c.blockNegatives,
+                  "Batched kernel: noise words shared by a block of --combine centre words (0: "
+                  "the larger of --negative and 1.25 x --combine); each pair still weighs as "
+                  "--negative negatives")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 10000));
   auto* resume = sub->add_option("--resume", opts->resume,
                                  "Continue a full-state model (.posvec) for --epochs more epochs, "
                                  "with the schedule it would have had");
   for (const char* name : {"--dim", "--window", "--negative", "--hs", "--cbow", "--sample",
-                           "--min-alpha", "--min-count", "--max-vocab", "--seed", "--kernel"})
+                           "--min-alpha", "--min-count", "--max-vocab", "--seed", "--kernel",
+                           "--combine", "--block-negatives"})
     resume->excludes(sub->get_option(name));
   sub->add_option("--save-model", opts->saveModel,
                   "Also save the full training state (for --resume) to this file ('-': stdout)");

@@ -311,6 +311,10 @@ PYBIND11_MODULE(_posvec, m) {
             if (kernel != "batched" && kernel != "classic")
               throw ConfigError("unknown kernel '" + kernel + "' (choose batched or classic)");
             c.kernel = kernel == "batched" ? Kernel::Batched : Kernel::Classic;
+            // None: the library's defaults.
+            if (!options["combine"].is_none()) c.combine = options["combine"].cast<int>();
+            if (!options["block_negatives"].is_none())
+              c.blockNegatives = options["block_negatives"].cast<int>();
             c.validate();
             const CorpusSource corpus = corpusFrom(
                 sentences, corpusFile, pretokenized, options["lowercase"].cast<bool>(),
@@ -377,6 +381,8 @@ PYBIND11_MODULE(_posvec, m) {
         d["seed"] = c.seed;
         d["max_final_vocab"] = c.maxVocab;
         d["kernel"] = c.kernel == Kernel::Batched ? "batched" : "classic";
+        d["combine"] = c.combine;
+        d["block_negatives"] = c.blockNegatives;
         return d;
       });
 

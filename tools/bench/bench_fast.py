@@ -83,8 +83,12 @@ def peak_gflops(threads):
         threads, per_cycle, why, mhz)
 
 
-def run_posvec(kernel, corpus, out, dim, seed, threads, epochs, exe):
-    cmd = [exe, corpus, out if out else "-", str(dim), str(epochs), str(threads), str(seed), kernel]
+def run_posvec(kernel, corpus, out, dim, seed, threads, epochs, exe, combine=1):
+    """train_kernel; kernel "combined" is the batched kernel in blocks of `combine`
+    centre words (automatic shared negatives)."""
+    cmd = [exe, corpus, out if out else "-", str(dim), str(epochs), str(threads), str(seed),
+           "classic" if kernel == "classic" else "batched", "1e-4",
+           str(combine if kernel == "combined" else 1)]
     wall, rss, stdout = bench_train.timed(cmd)
     info = json.loads(stdout.strip().splitlines()[-1])
     return wall, rss, info
@@ -92,19 +96,20 @@ def run_posvec(kernel, corpus, out, dim, seed, threads, epochs, exe):
 
 def train_any(trainer, corpus, out, dim, seed, threads, epochs, args):
     """(wall seconds, peak RSS MiB, vectors path or None, extra info)."""
-    if trainer in ("batched", "classic"):
+    if trainer in ("batched", "classic", "combined"):
         wall, rss, info = run_posvec(trainer, corpus, out, dim, seed, threads, epochs,
-                                     args.train_kernel)
+                                     args.train_kernel, args.combine)
         return wall, rss, out, info
     wall, rss, vec = bench_train.train(trainer, corpus, out, dim, seed, threads, epochs, None)
     return wall, rss, vec, {}
 
 
-def run_cli(exe, corpus, out, dim, threads):
+def run_cli(exe, corpus, out, dim, threads, extra=()):
     """End to end through the CLI: counting, training, writing the binary vectors."""
     cmd = [exe, "--quiet", "train", corpus, "--pretokenized", "-o", out, "--dim", str(dim),
            "--window", "5", "--negative", "5", "--sample", "1e-4", "--min-count", "5",
            "--alpha", "0.025", "--epochs", "1", "--threads", str(threads), "--seed", "1"]
+    cmd += list(extra)
     wall, rss, _ = bench_train.timed(cmd)
     return wall, rss
 
@@ -113,7 +118,11 @@ def throughput(args, work, x16, words, trainers):
     print("\n== throughput: %s (%d words), 1 epoch, %d threads, end to end (binary output), "
           "median of %d alternating runs ==" % (os.path.basename(x16), words, args.threads,
                                                 args.repeats))
-    exes = {"posvec": os.path.join(ROOT, "build", "posvec")}
+    exes = {"posvec": os.path.join(ROOT, "build", "posvec"),
+            "combined": os.path.join(ROOT, "build", "posvec")}
+    extra = {"combined": ["--combine", str(args.combine)]}
+    if "combined" in trainers:
+        print("combined: posvec train --combine %d (context combining)" % args.combine)
     if "previous" in trainers:
         exes["previous"] = build_previous(args.previous_commit)
         print("previous: posvec built from commit %s" % args.previous_commit)
@@ -126,7 +135,7 @@ def throughput(args, work, x16, words, trainers):
             for t in order:
                 out = os.path.join(work, "%s-x16-%d.bin" % (t, dim))
                 if t in exes:
-                    wall, rss = run_cli(exes[t], x16, out, dim, args.threads)
+                    wall, rss = run_cli(exes[t], x16, out, dim, args.threads, extra.get(t, ()))
                 else:
                     wall, rss, vec, _ = train_any(t, x16, out, dim, 1, args.threads, 1, args)
                     out = vec
@@ -141,20 +150,21 @@ def throughput(args, work, x16, words, trainers):
             print("%-9s %5d %10.1f %12.0f %8.1f MiB   %s" % (
                 t, dim, med[t], words / med[t], max(rsss[t]),
                 " ".join("%.1f" % w for w in walls[t])), flush=True)
-        if "posvec" in med:
-            ratios = ["%s %.2fx" % (p, med[p] / med["posvec"]) for p in trainers if p != "posvec"]
-            print("  speed of posvec (dim %d) relative to: %s" % (dim, ", ".join(ratios)),
-                  flush=True)
+        for ours in ("posvec", "combined"):
+            if ours in med:
+                ratios = ["%s %.2fx" % (p, med[p] / med[ours]) for p in trainers if p != ours]
+                print("  speed of %s (dim %d) relative to: %s" % (ours, dim, ", ".join(ratios)),
+                      flush=True)
 
 
-def cli_epoch(exe, corpus, dim, threads, seed=1):
+def cli_epoch(exe, corpus, dim, threads, seed=1, extra=()):
     """The CLI's own training phase: `posvec train` as in the throughput part (binary
     output), its "epoch 1 done: ... in S s" line parsed; returns (epoch s, wall s)."""
     out = tempfile.mktemp(suffix=".bin", prefix="posvec-bench-eff-")
     cmd = ["/usr/bin/time", "-f", "wall %e", exe, "train", corpus, "--pretokenized", "-o", out,
            "--dim", str(dim), "--window", "5", "--negative", "5", "--sample", "1e-4",
            "--min-count", "5", "--alpha", "0.025", "--epochs", "1", "--threads", str(threads),
-           "--seed", str(seed)]
+           "--seed", str(seed)] + list(extra)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if os.path.exists(out):
         os.remove(out)
@@ -179,27 +189,32 @@ def efficiency(args, x16):
                                                       args.repeats))
     print("peak: %.1f GFLOP/s (%s)" % (peak, how))
     print("flops per window: 6 x dim x (negative + 1) x contexts (scores, output-row and "
-          "input-row gradients); contexts counted by the trainer")
+          "input-row gradients); contexts counted by the trainer. Combined blocks are counted "
+          "the same way (the (context, centre) pairs they train, each against negative + 1 "
+          "targets), not by the products they execute")
     for dim in args.dims:
-        cli, tk, pairs = [], [], None
-        for rep in range(args.repeats):
-            for what in (("cli", "tk") if rep % 2 == 0 else ("tk", "cli")):
-                if what == "cli":
-                    cli.append(cli_epoch(exe, x16, dim, args.threads)[0])
-                else:
-                    _, _, info = run_posvec("batched", x16, None, dim, 1, args.threads, 1,
-                                            args.train_kernel)
-                    tk.append(info["train_seconds"])
-                    pairs = info["pairs"]
-        flops = pairs * 6.0 * 6 * dim  # negative 5: 6 targets
-        words = info["words"]
-        for name, runs in (("posvec train", cli), ("train_kernel", tk)):
-            med = statistics.median(runs)
-            print("dim %3d  %-12s epoch %6.2f s  %10.0f words/s  %6.1f GFLOP/s = %4.1f%% of "
-                  "measured peak   (runs %s)" % (
-                      dim, name, med, words / med, flops / med * 1e-9,
-                      100.0 * flops / med * 1e-9 / peak, " ".join("%.2f" % t for t in runs)),
-                  flush=True)
+        for kernel in ("batched", "combined"):
+            extra = ["--combine", str(args.combine)] if kernel == "combined" else []
+            cli, tk, pairs = [], [], None
+            for rep in range(args.repeats):
+                for what in (("cli", "tk") if rep % 2 == 0 else ("tk", "cli")):
+                    if what == "cli":
+                        cli.append(cli_epoch(exe, x16, dim, args.threads, extra=extra)[0])
+                    else:
+                        _, _, info = run_posvec(kernel, x16, None, dim, 1, args.threads, 1,
+                                                args.train_kernel, args.combine)
+                        tk.append(info["train_seconds"])
+                        pairs = info["pairs"]
+            flops = pairs * 6.0 * 6 * dim  # negative 5: 6 targets
+            words = info["words"]
+            label = "batched" if kernel == "batched" else "combine %d" % args.combine
+            for name, runs in (("posvec train", cli), ("train_kernel", tk)):
+                med = statistics.median(runs)
+                print("dim %3d  %-10s %-12s epoch %6.2f s  %10.0f words/s  %6.1f GFLOP/s = %4.1f%% "
+                      "of measured peak   (runs %s)" % (
+                          dim, label, name, med, words / med, flops / med * 1e-9,
+                          100.0 * flops / med * 1e-9 / peak, " ".join("%.2f" % t for t in runs)),
+                      flush=True)
 
 
 def scaling(args, x16, words):
@@ -252,12 +267,15 @@ def main():
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--dims", default="100,512")
     ap.add_argument("--seeds", default="1,2,3")
-    ap.add_argument("--trainers", default="gensim,previous,posvec",
-                    help="throughput columns: gensim, fasttext, previous, posvec")
+    ap.add_argument("--trainers", default="gensim,previous,posvec,combined",
+                    help="throughput columns: gensim, fasttext, previous, posvec, combined "
+                         "(posvec train --combine N)")
+    ap.add_argument("--combine", type=int, default=4,
+                    help="centre words per block of the 'combined' column and kernel")
     ap.add_argument("--previous-commit", default="9dd9276",
                     help="the posvec commit of the 'previous' column")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--quality-trainers", default="batched,classic,gensim")
+    ap.add_argument("--quality-trainers", default="batched,combined,classic,gensim")
     ap.add_argument("--parts", default="throughput,efficiency,scaling,quality")
     ap.add_argument("--throughput-corpus", default=None,
                     help="another corpus for the throughput and scaling parts (a dry run)")

@@ -20,7 +20,7 @@
 int main(int argc, char** argv) {
   if (argc < 8) {
     std::cerr << "usage: train_kernel CORPUS OUT|- DIM EPOCHS THREADS SEED classic|batched "
-                 "[SAMPLE]\n";
+                 "[SAMPLE [COMBINE [BLOCK_NEGATIVES]]]\n";
     return 2;
   }
   try {
@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
     c.window = 5;
     c.negative = 5;
     c.sample = argc > 8 ? std::stod(argv[8]) : 1e-4;
+    if (argc > 9) c.combine = std::stoi(argv[9]);
+    if (argc > 10) c.blockNegatives = std::stoi(argv[10]);
     c.minCount = 5;
     c.alpha = 0.025;
     c.minAlpha = 0.0001;

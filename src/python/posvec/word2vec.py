@@ -82,6 +82,8 @@ class Word2Vec:
         seed: int = 1,
         max_final_vocab: Optional[int] = None,
         kernel: str = "batched",
+        combine: Optional[int] = None,
+        block_negatives: Optional[int] = None,
         callbacks: Sequence[Any] = (),
         pretokenized: bool = False,
         lowercase: bool = True,
@@ -93,6 +95,7 @@ class Word2Vec:
             vector_size=vector_size, window=window, min_count=min_count, sg=sg, hs=hs,
             negative=negative, sample=sample, alpha=alpha, min_alpha=min_alpha, epochs=epochs,
             workers=workers, seed=seed, max_final_vocab=max_final_vocab or 0, kernel=kernel,
+            combine=combine, block_negatives=block_negatives,
             lowercase=lowercase, punctuation=punctuation, locale=locale)
         self.callbacks = tuple(callbacks)
         self.progress = progress
