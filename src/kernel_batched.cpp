@@ -45,22 +45,24 @@ constexpr std::size_t kChunk = 32;
 // Distinct contexts the AVX-512 update keeps in registers (2 x 12 + 2 of 32 zmm).
 constexpr std::size_t kMaxRegisterRows = 12;
 
+// Index of `id` in rows[0..k), appended when new. Linear, but a block's work is
+// O(m·n·dim) anyway.
+std::size_t rowOf(std::int32_t id, std::int32_t* rows, std::size_t& k) {
+  std::size_t j = 0;
+  while (j < k && rows[j] != id) ++j;
+  if (j == k) rows[k++] = id;
+  return j;
+}
+
 // Distinct ids of `ids` into rows[], their multiplicities into weights[]; ids equal
-// to `skip` are dropped. Quadratic, but the window work is O(m·n·dim) anyway.
+// to `skip` are dropped.
 std::size_t uniqueRows(const std::int32_t* ids, std::size_t n, std::int32_t skip,
                        std::int32_t* rows, std::int32_t* weights) {
   std::size_t k = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const std::int32_t id = ids[i];
-    if (id == skip) continue;
-    std::size_t j = 0;
-    while (j < k && rows[j] != id) ++j;
-    if (j == k) {
-      rows[k] = id;
-      weights[k++] = 1;
-    } else {
-      ++weights[j];
-    }
+    if (ids[i] == skip) continue;
+    const std::size_t before = k, j = rowOf(ids[i], rows, k);
+    weights[j] = k > before ? 1 : weights[j] + 1;
   }
   return k;
 }
@@ -387,14 +389,6 @@ double blockUpdate(float* input, float* output, std::size_t dim, const std::int3
     g[i] = lossAndGradient(g[i], pos[i], neg[i], alpha, sigmoid, loss);
   updatePortable(b);
   return loss;
-}
-
-// Index of `id` in rows[0..k), appended when new.
-std::size_t rowOf(std::int32_t id, std::int32_t* rows, std::size_t& k) {
-  std::size_t j = 0;
-  while (j < k && rows[j] != id) ++j;
-  if (j == k) rows[k++] = id;
-  return j;
 }
 
 }  // namespace

@@ -16,6 +16,20 @@
 
 namespace posvec::test {
 
+// True in the AddressSanitizer builds of the test command, where a few tests run
+// fewer of their thread and block combinations (every combination runs in Release).
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
 namespace fs = std::filesystem;
 
 // A fresh directory under the system temp dir, removed when the object dies.
