@@ -46,7 +46,8 @@ constexpr std::size_t kChunk = 32;
 constexpr std::size_t kMaxRegisterRows = 12;
 
 // Index of `id` in rows[0..k), appended when new. Linear, but a block's work is
-// O(m·n·dim) anyway.
+// O(m·n·dim) anyway (an AVX-512 compare of 16 rows at a time measured slower on
+// windows of a dozen rows).
 std::size_t rowOf(std::int32_t id, std::int32_t* rows, std::size_t& k) {
   std::size_t j = 0;
   while (j < k && rows[j] != id) ++j;
@@ -429,12 +430,14 @@ double combinedBlock(float* input, float* output, std::size_t dim, const Combine
   const std::size_t span = hi - lo + 1, cols = k.count + k.negativeCount;
   // Scratch: per position its window count and row; rows; columns of centres and
   // negatives.
-  state.ids.resize(3 * span + 2 * cols);
+  state.ids.resize(4 * span + 3 * cols);
   std::int32_t* times = state.ids.data();
   std::int32_t* rowAt = times + span;
   std::int32_t* crow = rowAt + span;
   std::int32_t* trow = crow + span;
-  std::int32_t* colOf = trow + cols;  // centres, then negatives
+  std::int32_t* colOf = trow + cols;   // centres, then negatives
+  std::int32_t* rowTimes = colOf + cols;  // per row: the windows its positions are in
+  std::int32_t* colShared = rowTimes + span;  // per column: how many shared negatives it is
   std::fill(times, times + span, 0);
   auto window = [&](std::size_t j, auto&& visit) {
     const std::size_t q = k.first + j, r = static_cast<std::size_t>(k.reach[j]);
@@ -453,36 +456,46 @@ double combinedBlock(float* input, float* output, std::size_t dim, const Combine
   if (mu == 0) return 0;
 
   state.positive.assign(mu * nu, 0.0f);
-  state.negative.assign(mu * nu, 0.0f);
+  state.negative.resize(mu * nu);
   float* pos = state.positive.data();
   float* neg = state.negative.data();
-  // Every (context, centre) pair: a positive, and each shared negative once...
+  // Every (context, centre) pair: a positive, and each shared negative once: cell
+  // (u, v) counts (windows containing u's positions) x (times v is a shared negative)...
   for (std::size_t j = 0; j < k.count; ++j) {
     window(j, [&](std::size_t s) {
       pos[static_cast<std::size_t>(rowAt[s]) * nu + static_cast<std::size_t>(colOf[j])] += 1;
       ++predictions;
     });
   }
-  for (std::size_t s = 0; s < span; ++s) {
-    if (!times[s]) continue;
-    float* row = neg + static_cast<std::size_t>(rowAt[s]) * nu;
-    for (std::size_t i = 0; i < k.negativeCount; ++i)
-      row[colOf[k.count + i]] += static_cast<float>(times[s]);
-  }
+  std::fill(rowTimes, rowTimes + mu, 0);
+  std::fill(colShared, colShared + nu, 0);
+  for (std::size_t s = 0; s < span; ++s)
+    if (times[s]) rowTimes[rowAt[s]] += times[s];
+  for (std::size_t i = 0; i < k.negativeCount; ++i) ++colShared[colOf[k.count + i]];
   // ..except a negative equal to the pair's centre, which is skipped (as the
   // classic kernel skips it).
-  for (std::size_t j = 0; j < k.count; ++j) {
-    const std::int32_t centre = k.ids[k.first + j];
-    for (std::size_t i = 0; i < k.negativeCount; ++i) {
-      if (k.negatives[i] != centre) continue;
-      window(j, [&](std::size_t s) {
-        neg[static_cast<std::size_t>(rowAt[s]) * nu + static_cast<std::size_t>(colOf[j])] -= 1;
-      });
+  bool skips = false;
+  for (std::size_t j = 0; j < k.count && !skips; ++j)
+    skips = colShared[colOf[j]] != 0;
+  // The counts are small integers (exact); the shared negatives stand for negative
+  // draws per pair, so each is weighted negative / negativeCount.
+  const float weight = skips ? 1.0f : k.negativeWeight;
+  for (std::size_t u = 0; u < mu; ++u)
+    for (std::size_t v = 0; v < nu; ++v)
+      neg[u * nu + v] =
+          static_cast<float>(static_cast<std::int64_t>(rowTimes[u]) * colShared[v]) * weight;
+  if (skips) {
+    for (std::size_t j = 0; j < k.count; ++j) {
+      const std::int32_t centre = k.ids[k.first + j];
+      for (std::size_t i = 0; i < k.negativeCount; ++i) {
+        if (k.negatives[i] != centre) continue;
+        window(j, [&](std::size_t s) {
+          neg[static_cast<std::size_t>(rowAt[s]) * nu + static_cast<std::size_t>(colOf[j])] -= 1;
+        });
+      }
     }
+    for (std::size_t i = 0; i < mu * nu; ++i) neg[i] *= k.negativeWeight;
   }
-  // The counts above are small integers (exact); the shared negatives stand for
-  // negative draws per pair, so each is weighted negative / negativeCount.
-  for (std::size_t i = 0; i < mu * nu; ++i) neg[i] *= k.negativeWeight;
   return blockUpdate(input, output, dim, crow, mu, trow, nu, alpha, sigmoid, state, path);
 }
 

@@ -19,8 +19,10 @@ namespace posvec::detail {
 struct Rng {
   std::uint64_t state;
   explicit Rng(std::uint64_t seed = 0) : state(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  static constexpr std::uint64_t kStep = 0x9E3779B97F4A7C15ull;
+  std::uint64_t next() { return mix(state += kStep); }
+  // The output for a state (SplitMix64's finaliser).
+  static std::uint64_t mix(std::uint64_t z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);

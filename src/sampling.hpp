@@ -27,12 +27,26 @@ class Subsampler {
   }
   // Appends the ids of `sentence` that survive to `kept` (one draw per word kept with
   // probability below 1).
+  // Without branches (keeping a word is a coin flip the branch predictor loses):
+  // the generator steps only for words that draw, every word is written, and the
+  // end advances past the kept ones. Draws and results are those of
+  // `if (k >= 2^32 || (rng.next() >> 32) < k) keep`.
   void apply(const std::vector<std::int32_t>& sentence, Rng& rng,
              std::vector<std::int32_t>& kept) const {
+    const std::size_t base = kept.size();
+    kept.resize(base + sentence.size());
+    std::int32_t* out = kept.data() + base;
+    std::size_t w = 0;
+    std::uint64_t state = rng.state;
     for (const std::int32_t id : sentence) {
       const std::uint64_t k = keep_[static_cast<std::size_t>(id)];
-      if (k >= (1ull << 32) || (rng.next() >> 32) < k) kept.push_back(id);
+      const std::uint64_t draws = k < (1ull << 32) ? 1 : 0;
+      state += draws * Rng::kStep;
+      out[w] = id;
+      w += (draws ^ 1) | ((Rng::mix(state) >> 32) < k ? 1 : 0);
     }
+    rng.state = state;
+    kept.resize(base + w);
   }
 
  private:

@@ -61,6 +61,48 @@ TEST_CASE("sampling subsampling keeps each word with word2vec's probability, mea
   CHECK(kept == std::vector<std::int32_t>{0, 0, 0, 1});
 }
 
+TEST_CASE("sampling subsampling draws once per word it may drop, as the branching rule does",
+          "[sampling]") {
+  // The rule written out: a word whose keep probability is below 1 takes one draw
+  // and is kept when its top 32 bits fall below the probability in 2^-32 units;
+  // the others are kept without a draw. Probabilities come from word2vec.c's
+  // formula here, not from the Subsampler.
+  const Vocabulary vocab = sampleVocabulary();
+  const double sample = 1e-3, st = sample * 200000;
+  std::vector<std::uint64_t> threshold;
+  for (WordId id = 0; id < static_cast<WordId>(vocab.size()); ++id) {
+    const double f = static_cast<double>(vocab.count(id));
+    threshold.push_back(static_cast<std::uint64_t>(
+        std::ldexp(std::min(1.0, (std::sqrt(f / st) + 1.0) * st / f), 32)));
+  }
+  REQUIRE(threshold[5] >= (1ull << 32));  // the rarest word never draws
+  REQUIRE(threshold[0] < (1ull << 32));
+  const detail::Subsampler sub(vocab, sample);
+  std::mt19937 gen(11);
+  detail::Rng rng(7), reference(7);
+  std::vector<std::int32_t> kept{-1};  // apply appends after what is there
+  std::size_t draws = 0;
+  for (int t = 0; t < 2000; ++t) {
+    std::vector<std::int32_t> sentence(gen() % 40);
+    for (auto& id : sentence) id = static_cast<std::int32_t>(gen() % vocab.size());
+    std::vector<std::int32_t> expected{-1};
+    for (const std::int32_t id : sentence) {
+      const std::uint64_t k = threshold[static_cast<std::size_t>(id)];
+      if (k >= (1ull << 32)) {
+        expected.push_back(id);
+      } else {
+        ++draws;
+        if ((reference.next() >> 32) < k) expected.push_back(id);
+      }
+    }
+    kept.resize(1);
+    sub.apply(sentence, rng, kept);
+    REQUIRE(kept == expected);
+    REQUIRE(rng.state == reference.state);
+  }
+  CHECK(draws > 10000);
+}
+
 TEST_CASE("sampling the training noise draws words with probability counts^0.75, measured",
           "[sampling]") {
   const Vocabulary vocab = sampleVocabulary();
