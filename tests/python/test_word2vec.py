@@ -188,15 +188,19 @@ def test_ctrl_c_raises_keyboard_interrupt_within_a_second(tmp_path, pretokenized
 
 
 def test_combine_blocks_train_other_bits_and_are_kept_by_save(tmp_path, pretokenized):
-    plain = posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, **OPTS)
-    blocks = posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, combine=4, **OPTS)
-    again = posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, combine=4, **OPTS)
+    plain = posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, combine=1, **OPTS)
+    default = posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, **OPTS)
+    blocks = posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, combine=8, **OPTS)
+    again = posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, combine=8, **OPTS)
     # One thread: blocks are reproducible, and they are not the one-window kernel.
     assert np.array_equal(blocks.wv.vectors, again.wv.vectors)
     assert not np.array_equal(blocks.wv.vectors, plain.wv.vectors)
+    # None trains with the library's default, one window per block, and reports it.
+    assert (default.combine, default.block_negatives) == (1, 0)
+    assert np.array_equal(default.wv.vectors, plain.wv.vectors)
     blocks.save(tmp_path / "m.posvec")
     loaded = posvec.Word2Vec.load(tmp_path / "m.posvec", progress=False)
-    assert loaded.combine == 4
+    assert loaded.combine == 8
     assert loaded.block_negatives == 0  # automatic: max(negative, 1.25 x combine)
     with pytest.raises(ValueError, match="combine"):
         posvec.Word2Vec([["a", "b"]], combine=0, min_count=1, progress=False)

@@ -168,6 +168,9 @@ class Word2Vec:
                       pretokenized=self.pretokenized, epochs=n, lowercase=o["lowercase"],
                       punctuation=o["punctuation"], locale=o["locale"])
         self.options["epochs"] = self._model.config["epochs"]
+        for key in ("combine", "block_negatives"):  # None chose the library's default
+            if self.options.get(key) is None:
+                self.options[key] = self._model.config[key]
         self.wv = KeyedVectors._wrap(self._model.embeddings())
         for cb in self.callbacks:
             if hasattr(cb, "on_train_end"):
