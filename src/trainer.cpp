@@ -90,8 +90,13 @@ void checkModel(const ModelState& m, const TrainConfig& c) {
 // to change, rather than train on for hours and write NaN vectors.
 [[noreturn]] void throwDiverged(int epoch, double loss, double alpha) {
   std::ostringstream s;
-  s << "training diverged at epoch " << epoch << " (loss " << loss
-    << "); lower the learning rate (--alpha, now " << alpha << ")";
+  s << "training diverged at epoch " << epoch << " (loss ";
+  // A NaN prints as "nan" or "-nan" by its sign bit, which says nothing here.
+  if (std::isnan(loss))
+    s << "nan";
+  else
+    s << loss;
+  s << "); lower the learning rate (--alpha, now " << alpha << ")";
   throw ConfigError(s.str());
 }
 

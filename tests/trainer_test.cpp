@@ -424,6 +424,7 @@ TEST_CASE("trainer CLI stops a diverging run with a message in every kernel", "[
     CHECK(r.status == 2);
     CHECK(lineCount(r.err) == 1);
     CHECK(r.err.find("training diverged at epoch 1 (loss ") != std::string::npos);
+    CHECK(r.err.find("-nan") == std::string::npos);  // a NaN loss is "nan", whatever its sign bit
     CHECK(r.err.find("lower the learning rate (--alpha") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(out));
   }

@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Runs the README's console examples and compares what they print with the README.
+
+Every ```console block is a transcript: lines starting with "$ " are commands, the
+lines after one (up to the next "$ ") are what it printed, standard error and
+standard output together. The blocks run in order, in one scratch directory that
+links the checkout's corpus/, tools/, tests/, include/, src/ and build/, with
+build/ first on PATH, so a block can use the files an earlier one wrote.
+
+What a transcript may leave out or vary:
+- Durations, rates and ETAs differ from run to run and are compared as placeholders;
+  progress lines ("epoch 1/5  19% ...") come and go with the machine's speed and are
+  not compared.
+- A line "..." stands for any number of lines (output the README leaves out).
+- A line starting with "  # " is a note for the reader, not output.
+- The checkout's path is compared as the relative path the README shows, and the
+  shared data directory (../shared/data, or $POSVEC_SHARED_DATA) as "/path/to/";
+  its files are linked into the scratch directory, and corpus.txt is a copy of the
+  shipped corpus (as the README says where it uses them).
+Everything else must match. A block the machine cannot run as written (a
+launcher, a keystroke) is marked in the README with a comment line right above it:
+
+    <!-- examples: skip REASON -->
+
+A block that needs what a clone may not have (Brown, fetched by tools/fetch-brown.sh;
+the shared evaluation data; Open MPI's mpirun) is skipped, with the reason, when it
+is missing. Python and C++ snippets are not run here (the Python and consumer tests
+cover them).
+
+  python3 tools/readme-examples.py [--readme README.md] [--build build] [--only N,M]
+                                   [--update] [--keep DIR]
+
+Prints one line per block (ok, differs, skipped) and a diff for each that differs;
+exits 1 when any differs. --update writes the outputs of the runs into the README
+(for a change that alters trained vectors), after which the diff is the review.
+"""
+import argparse
+import difflib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LINKED = ["corpus", "tools", "tests", "include", "src", "build", "CMakeLists.txt"]
+SKIP = re.compile(r"<!--\s*examples:\s*skip\b\s*(.*?)\s*-->")
+
+SHARED = os.environ.get("POSVEC_SHARED_DATA", os.path.join(os.path.dirname(ROOT), "shared", "data"))
+MARK = "@@readme-examples step@@"
+# What changes between runs of the same command.
+VOLATILE = [
+    (re.compile(r"\d+(\.\d+)?[kM]? words/s"), "<rate> words/s"),
+    (re.compile(r"\d+(\.\d+)? ?s\b"), "<time>s"),
+    (re.compile(r"ETA \d+:\d+(:\d+)?"), "ETA <eta>"),
+]
+PROGRESS = re.compile(r"^((training \d+-d: )?epoch \d+/\d+ +[\d.]+%|eval: \d+/\d+ analogy questions)")
+
+
+def normalise(text):
+    text = text.replace(ROOT + "/", "").replace(os.path.realpath(SHARED) + "/", "/path/to/")
+    for pattern, placeholder in VOLATILE:
+        text = pattern.sub(placeholder, text)
+    return text
+
+
+def matches(expected, got):
+    """Whether the run's lines fit the README's ("..." for any lines, notes dropped)."""
+    parts = []
+    for line in expected:
+        if line.startswith("  # "):
+            continue
+        parts.append(r"(?:[^\n]*\n)*?" if line.strip() == "..." else re.escape(normalise(line)) + r"\n")
+    text = "".join(normalise(line) + "\n" for line in got if not PROGRESS.match(line))
+    return re.fullmatch("".join(parts), text) is not None
+
+
+def blocks(lines):
+    """(start, end, skip reason or None) of each console block's body lines."""
+    found = []
+    i = 0
+    while i < len(lines):
+        if lines[i].strip() == "```console":
+            reason = None
+            j = i - 1
+            while j >= 0 and not lines[j].strip():
+                j -= 1
+            if j >= 0:
+                m = SKIP.search(lines[j])
+                if m:
+                    reason = m.group(1) or "marked in the README"
+            k = i + 1
+            while k < len(lines) and lines[k].strip() != "```":
+                k += 1
+            if k == len(lines):
+                sys.exit(f"readme-examples: the console block at line {i + 1} is not closed")
+            found.append((i + 1, k, reason))
+            i = k
+        i += 1
+    return found
+
+
+def transcript(body):
+    """[(command, expected output lines)] of one block."""
+    steps = []
+    for line in body:
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        elif steps:
+            steps[-1][1].append(line)
+        else:
+            raise ValueError("output before the first command")
+    return steps
+
+
+def run(commands, cwd, env):
+    """Each command's output lines; the block runs as one script (an export or a cd
+    carries over to the next command, as in a terminal)."""
+    script = "".join(f"echo '{MARK}'\n{c}\n" for c in commands)
+    done = subprocess.run(["bash", "-c", script], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, timeout=900)
+    text = done.stdout.decode("utf-8", errors="backslashreplace")
+    outputs = []
+    for line in text.split("\n"):
+        if line == MARK:
+            outputs.append([])
+        elif outputs:
+            outputs[-1].append(line)
+    if outputs and outputs[-1] and outputs[-1][-1] == "":
+        outputs[-1].pop()
+    return outputs + [[]] * (len(commands) - len(outputs))
+
+
+def missing(text):
+    """Why a block cannot run on this machine, or None."""
+    if ("brown.txt" in text or "brown.bin" in text) and not os.path.exists(os.path.join(ROOT, "tools", "bench", "data", "brown.txt")):
+        return "needs tools/bench/data/brown.txt (tools/fetch-brown.sh fetches it)"
+    if any(k in text for k in ("/path/to/", "questions-words.txt", "wordsim353.tsv", "simlex999.txt")) \
+            and not os.path.isdir(SHARED):
+        return f"needs the shared evaluation data ({SHARED} or $POSVEC_SHARED_DATA)"
+    if "mpirun" in text and not shutil.which("mpirun"):
+        return "needs Open MPI's mpirun (tools/setup.sh installs it)"
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--only", default="", help="block numbers (1-based), comma-separated")
+    ap.add_argument("--update", action="store_true", help="write the runs' outputs into the README")
+    ap.add_argument("--keep", help="scratch directory to use and keep (default: a temporary one)")
+    args = ap.parse_args()
+
+    if not os.access(os.path.join(args.build, "posvec"), os.X_OK):
+        sys.exit(f"readme-examples: no posvec in {args.build} (build it first: cmake --build build)")
+    with open(args.readme, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    only = {int(x) for x in args.only.split(",") if x}
+
+    scratch = args.keep or tempfile.mkdtemp(prefix="posvec-readme-")
+    os.makedirs(scratch, exist_ok=True)
+    for name in LINKED:
+        target = os.path.join(ROOT, name) if name != "build" else os.path.abspath(args.build)
+        link = os.path.join(scratch, name)
+        if os.path.exists(target) and not os.path.lexists(link):
+            os.symlink(target, link)
+    if os.path.isdir(SHARED):
+        for name in os.listdir(SHARED):
+            link = os.path.join(scratch, name)
+            if not os.path.lexists(link):
+                os.symlink(os.path.join(SHARED, name), link)
+    shutil.copyfile(os.path.join(ROOT, "corpus", "posvec-corpus.txt"),
+                    os.path.join(scratch, "corpus.txt"))
+    env = dict(os.environ, PATH=os.path.abspath(args.build) + os.pathsep + os.environ["PATH"],
+               LC_ALL="C.UTF-8")
+    if os.geteuid() == 0:  # Open MPI refuses root unless told (CI machines run as root)
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+    differs = 0
+    replacements = []
+    try:
+        for n, (start, end, reason) in enumerate(blocks(lines), 1):
+            if only and n not in only:
+                continue
+            where = f"block {n} (README line {start})"
+            reason = reason or missing("\n".join(lines[start:end]))
+            if reason:
+                print(f"{where}: skipped: {reason}")
+                continue
+            try:
+                steps = transcript(lines[start:end])
+            except ValueError as e:
+                sys.exit(f"readme-examples: {where}: {e}")
+            text = "\n".join(lines[start:end]).replace("/path/to/", os.path.realpath(SHARED) + "/")
+            commands = [c for c, _ in transcript(text.split("\n"))]
+            got, expected = [], []
+            for (command, output), printed in zip(steps, run(commands, scratch, env)):
+                got.append("$ " + command)
+                got.extend(printed)
+                expected.append("$ " + command)
+                expected.extend(output)
+            if matches(expected, got):
+                print(f"{where}: ok")
+                continue
+            differs += 1
+            print(f"{where}: differs")
+            sys.stdout.writelines(
+                line + "\n"
+                for line in difflib.unified_diff(expected, got, "README", "run", lineterm=""))
+            replacements.append((start, end, got))
+    finally:
+        if not args.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    if args.update and replacements:
+        for start, end, got in reversed(replacements):
+            lines[start:end] = got
+        tmp = args.readme + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines))
+        os.replace(tmp, args.readme)
+        print(f"readme-examples: rewrote {len(replacements)} block(s) in {args.readme}")
+    return 1 if differs and not args.update else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
