@@ -136,11 +136,14 @@ TEST_CASE("distributed training on 2 ranks recovers the planted classes as one p
   CHECK(accTwo >= 0.9);
   // Each rank trains half the words per epoch, and combining must not lose them:
   // the last epoch's loss lands near the one-process loss, far below the untrained
-  // (1 + negative) log 2.
+  // (1 + negative) log 2. On this 76-word corpus with 1,000-word rounds, 2 ranks end
+  // at about 1.2 times the one-process loss with the default blocks of 4 centre
+  // words (1.1 with one window per block); a rank whose changes were lost would end
+  // near the untrained value.
   const double lossOne = nlohmann::json::parse(one.out)["epoch_losses"].back();
   const double lossTwo = summary["epoch_losses"].back();
-  CHECK(lossTwo < 6 * std::log(2.0) / 2);
-  CHECK(lossTwo < lossOne * 1.15);
+  CHECK(lossTwo < 0.6 * 6 * std::log(2.0));
+  CHECK(lossTwo < lossOne * 1.3);
 }
 
 TEST_CASE("distributed warm-up rounds are counted from the largest share", "[distributed]") {

@@ -581,8 +581,8 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--combine", c.combine,
                   "Batched kernel: centre words trained as one block, their contexts sharing "
-                  "--block-negatives noise words (1: one window per block; 4: about twice as "
-                  "fast, same quality on Brown)")
+                  "--block-negatives noise words (1: one window per block, 1.6 times slower "
+                  "than 4 at the same quality on Brown)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
   sub->add_option("--block-negatives", c.blockNegatives,

@@ -144,6 +144,27 @@ def missing(text):
     return None
 
 
+def rewritten(steps, outputs):
+    """A block's new text for --update: the run's output in the README's conventions
+    (relative paths, no progress lines), keeping a command's notes and its "..."
+    where the README cut the output (all of it, its head or its tail)."""
+    lines = []
+    for (command, expected), printed in zip(steps, outputs):
+        lines.append("$ " + command)
+        notes = [x for x in expected if x.startswith("  # ")]
+        shown = [x for x in expected if not x.startswith("  # ")]
+        out = [x.replace(ROOT + "/", "").replace(os.path.realpath(SHARED) + "/", "/path/to/")
+               for x in printed if not PROGRESS.match(x)]
+        if shown and all(x.strip() == "..." for x in shown):
+            out = ["..."] if out else []
+        elif len(shown) > 1 and shown[-1].strip() == "..." and "..." not in [x.strip() for x in shown[:-1]]:
+            out = out[:len(shown) - 1] + ["..."]
+        elif len(shown) > 1 and shown[0].strip() == "..." and "..." not in [x.strip() for x in shown[1:]]:
+            out = ["..."] + out[len(out) - (len(shown) - 1):]
+        lines.extend(out + notes)
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
@@ -196,7 +217,8 @@ def main():
             text = "\n".join(lines[start:end]).replace("/path/to/", os.path.realpath(SHARED) + "/")
             commands = [c for c, _ in transcript(text.split("\n"))]
             got, expected = [], []
-            for (command, output), printed in zip(steps, run(commands, scratch, env)):
+            outputs = run(commands, scratch, env)
+            for (command, output), printed in zip(steps, outputs):
                 got.append("$ " + command)
                 got.extend(printed)
                 expected.append("$ " + command)
@@ -209,7 +231,7 @@ def main():
             sys.stdout.writelines(
                 line + "\n"
                 for line in difflib.unified_diff(expected, got, "README", "run", lineterm=""))
-            replacements.append((start, end, got))
+            replacements.append((start, end, rewritten(steps, outputs)))
     finally:
         if not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -195,9 +195,10 @@ def test_combine_blocks_train_other_bits_and_are_kept_by_save(tmp_path, pretoken
     # One thread: blocks are reproducible, and they are not the one-window kernel.
     assert np.array_equal(blocks.wv.vectors, again.wv.vectors)
     assert not np.array_equal(blocks.wv.vectors, plain.wv.vectors)
-    # None trains with the library's default, one window per block, and reports it.
-    assert (default.combine, default.block_negatives) == (1, 0)
-    assert np.array_equal(default.wv.vectors, plain.wv.vectors)
+    # None trains with the library's default, blocks of 4, and reports it.
+    assert (default.combine, default.block_negatives) == (4, 0)
+    assert not np.array_equal(default.wv.vectors, plain.wv.vectors)
+    assert not np.array_equal(default.wv.vectors, blocks.wv.vectors)
     blocks.save(tmp_path / "m.posvec")
     loaded = posvec.Word2Vec.load(tmp_path / "m.posvec", progress=False)
     assert loaded.combine == 8

@@ -119,10 +119,12 @@ def throughput(args, work, x16, words, trainers):
           "median of %d alternating runs ==" % (os.path.basename(x16), words, args.threads,
                                                 args.repeats))
     exes = {"posvec": os.path.join(ROOT, "build", "posvec"),
-            "combined": os.path.join(ROOT, "build", "posvec")}
-    extra = {"combined": ["--combine", str(args.combine)]}
-    if "combined" in trainers:
-        print("combined: posvec train --combine %d (context combining)" % args.combine)
+            "window": os.path.join(ROOT, "build", "posvec")}
+    extra = {"window": ["--combine", "1"]}
+    if "window" in trainers:
+        print("posvec: posvec train with its defaults (blocks of 4 centre words)")
+        print("window: posvec train --combine 1 (one window per block, the default before "
+              "context combining)")
     if "previous" in trainers:
         exes["previous"] = build_previous(args.previous_commit)
         print("previous: posvec built from commit %s" % args.previous_commit)
@@ -150,7 +152,7 @@ def throughput(args, work, x16, words, trainers):
             print("%-9s %5d %10.1f %12.0f %8.1f MiB   %s" % (
                 t, dim, med[t], words / med[t], max(rsss[t]),
                 " ".join("%.1f" % w for w in walls[t])), flush=True)
-        for ours in ("posvec", "combined"):
+        for ours in ("posvec", "window"):
             if ours in med:
                 ratios = ["%s %.2fx" % (p, med[p] / med[ours]) for p in trainers if p != ours]
                 print("  speed of %s (dim %d) relative to: %s" % (ours, dim, ", ".join(ratios)),
@@ -194,7 +196,7 @@ def efficiency(args, x16):
           "targets), not by the products they execute")
     for dim in args.dims:
         for kernel in ("batched", "combined"):
-            extra = ["--combine", str(args.combine)] if kernel == "combined" else []
+            extra = ["--combine", str(args.combine) if kernel == "combined" else "1"]
             cli, tk, pairs = [], [], None
             for rep in range(args.repeats):
                 for what in (("cli", "tk") if rep % 2 == 0 else ("tk", "cli")):
@@ -207,7 +209,7 @@ def efficiency(args, x16):
                         pairs = info["pairs"]
             flops = pairs * 6.0 * 6 * dim  # negative 5: 6 targets
             words = info["words"]
-            label = "batched" if kernel == "batched" else "combine %d" % args.combine
+            label = "combine %d" % (args.combine if kernel == "combined" else 1)
             for name, runs in (("posvec train", cli), ("train_kernel", tk)):
                 med = statistics.median(runs)
                 print("dim %3d  %-10s %-12s epoch %6.2f s  %10.0f words/s  %6.1f GFLOP/s = %4.1f%% "
@@ -267,11 +269,12 @@ def main():
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--dims", default="100,512")
     ap.add_argument("--seeds", default="1,2,3")
-    ap.add_argument("--trainers", default="gensim,previous,posvec,combined",
-                    help="throughput columns: gensim, fasttext, previous, posvec, combined "
-                         "(posvec train --combine N)")
+    ap.add_argument("--trainers", default="gensim,previous,posvec,window",
+                    help="throughput columns: gensim, fasttext, previous, posvec (its "
+                         "defaults), window (posvec train --combine 1)")
     ap.add_argument("--combine", type=int, default=4,
-                    help="centre words per block of the 'combined' column and kernel")
+                    help="centre words per block of the 'combined' kernel (efficiency and "
+                         "quality parts; 'batched' there is --combine 1)")
     ap.add_argument("--previous-commit", default="9dd9276",
                     help="the posvec commit of the 'previous' column")
     ap.add_argument("--repeats", type=int, default=3)
