@@ -300,9 +300,10 @@ TEST_CASE("a killed distributed rank ends the job without output", "[distributed
   TempDir dir;
   writePlanted(dir.file("p.txt"), 4, 3000);
   const std::string args = " -q train " + quote(dir.file("p.txt")) +
-                           " --pretokenized --min-count 1 --dim 24 --epochs 1000 --threads 1 -o " +
+                           " --pretokenized --min-count 1 --dim 24 --epochs 20000 --threads 1 -o " +
                            quote(dir.file("out.txt"));
-  // Rank 1 is killed (SIGKILL) a second into training.
+  // Rank 1 is killed (SIGKILL) a second into training (the 20,000 epochs would take about
+  // 20 s with blocks of 4 on the fast host; 1,000 ended before the kill there).
   const RunResult r = mpirun("-np 1 POSVEC" + args + " : -np 1 sh -c " +
                              quote("(sleep 1; kill -9 $$) & exec " + quote(POSVEC_CLI) + args));
   INFO(r.err);
