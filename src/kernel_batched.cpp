@@ -472,30 +472,20 @@ double combinedBlock(float* input, float* output, std::size_t dim, const Combine
   for (std::size_t s = 0; s < span; ++s)
     if (times[s]) rowTimes[rowAt[s]] += times[s];
   for (std::size_t i = 0; i < k.negativeCount; ++i) ++colShared[colOf[k.count + i]];
-  // ..except a negative equal to the pair's centre, which is skipped (as the
-  // classic kernel skips it).
-  bool skips = false;
-  for (std::size_t j = 0; j < k.count && !skips; ++j)
-    skips = colShared[colOf[j]] != 0;
-  // The counts are small integers (exact); the shared negatives stand for negative
-  // draws per pair, so each is weighted negative / negativeCount.
-  const float weight = skips ? 1.0f : k.negativeWeight;
   for (std::size_t u = 0; u < mu; ++u)
     for (std::size_t v = 0; v < nu; ++v)
-      neg[u * nu + v] =
-          static_cast<float>(static_cast<std::int64_t>(rowTimes[u]) * colShared[v]) * weight;
-  if (skips) {
-    for (std::size_t j = 0; j < k.count; ++j) {
-      const std::int32_t centre = k.ids[k.first + j];
-      for (std::size_t i = 0; i < k.negativeCount; ++i) {
-        if (k.negatives[i] != centre) continue;
-        window(j, [&](std::size_t s) {
-          neg[static_cast<std::size_t>(rowAt[s]) * nu + static_cast<std::size_t>(colOf[j])] -= 1;
-        });
-      }
-    }
-    for (std::size_t i = 0; i < mu * nu; ++i) neg[i] *= k.negativeWeight;
+      neg[u * nu + v] = static_cast<float>(static_cast<std::int64_t>(rowTimes[u]) * colShared[v]);
+  // ..except a negative equal to the pair's centre, which is skipped (as the
+  // classic kernel skips it): the centre's column loses its shared count once per
+  // pair of that centre.
+  for (std::size_t j = 0; j < k.count; ++j) {
+    const auto col = static_cast<std::size_t>(colOf[j]);
+    if (const float c = static_cast<float>(colShared[col]); c != 0)
+      window(j, [&](std::size_t s) { neg[static_cast<std::size_t>(rowAt[s]) * nu + col] -= c; });
   }
+  // The counts are small integers (exact); the shared negatives stand for negative
+  // draws per pair, so each is weighted negative / negativeCount.
+  for (std::size_t i = 0; i < mu * nu; ++i) neg[i] *= k.negativeWeight;
   return blockUpdate(input, output, dim, crow, mu, trow, nu, alpha, sigmoid, state, path);
 }
 
@@ -530,8 +520,7 @@ class BatchedSkipGram final : public TrainKernel {
     std::int32_t* ring = contexts + maxCtx;
     for (std::size_t a = 0; a < kAhead; ++a) drawNegatives(ring + a * stride, st.rng);
     for (std::int64_t i = 0; i < len; ++i) {
-      const std::int64_t reach =
-          window_ - static_cast<std::int64_t>(st.rng.below(static_cast<std::uint32_t>(window_)));
+      const std::int64_t reach = drawReach(st.rng);
       const std::int64_t ahead = i + static_cast<std::int64_t>(kAhead);
       std::int32_t* targets = ring + static_cast<std::size_t>(i % (kAhead + 1)) * stride;
       if (ahead < len) {
@@ -564,13 +553,9 @@ class BatchedSkipGram final : public TrainKernel {
                   std::int64_t& predictions) const {
     const std::size_t width = combine_ + blockNegatives_;
     st.window.resize(2 * width);
-    const auto reachOf = [this](Rng& rng) {
-      return static_cast<std::int32_t>(window_) -
-             static_cast<std::int32_t>(rng.below(static_cast<std::uint32_t>(window_)));
-    };
     auto draw = [&](std::int32_t* slot, std::size_t first) {
       const std::size_t count = std::min(combine_, n - first);
-      for (std::size_t j = 0; j < count; ++j) slot[j] = reachOf(st.rng);
+      for (std::size_t j = 0; j < count; ++j) slot[j] = static_cast<std::int32_t>(drawReach(st.rng));
       for (std::size_t i = 0; i < blockNegatives_; ++i)
         slot[combine_ + i] = noise_->draw(st.rng.next());
     };
@@ -599,6 +584,10 @@ class BatchedSkipGram final : public TrainKernel {
 
   // Windows of look-ahead for the prefetches (1, 2 and 3 measured alike on Brown).
   static constexpr std::size_t kAhead = 1;
+  // A centre word's shrunk window: uniform in 1..window (word2vec.c's `b`).
+  std::int64_t drawReach(Rng& rng) const {
+    return window_ - static_cast<std::int64_t>(rng.below(static_cast<std::uint32_t>(window_)));
+  }
   void drawNegatives(std::int32_t* targets, Rng& rng) const {
     for (std::size_t k = 1; k <= negative_; ++k) targets[k] = noise_->draw(rng.next());
   }

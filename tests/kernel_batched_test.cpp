@@ -140,6 +140,25 @@ TrainConfig batchedConfig() {
   return c;
 }
 
+// rows x dim weights uniform in [-0.6, 0.6).
+std::vector<float> randomRows(std::mt19937& gen, std::size_t rows, std::size_t dim) {
+  std::uniform_real_distribution<float> value(-0.6f, 0.6f);
+  std::vector<float> w(rows * dim);
+  for (auto& x : w) x = value(gen);
+  return w;
+}
+
+// Largest difference of the updated matrices from the double reference.
+double worstDifference(const std::vector<float>& in, const std::vector<float>& out,
+                       const Reference& ref) {
+  double worst = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    worst = std::max(worst, std::abs(in[i] - ref.in[i]));
+    worst = std::max(worst, std::abs(out[i] - ref.out[i]));
+  }
+  return worst;
+}
+
 bool identical(const MatrixF& a, const MatrixF& b) {
   return a.rows() == b.rows() && a.cols() == b.cols() &&
          std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<std::size_t>(a.size())) == 0;
@@ -150,15 +169,12 @@ bool identical(const MatrixF& a, const MatrixF& b) {
 TEST_CASE("kernel_batched one window matches a double-precision pairwise reference",
           "[kernel_batched]") {
   std::mt19937 gen(42);
-  std::uniform_real_distribution<float> value(-0.6f, 0.6f);
   const detail::Sigmoid sigmoid;
   const std::size_t rows = 40;
   // Dimensions below, at and across the 32-float chunk and the 16-float vector.
   for (const std::size_t dim : {1u, 7u, 16u, 32u, 37u, 100u, 129u}) {
     for (int trial = 0; trial < 6; ++trial) {
-      std::vector<float> in(rows * dim), out(rows * dim);
-      for (auto& x : in) x = value(gen);
-      for (auto& x : out) x = value(gen);
+      const std::vector<float> in = randomRows(gen, rows, dim), out = randomRows(gen, rows, dim);
       // Contexts and negatives with repeats; negatives sometimes equal to the positive.
       // Odd trials: wide windows with more distinct contexts than the AVX-512 loops
       // keep in registers (they run in groups).
@@ -179,12 +195,7 @@ TEST_CASE("kernel_batched one window matches a double-precision pairwise referen
                                                   sigmoid, st, path);
         // The sigmoid and softplus tables are within ~1e-5 of the exact functions.
         CHECK(loss == Approx(ref.loss).epsilon(1e-4));
-        double worst = 0;
-        for (std::size_t i = 0; i < a.size(); ++i) {
-          worst = std::max(worst, std::abs(a[i] - ref.in[i]));
-          worst = std::max(worst, std::abs(b[i] - ref.out[i]));
-        }
-        CHECK(worst < 2e-5 * (1 + static_cast<double>(m)));
+        CHECK(worstDifference(a, b, ref) < 2e-5 * (1 + static_cast<double>(m)));
         // Rows outside the window are untouched.
         for (std::size_t r = ctxRows; r < rows; ++r)
           CHECK(std::memcmp(a.data() + r * dim, in.data() + r * dim, dim * 4) == 0);
@@ -196,14 +207,11 @@ TEST_CASE("kernel_batched one window matches a double-precision pairwise referen
 TEST_CASE("kernel_batched one combined block matches a double-precision pairwise reference",
           "[kernel_batched]") {
   std::mt19937 gen(7);
-  std::uniform_real_distribution<float> value(-0.6f, 0.6f);
   const detail::Sigmoid sigmoid;
   const std::size_t rows = 30;
   for (const std::size_t dim : {1u, 7u, 16u, 37u, 100u, 129u}) {
     for (int trial = 0; trial < 8; ++trial) {
-      std::vector<float> in(rows * dim), out(rows * dim);
-      for (auto& x : in) x = value(gen);
-      for (auto& x : out) x = value(gen);
+      const std::vector<float> in = randomRows(gen, rows, dim), out = randomRows(gen, rows, dim);
       // Sentences from few words (repeats inside a block; a negative is sometimes a
       // centre), blocks at the start, the end and inside, one centre to many, and
       // reaches past both ends of the sentence.
@@ -231,12 +239,7 @@ TEST_CASE("kernel_batched one combined block matches a double-precision pairwise
                                                   counted);
         CHECK(counted == pairs);
         CHECK(loss == Approx(ref.loss).epsilon(1e-4).margin(1e-9));
-        double worst = 0;
-        for (std::size_t i = 0; i < a.size(); ++i) {
-          worst = std::max(worst, std::abs(a[i] - ref.in[i]));
-          worst = std::max(worst, std::abs(b[i] - ref.out[i]));
-        }
-        CHECK(worst < 2e-5 * (1 + static_cast<double>(pairs)));
+        CHECK(worstDifference(a, b, ref) < 2e-5 * (1 + static_cast<double>(pairs)));
         // Words no window reaches and no negative names keep their rows.
         for (std::size_t r = vocab; r < rows; ++r) {
           CHECK(std::memcmp(a.data() + r * dim, in.data() + r * dim, dim * 4) == 0);

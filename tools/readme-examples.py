@@ -58,8 +58,17 @@ VOLATILE = [
 PROGRESS = re.compile(r"^((training \d+-d: )?epoch \d+/\d+ +[\d.]+%|eval: \d+/\d+ analogy questions)")
 
 
+def unlocated(text):
+    """The checkout's and the shared data's paths as the README writes them."""
+    return text.replace(ROOT + "/", "").replace(os.path.realpath(SHARED) + "/", "/path/to/")
+
+
+def is_note(line):
+    return line.startswith("  # ")
+
+
 def normalise(text):
-    text = text.replace(ROOT + "/", "").replace(os.path.realpath(SHARED) + "/", "/path/to/")
+    text = unlocated(text)
     for pattern, placeholder in VOLATILE:
         text = pattern.sub(placeholder, text)
     return text
@@ -69,7 +78,7 @@ def matches(expected, got):
     """Whether the run's lines fit the README's ("..." for any lines, notes dropped)."""
     parts = []
     for line in expected:
-        if line.startswith("  # "):
+        if is_note(line):
             continue
         parts.append(r"(?:[^\n]*\n)*?" if line.strip() == "..." else re.escape(normalise(line)) + r"\n")
     text = "".join(normalise(line) + "\n" for line in got if not PROGRESS.match(line))
@@ -151,10 +160,9 @@ def rewritten(steps, outputs):
     lines = []
     for (command, expected), printed in zip(steps, outputs):
         lines.append("$ " + command)
-        notes = [x for x in expected if x.startswith("  # ")]
-        shown = [x for x in expected if not x.startswith("  # ")]
-        out = [x.replace(ROOT + "/", "").replace(os.path.realpath(SHARED) + "/", "/path/to/")
-               for x in printed if not PROGRESS.match(x)]
+        notes = [x for x in expected if is_note(x)]
+        shown = [x for x in expected if not is_note(x)]
+        out = [unlocated(x) for x in printed if not PROGRESS.match(x)]
         if shown and all(x.strip() == "..." for x in shown):
             out = ["..."] if out else []
         elif len(shown) > 1 and shown[-1].strip() == "..." and "..." not in [x.strip() for x in shown[:-1]]:
@@ -214,8 +222,7 @@ def main():
                 steps = transcript(lines[start:end])
             except ValueError as e:
                 sys.exit(f"readme-examples: {where}: {e}")
-            text = "\n".join(lines[start:end]).replace("/path/to/", os.path.realpath(SHARED) + "/")
-            commands = [c for c, _ in transcript(text.split("\n"))]
+            commands = [c.replace("/path/to/", os.path.realpath(SHARED) + "/") for c, _ in steps]
             got, expected = [], []
             outputs = run(commands, scratch, env)
             for (command, output), printed in zip(steps, outputs):
