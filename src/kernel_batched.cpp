@@ -146,33 +146,46 @@ void updatePortable(const Block& b) {
 
 
 #if defined(__AVX512F__)
-// Sums of four vectors in the four lanes of the result (fewer shuffles than four
-// separate reductions: the scores of a short dimension are reduction-bound).
-inline __m128 reduce4(__m512 a, __m512 b, __m512 c, __m512 d) {
-  // Zero-masked extracts: GCC 12's unmasked ones read an "undefined" value and warn.
-  auto fold = [](__m512 x) {
-    const __m512d d = _mm512_castps_pd(x);
-    return _mm256_add_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, d, 0)),
-                         _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, d, 1)));
-  };
-  const __m256 ab = _mm256_hadd_ps(fold(a), fold(b));  // a01 a23 b01 b23 | a45 a67 b45 b67
-  const __m256 cd = _mm256_hadd_ps(fold(c), fold(d));
-  const __m256 abcd = _mm256_hadd_ps(ab, cd);  // a b c d (low half) | a b c d (high half)
-  return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
+// _mm512_shuffle_f32x4 with every lane kept (GCC 12's unmasked form reads an
+// "undefined" value and warns).
+#define shuffle128(a, b, imm) _mm512_maskz_shuffle_f32x4(0xFFFF, a, b, imm)
+
+// The sixteen sums of x[0..16), in the order [x0 x2 x4 x6 | x1 x3 x5 x7 | x8 x10 x12 x14 |
+// x9 x11 x13 x15] (128-bit lanes). Each vector is summed by the same tree: lane i with
+// lane i + 8, then neighbours, then pairs of pairs, then the two halves
+// ((z0 + z1) + (z2 + z3)) + ((z4 + z5) + (z6 + z7)); the sixteen reductions share their
+// shuffles, about 3 instructions a sum.
+inline __m512 reduce16(const __m512 (&x)[16]) {
+  __m512 l1[8], l2[4], l3[2];
+  for (int i = 0; i < 8; ++i)  // lanes 0-7: x[2i] folded, 8-15: x[2i + 1] folded
+    l1[i] = _mm512_add_ps(shuffle128(x[2 * i], x[2 * i + 1], 0x44),
+                          shuffle128(x[2 * i], x[2 * i + 1], 0xEE));
+  for (int i = 0; i < 4; ++i)  // neighbours
+    l2[i] = _mm512_add_ps(_mm512_shuffle_ps(l1[2 * i], l1[2 * i + 1], 0x88),
+                          _mm512_shuffle_ps(l1[2 * i], l1[2 * i + 1], 0xDD));
+  for (int i = 0; i < 2; ++i)  // pairs of pairs
+    l3[i] = _mm512_add_ps(_mm512_shuffle_ps(l2[2 * i], l2[2 * i + 1], 0x88),
+                          _mm512_shuffle_ps(l2[2 * i], l2[2 * i + 1], 0xDD));
+  return _mm512_add_ps(shuffle128(l3[0], l3[1], 0x88),  // the two halves
+                       shuffle128(l3[0], l3[1], 0xDD));
 }
 
-// Scores of four contexts against V targets (V <= 4): each loaded chunk feeds
-// four (context) or V (target) FMAs, so a block's rows are read n / V times
-// instead of n times. ctx has room for m rounded up to 4 (padded rows).
-template <int V>
+// Scores of U <= 4 contexts against V <= 4 targets: each loaded chunk feeds V
+// (context) or U (target) FMAs, so a block's rows are read about n / 4 times
+// instead of n times.
+template <int U, int V>
 void scoreTile(const Block& b, float* s, std::size_t u, std::size_t v) {
   const std::size_t full = b.dim & ~std::size_t{15};
   const __mmask16 tail = static_cast<__mmask16>((1u << (b.dim - full)) - 1);
-  const float* c[4] = {b.ctx[u], b.ctx[u + 1], b.ctx[u + 2], b.ctx[u + 3]};
+  const float* c[4];
   const float* t[4];
-  for (int k = 0; k < 4; ++k) t[k] = b.tgt[v + static_cast<std::size_t>(std::min(k, V - 1))];
+  for (int k = 0; k < 4; ++k) {
+    c[k] = b.ctx[u + static_cast<std::size_t>(std::min(k, U - 1))];
+    t[k] = b.tgt[v + static_cast<std::size_t>(std::min(k, V - 1))];
+  }
   // Accumulators as separate variables: an array of them (indexed in loops) GCC 12
-  // keeps in registers but also stores to the stack at every step.
+  // keeps in registers but also stores to the stack at every step. a<k><i> is
+  // target k against context i; tiles smaller than 4 x 4 leave the rest zero.
   __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00,
          a12 = a00, a13 = a00, a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00,
          a31 = a00, a32 = a00, a33 = a00;
@@ -187,14 +200,14 @@ void scoreTile(const Block& b, float* s, std::size_t u, std::size_t v) {
     POSVEC_TILE_ROW(2, LOAD)                                                            \
     POSVEC_TILE_ROW(3, LOAD)                                                            \
   }
-#define POSVEC_TILE_ROW(k, LOAD)                     \
-  if constexpr (V > k) {                             \
-    __m512 tv = LOAD(t[k] + j);                      \
-    asm("" : "+v"(tv));                              \
-    a##k##0 = _mm512_fmadd_ps(c0, tv, a##k##0);      \
-    a##k##1 = _mm512_fmadd_ps(c1, tv, a##k##1);      \
-    a##k##2 = _mm512_fmadd_ps(c2, tv, a##k##2);      \
-    a##k##3 = _mm512_fmadd_ps(c3, tv, a##k##3);      \
+#define POSVEC_TILE_ROW(k, LOAD)                                   \
+  if constexpr (V > k) {                                           \
+    __m512 tv = LOAD(t[k] + j);                                    \
+    asm("" : "+v"(tv));                                            \
+    a##k##0 = _mm512_fmadd_ps(c0, tv, a##k##0);                    \
+    if constexpr (U > 1) a##k##1 = _mm512_fmadd_ps(c1, tv, a##k##1); \
+    if constexpr (U > 2) a##k##2 = _mm512_fmadd_ps(c2, tv, a##k##2); \
+    if constexpr (U > 3) a##k##3 = _mm512_fmadd_ps(c3, tv, a##k##3); \
   }
 #define POSVEC_FULL(p) _mm512_loadu_ps(p)
 #define POSVEC_TAIL(p) _mm512_maskz_loadu_ps(tail, p)
@@ -205,26 +218,38 @@ void scoreTile(const Block& b, float* s, std::size_t u, std::size_t v) {
 #undef POSVEC_FULL
 #undef POSVEC_TILE_ROW
 #undef POSVEC_TILE_STEP
-  const __m512 a[4][4] = {{a00, a01, a02, a03}, {a10, a11, a12, a13}, {a20, a21, a22, a23},
-                          {a30, a31, a32, a33}};
-  alignas(16) float four[4];
-  for (int k = 0; k < V; ++k) {
-    _mm_store_ps(four, reduce4(a[k][0], a[k][1], a[k][2], a[k][3]));
-    for (std::size_t i = 0; i < 4 && u + i < b.m; ++i)
-      s[(u + i) * b.n + v + static_cast<std::size_t>(k)] = four[i];
+  // Ordered so that 128-bit lane i holds context i's four scores.
+  const __m512 x[16] = {a00, a01, a10, a11, a20, a21, a30, a31,
+                        a02, a03, a12, a13, a22, a23, a32, a33};
+  const __m512 sums = reduce16(x);
+  const __mmask8 cols = static_cast<__mmask8>((1u << V) - 1);
+  float* row = s + u * b.n + v;
+  _mm_mask_storeu_ps(row, cols, _mm512_maskz_extractf32x4_ps(0xF, sums, 0));
+  if constexpr (U > 1) _mm_mask_storeu_ps(row + b.n, cols, _mm512_maskz_extractf32x4_ps(0xF, sums, 1));
+  if constexpr (U > 2) _mm_mask_storeu_ps(row + 2 * b.n, cols, _mm512_maskz_extractf32x4_ps(0xF, sums, 2));
+  if constexpr (U > 3) _mm_mask_storeu_ps(row + 3 * b.n, cols, _mm512_maskz_extractf32x4_ps(0xF, sums, 3));
+}
+
+template <int U>
+void scoreRows(const Block& b, float* s, std::size_t u) {
+  std::size_t v = 0;
+  for (; v + 4 <= b.n; v += 4) scoreTile<U, 4>(b, s, u, v);
+  switch (b.n - v) {
+    case 3: scoreTile<U, 3>(b, s, u, v); break;
+    case 2: scoreTile<U, 2>(b, s, u, v); break;
+    case 1: scoreTile<U, 1>(b, s, u, v); break;
+    default: break;
   }
 }
 
 void scoresAvx512(const Block& b, float* s) {
-  for (std::size_t u = 0; u < b.m; u += 4) {
-    std::size_t v = 0;
-    for (; v + 4 <= b.n; v += 4) scoreTile<4>(b, s, u, v);
-    switch (b.n - v) {
-      case 3: scoreTile<3>(b, s, u, v); break;
-      case 2: scoreTile<2>(b, s, u, v); break;
-      case 1: scoreTile<1>(b, s, u, v); break;
-      default: break;
-    }
+  std::size_t u = 0;
+  for (; u + 4 <= b.m; u += 4) scoreRows<4>(b, s, u);
+  switch (b.m - u) {
+    case 3: scoreRows<3>(b, s, u); break;
+    case 2: scoreRows<2>(b, s, u); break;
+    case 1: scoreRows<1>(b, s, u); break;
+    default: break;
   }
 }
 
@@ -357,13 +382,10 @@ namespace {
 double blockUpdate(float* input, float* output, std::size_t dim, const std::int32_t* crow,
                    std::size_t mu, const std::int32_t* trow, std::size_t nu, float alpha,
                    const Sigmoid& sigmoid, ThreadState& state, BatchedPath path) {
-  // Context pointers padded to a multiple of 4 (with row 0) for the 4-row score tiles.
-  const std::size_t mpad = (mu + 3) & ~std::size_t{3};
-  state.pointers.resize(mpad + nu);
+  state.pointers.resize(mu + nu);
   float** cp = state.pointers.data();
-  float** tp = cp + mpad;
+  float** tp = cp + mu;
   for (std::size_t u = 0; u < mu; ++u) cp[u] = input + static_cast<std::size_t>(crow[u]) * dim;
-  for (std::size_t u = mu; u < mpad; ++u) cp[u] = cp[0];
   for (std::size_t v = 0; v < nu; ++v) tp[v] = output + static_cast<std::size_t>(trow[v]) * dim;
 
   state.hidden.resize(mu * nu);
@@ -420,32 +442,44 @@ double combinedBlock(float* input, float* output, std::size_t dim, const Combine
                      float alpha, const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
                      std::int64_t& predictions) {
   if (k.count == 0) return 0;
-  // The span of positions the windows reach.
-  std::size_t lo = k.first, hi = k.first;
-  for (std::size_t j = 0; j < k.count; ++j) {
+  // The span of positions the windows reach, and the pairs they make.
+  auto bounds = [&](std::size_t j) {
     const std::size_t q = k.first + j, r = static_cast<std::size_t>(k.reach[j]);
-    lo = std::min(lo, q - std::min(q, r));
-    hi = std::max(hi, std::min(k.length - 1, q + r));
+    return std::pair{q - std::min(q, r), std::min(k.length - 1, q + r)};
+  };
+  std::size_t lo = k.first, hi = k.first;
+  std::int64_t pairs = 0;
+  for (std::size_t j = 0; j < k.count; ++j) {
+    const auto [a, z] = bounds(j);
+    pairs += static_cast<std::int64_t>(z - a);
+    lo = std::min(lo, a);
+    hi = std::max(hi, z);
   }
   const std::size_t span = hi - lo + 1, cols = k.count + k.negativeCount;
-  // Scratch: per position its window count and row; rows; columns of centres and
-  // negatives.
-  state.ids.resize(4 * span + 3 * cols);
-  std::int32_t* times = state.ids.data();
+  // Scratch: per window its first and last position (from lo); per position its
+  // window count and row; rows; columns of centres and negatives; per row the
+  // windows its positions are in; per column how many shared negatives it is.
+  state.ids.resize(2 * k.count + 4 * span + 3 * cols);
+  std::int32_t* from = state.ids.data();
+  std::int32_t* to = from + k.count;
+  std::int32_t* times = to + k.count;
   std::int32_t* rowAt = times + span;
   std::int32_t* crow = rowAt + span;
   std::int32_t* trow = crow + span;
-  std::int32_t* colOf = trow + cols;   // centres, then negatives
-  std::int32_t* rowTimes = colOf + cols;  // per row: the windows its positions are in
-  std::int32_t* colShared = rowTimes + span;  // per column: how many shared negatives it is
+  std::int32_t* colOf = trow + cols;          // centres, then negatives
+  std::int32_t* rowTimes = colOf + cols;      // per row
+  std::int32_t* colShared = rowTimes + span;  // per column
+  for (std::size_t j = 0; j < k.count; ++j) {
+    const auto [a, z] = bounds(j);
+    from[j] = static_cast<std::int32_t>(a - lo);
+    to[j] = static_cast<std::int32_t>(z - lo);
+  }
+  // Window counts: +1 over each window, -1 at its centre.
   std::fill(times, times + span, 0);
-  auto window = [&](std::size_t j, auto&& visit) {
-    const std::size_t q = k.first + j, r = static_cast<std::size_t>(k.reach[j]);
-    const std::size_t a = q - std::min(q, r), z = std::min(k.length - 1, q + r);
-    for (std::size_t p = a; p <= z; ++p)
-      if (p != q) visit(p - lo);
-  };
-  for (std::size_t j = 0; j < k.count; ++j) window(j, [&](std::size_t s) { ++times[s]; });
+  for (std::size_t j = 0; j < k.count; ++j) {
+    for (auto s = from[j]; s <= to[j]; ++s) ++times[s];
+    --times[k.first + j - lo];
+  }
   std::size_t mu = 0, nu = 0;
   for (std::size_t s = 0; s < span; ++s)
     rowAt[s] = times[s] ? static_cast<std::int32_t>(rowOf(k.ids[lo + s], crow, mu)) : -1;
@@ -454,38 +488,37 @@ double combinedBlock(float* input, float* output, std::size_t dim, const Combine
   for (std::size_t i = 0; i < k.negativeCount; ++i)
     colOf[k.count + i] = static_cast<std::int32_t>(rowOf(k.negatives[i], trow, nu));
   if (mu == 0) return 0;
+  predictions += pairs;
 
   state.positive.assign(mu * nu, 0.0f);
   state.negative.resize(mu * nu);
   float* pos = state.positive.data();
   float* neg = state.negative.data();
-  // Every (context, centre) pair: a positive, and each shared negative once: cell
-  // (u, v) counts (windows containing u's positions) x (times v is a shared negative)...
+  // Every (context, centre) pair is a positive..
   for (std::size_t j = 0; j < k.count; ++j) {
-    window(j, [&](std::size_t s) {
-      pos[static_cast<std::size_t>(rowAt[s]) * nu + static_cast<std::size_t>(colOf[j])] += 1;
-      ++predictions;
-    });
+    float* column = pos + colOf[j];
+    const auto centre = static_cast<std::int32_t>(k.first + j - lo);
+    for (auto s = from[j]; s <= to[j]; ++s)
+      if (s != centre) column[static_cast<std::size_t>(rowAt[s]) * nu] += 1;
   }
+  // ..and meets each shared negative once, except a negative equal to its centre,
+  // which is skipped (as the classic kernel skips it). Cell (u, v) then counts
+  // (windows containing u's positions - pairs of u with centre v) x (times v is a
+  // shared negative); the pairs with centre v are the positive count of the cell.
   std::fill(rowTimes, rowTimes + mu, 0);
   std::fill(colShared, colShared + nu, 0);
   for (std::size_t s = 0; s < span; ++s)
     if (times[s]) rowTimes[rowAt[s]] += times[s];
   for (std::size_t i = 0; i < k.negativeCount; ++i) ++colShared[colOf[k.count + i]];
-  for (std::size_t u = 0; u < mu; ++u)
-    for (std::size_t v = 0; v < nu; ++v)
-      neg[u * nu + v] = static_cast<float>(static_cast<std::int64_t>(rowTimes[u]) * colShared[v]);
-  // ..except a negative equal to the pair's centre, which is skipped (as the
-  // classic kernel skips it): the centre's column loses its shared count once per
-  // pair of that centre.
-  for (std::size_t j = 0; j < k.count; ++j) {
-    const auto col = static_cast<std::size_t>(colOf[j]);
-    if (const float c = static_cast<float>(colShared[col]); c != 0)
-      window(j, [&](std::size_t s) { neg[static_cast<std::size_t>(rowAt[s]) * nu + col] -= c; });
-  }
   // The counts are small integers (exact); the shared negatives stand for negative
   // draws per pair, so each is weighted negative / negativeCount.
-  for (std::size_t i = 0; i < mu * nu; ++i) neg[i] *= k.negativeWeight;
+  for (std::size_t u = 0; u < mu; ++u) {
+    const float* p = pos + u * nu;
+    float* out = neg + u * nu;
+    const auto windows = static_cast<float>(rowTimes[u]);
+    for (std::size_t v = 0; v < nu; ++v)
+      out[v] = (windows - p[v]) * static_cast<float>(colShared[v]) * k.negativeWeight;
+  }
   return blockUpdate(input, output, dim, crow, mu, trow, nu, alpha, sigmoid, state, path);
 }
 

@@ -204,6 +204,38 @@ TEST_CASE("kernel_batched one window matches a double-precision pairwise referen
   }
 }
 
+TEST_CASE("kernel_batched every score tile shape matches the double reference",
+          "[kernel_batched]") {
+  // The AVX-512 scores run in tiles of up to 4 contexts x 4 targets; m and n from 1
+  // to 9 distinct rows give every remainder on both sides, at a dimension with a
+  // masked tail (37 = 2 x 16 + 5) and one without (64).
+  std::mt19937 gen(11);
+  const detail::Sigmoid sigmoid;
+  for (const std::size_t dim : {37u, 64u}) {
+    for (std::size_t m = 1; m <= 9; ++m) {
+      for (std::size_t n = 1; n <= 9; ++n) {
+        const std::size_t rows = m + n;
+        const std::vector<float> in = randomRows(gen, rows, dim), out = randomRows(gen, rows, dim);
+        std::vector<std::int32_t> ctx(m), tgt(n);
+        for (std::size_t u = 0; u < m; ++u) ctx[u] = static_cast<std::int32_t>(u);
+        for (std::size_t v = 0; v < n; ++v) tgt[v] = static_cast<std::int32_t>(m + v);
+        const double alpha = 0.3;
+        const Reference ref = referenceWindow(in, out, dim, ctx, tgt, alpha);
+        for (const auto path : paths()) {
+          INFO("dim " << dim << " m " << m << " n " << n << " path " << static_cast<int>(path));
+          std::vector<float> a = in, b = out;
+          detail::ThreadState st;
+          const double loss = detail::batchedWindow(a.data(), b.data(), dim, ctx.data(), m,
+                                                    tgt.data(), n, static_cast<float>(alpha),
+                                                    sigmoid, st, path);
+          CHECK(loss == Approx(ref.loss).epsilon(1e-4));
+          CHECK(worstDifference(a, b, ref) < 2e-5 * (1 + static_cast<double>(m)));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("kernel_batched one combined block matches a double-precision pairwise reference",
           "[kernel_batched]") {
   std::mt19937 gen(7);
