@@ -148,7 +148,10 @@ void updatePortable(const Block& b) {
 #if defined(__AVX512F__)
 // _mm512_shuffle_f32x4 with every lane kept (GCC 12's unmasked form reads an
 // "undefined" value and warns).
-#define shuffle128(a, b, imm) _mm512_maskz_shuffle_f32x4(0xFFFF, a, b, imm)
+template <int Imm>
+inline __m512 shuffle128(__m512 a, __m512 b) {
+  return _mm512_maskz_shuffle_f32x4(0xFFFF, a, b, Imm);
+}
 
 // The sixteen sums of x[0..16), in the order [x0 x2 x4 x6 | x1 x3 x5 x7 | x8 x10 x12 x14 |
 // x9 x11 x13 x15] (128-bit lanes). Each vector is summed by the same tree: lane i with
@@ -158,16 +161,16 @@ void updatePortable(const Block& b) {
 inline __m512 reduce16(const __m512 (&x)[16]) {
   __m512 l1[8], l2[4], l3[2];
   for (int i = 0; i < 8; ++i)  // lanes 0-7: x[2i] folded, 8-15: x[2i + 1] folded
-    l1[i] = _mm512_add_ps(shuffle128(x[2 * i], x[2 * i + 1], 0x44),
-                          shuffle128(x[2 * i], x[2 * i + 1], 0xEE));
+    l1[i] = _mm512_add_ps(shuffle128<0x44>(x[2 * i], x[2 * i + 1]),
+                          shuffle128<0xEE>(x[2 * i], x[2 * i + 1]));
   for (int i = 0; i < 4; ++i)  // neighbours
     l2[i] = _mm512_add_ps(_mm512_shuffle_ps(l1[2 * i], l1[2 * i + 1], 0x88),
                           _mm512_shuffle_ps(l1[2 * i], l1[2 * i + 1], 0xDD));
   for (int i = 0; i < 2; ++i)  // pairs of pairs
     l3[i] = _mm512_add_ps(_mm512_shuffle_ps(l2[2 * i], l2[2 * i + 1], 0x88),
                           _mm512_shuffle_ps(l2[2 * i], l2[2 * i + 1], 0xDD));
-  return _mm512_add_ps(shuffle128(l3[0], l3[1], 0x88),  // the two halves
-                       shuffle128(l3[0], l3[1], 0xDD));
+  return _mm512_add_ps(shuffle128<0x88>(l3[0], l3[1]),  // the two halves
+                       shuffle128<0xDD>(l3[0], l3[1]));
 }
 
 // Scores of U <= 4 contexts against V <= 4 targets: each loaded chunk feeds V
@@ -457,18 +460,17 @@ double combinedBlock(float* input, float* output, std::size_t dim, const Combine
   }
   const std::size_t span = hi - lo + 1, cols = k.count + k.negativeCount;
   // Scratch: per window its first and last position (from lo); per position its
-  // window count and row; rows; columns of centres and negatives; per row the
-  // windows its positions are in; per column how many shared negatives it is.
-  state.ids.resize(2 * k.count + 4 * span + 3 * cols);
+  // window count and row; rows; columns of centres and negatives; per column how
+  // many shared negatives it is.
+  state.ids.resize(2 * k.count + 3 * span + 3 * cols);
   std::int32_t* from = state.ids.data();
   std::int32_t* to = from + k.count;
   std::int32_t* times = to + k.count;
   std::int32_t* rowAt = times + span;
   std::int32_t* crow = rowAt + span;
   std::int32_t* trow = crow + span;
-  std::int32_t* colOf = trow + cols;          // centres, then negatives
-  std::int32_t* rowTimes = colOf + cols;      // per row
-  std::int32_t* colShared = rowTimes + span;  // per column
+  std::int32_t* colOf = trow + cols;  // centres, then negatives
+  std::int32_t* colShared = colOf + cols;
   for (std::size_t j = 0; j < k.count; ++j) {
     const auto [a, z] = bounds(j);
     from[j] = static_cast<std::int32_t>(a - lo);
@@ -503,19 +505,17 @@ double combinedBlock(float* input, float* output, std::size_t dim, const Combine
   }
   // ..and meets each shared negative once, except a negative equal to its centre,
   // which is skipped (as the classic kernel skips it). Cell (u, v) then counts
-  // (windows containing u's positions - pairs of u with centre v) x (times v is a
-  // shared negative); the pairs with centre v are the positive count of the cell.
-  std::fill(rowTimes, rowTimes + mu, 0);
+  // (pairs of u - pairs of u with centre v) x (times v is a shared negative): the
+  // first is row u's positive total, the second the cell's positive count.
   std::fill(colShared, colShared + nu, 0);
-  for (std::size_t s = 0; s < span; ++s)
-    if (times[s]) rowTimes[rowAt[s]] += times[s];
   for (std::size_t i = 0; i < k.negativeCount; ++i) ++colShared[colOf[k.count + i]];
   // The counts are small integers (exact); the shared negatives stand for negative
   // draws per pair, so each is weighted negative / negativeCount.
   for (std::size_t u = 0; u < mu; ++u) {
     const float* p = pos + u * nu;
     float* out = neg + u * nu;
-    const auto windows = static_cast<float>(rowTimes[u]);
+    float windows = 0;
+    for (std::size_t v = 0; v < nu; ++v) windows += p[v];
     for (std::size_t v = 0; v < nu; ++v)
       out[v] = (windows - p[v]) * static_cast<float>(colShared[v]) * k.negativeWeight;
   }

@@ -164,12 +164,28 @@ bool identical(const MatrixF& a, const MatrixF& b) {
          std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<std::size_t>(a.size())) == 0;
 }
 
+// One window trained by the batched kernel on copies of in and out.
+struct Trained {
+  std::vector<float> in, out;
+  double loss;
+};
+Trained trainWindow(const std::vector<float>& in, const std::vector<float>& out, std::size_t dim,
+                    const std::vector<std::int32_t>& ctx, const std::vector<std::int32_t>& tgt,
+                    double alpha, detail::BatchedPath path) {
+  static const detail::Sigmoid sigmoid;
+  Trained t{in, out, 0};
+  detail::ThreadState st;
+  t.loss = detail::batchedWindow(t.in.data(), t.out.data(), dim, ctx.data(), ctx.size(),
+                                 tgt.data(), tgt.size(), static_cast<float>(alpha), sigmoid, st,
+                                 path);
+  return t;
+}
+
 }  // namespace
 
 TEST_CASE("kernel_batched one window matches a double-precision pairwise reference",
           "[kernel_batched]") {
   std::mt19937 gen(42);
-  const detail::Sigmoid sigmoid;
   const std::size_t rows = 40;
   // Dimensions below, at and across the 32-float chunk and the 16-float vector.
   for (const std::size_t dim : {1u, 7u, 16u, 32u, 37u, 100u, 129u}) {
@@ -188,17 +204,13 @@ TEST_CASE("kernel_batched one window matches a double-precision pairwise referen
       const Reference ref = referenceWindow(in, out, dim, ctx, tgt, alpha);
       for (const auto path : paths()) {
         INFO("dim " << dim << " trial " << trial << " path " << static_cast<int>(path));
-        std::vector<float> a = in, b = out;
-        detail::ThreadState st;
-        const double loss = detail::batchedWindow(a.data(), b.data(), dim, ctx.data(), m,
-                                                  tgt.data(), tgt.size(), static_cast<float>(alpha),
-                                                  sigmoid, st, path);
+        const Trained t = trainWindow(in, out, dim, ctx, tgt, alpha, path);
         // The sigmoid and softplus tables are within ~1e-5 of the exact functions.
-        CHECK(loss == Approx(ref.loss).epsilon(1e-4));
-        CHECK(worstDifference(a, b, ref) < 2e-5 * (1 + static_cast<double>(m)));
+        CHECK(t.loss == Approx(ref.loss).epsilon(1e-4));
+        CHECK(worstDifference(t.in, t.out, ref) < 2e-5 * (1 + static_cast<double>(m)));
         // Rows outside the window are untouched.
         for (std::size_t r = ctxRows; r < rows; ++r)
-          CHECK(std::memcmp(a.data() + r * dim, in.data() + r * dim, dim * 4) == 0);
+          CHECK(std::memcmp(t.in.data() + r * dim, in.data() + r * dim, dim * 4) == 0);
       }
     }
   }
@@ -210,7 +222,6 @@ TEST_CASE("kernel_batched every score tile shape matches the double reference",
   // to 9 distinct rows give every remainder on both sides, at a dimension with a
   // masked tail (37 = 2 x 16 + 5) and one without (64).
   std::mt19937 gen(11);
-  const detail::Sigmoid sigmoid;
   for (const std::size_t dim : {37u, 64u}) {
     for (std::size_t m = 1; m <= 9; ++m) {
       for (std::size_t n = 1; n <= 9; ++n) {
@@ -223,13 +234,9 @@ TEST_CASE("kernel_batched every score tile shape matches the double reference",
         const Reference ref = referenceWindow(in, out, dim, ctx, tgt, alpha);
         for (const auto path : paths()) {
           INFO("dim " << dim << " m " << m << " n " << n << " path " << static_cast<int>(path));
-          std::vector<float> a = in, b = out;
-          detail::ThreadState st;
-          const double loss = detail::batchedWindow(a.data(), b.data(), dim, ctx.data(), m,
-                                                    tgt.data(), n, static_cast<float>(alpha),
-                                                    sigmoid, st, path);
-          CHECK(loss == Approx(ref.loss).epsilon(1e-4));
-          CHECK(worstDifference(a, b, ref) < 2e-5 * (1 + static_cast<double>(m)));
+          const Trained t = trainWindow(in, out, dim, ctx, tgt, alpha, path);
+          CHECK(t.loss == Approx(ref.loss).epsilon(1e-4));
+          CHECK(worstDifference(t.in, t.out, ref) < 2e-5 * (1 + static_cast<double>(m)));
         }
       }
     }
