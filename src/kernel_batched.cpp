@@ -307,8 +307,8 @@ void updateAvx512(const Block& b, std::size_t u0, Group group) {
 // the single-label formula (the other adds a signed zero).
 double lossAndGradientsAvx512(float* g, const float* pos, const float* neg, std::size_t k,
                               float alpha, const Sigmoid& sig) {
-  const float* sigT = sig.sigmoidTable();
-  const float* spT = sig.softplusTable();
+  const float* sigT = sig.sigmoidPairs();
+  const float* spT = sig.softplusPairs();
   const __m512 kmax = _mm512_set1_ps(Sigmoid::kMax), scale = _mm512_set1_ps(Sigmoid::scale());
   const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps(),
                va = _mm512_set1_ps(alpha);
@@ -321,9 +321,17 @@ double lossAndGradientsAvx512(float* g, const float* pos, const float* neg, std:
     i = _mm512_cvttps_epi32(t);
     f = _mm512_sub_ps(t, _mm512_cvtepi32_ps(i));
   };
-  auto lookup = [](const float* table, __m512i i, __m512 f) {
-    const __m512 a = _mm512_i32gather_ps(i, table, 4);
-    const __m512 b = _mm512_i32gather_ps(_mm512_add_epi32(i, _mm512_set1_epi32(1)), table, 4);
+  // Both ends of every lane's cell: two 64-bit gathers of (value, next) pairs, then
+  // the even floats are the cells' starts and the odd ones their ends.
+  const __m512i evens = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i odds = _mm512_add_epi32(evens, _mm512_set1_epi32(1));
+  auto lookup = [&](const float* pairs, __m512i i, __m512 f) {
+    const auto* p = reinterpret_cast<const double*>(pairs);
+    const __m512 lo = _mm512_castpd_ps(_mm512_i32gather_pd(_mm512_castsi512_si256(i), p, 8));
+    const __m512 hi =
+        _mm512_castpd_ps(_mm512_i32gather_pd(_mm512_extracti64x4_epi64(i, 1), p, 8));
+    const __m512 a = _mm512_permutex2var_ps(lo, evens, hi);
+    const __m512 b = _mm512_permutex2var_ps(lo, odds, hi);
     return _mm512_fmadd_ps(f, _mm512_sub_ps(b, a), a);
   };
   for (std::size_t j = 0; j < k; j += 16) {

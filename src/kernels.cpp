@@ -21,6 +21,14 @@ Sigmoid::Sigmoid() {
     sig_[i] = static_cast<float>(1.0 / (1.0 + std::exp(-x)));
     sp_[i] = static_cast<float>(std::log1p(std::exp(-std::fabs(x))) + std::max(x, 0.0));
   }
+  sig_[kSize + 1] = sig_[kSize];
+  sp_[kSize + 1] = sp_[kSize];
+  for (int i = 0; i <= kSize; ++i) {
+    sigPairs_[2 * i] = sig_[i];
+    sigPairs_[2 * i + 1] = sig_[i + 1];
+    spPairs_[2 * i] = sp_[i];
+    spPairs_[2 * i + 1] = sp_[i + 1];
+  }
 }
 
 HuffmanTree buildHuffmanTree(const std::vector<std::int64_t>& counts) {

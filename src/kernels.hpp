@@ -66,17 +66,22 @@ class Sigmoid {
     const float f = t - static_cast<float>(i);
     return sp_[i] + f * (sp_[i + 1] - sp_[i]);
   }
-  // The tables for vectorised lookups: entry i is the function at -kMax + i / kScale
-  // (kSize + 1 entries); inside (-kMax, kMax) a value is the linear interpolation
-  // sigmoid() and softplus() compute.
-  const float* sigmoidTable() const { return sig_; }
-  const float* softplusTable() const { return sp_; }
+  // The tables for vectorised lookups, as pairs: floats 2i and 2i + 1 are the
+  // function at -kMax + i / kScale and at the next point, so one 64-bit gather
+  // fetches both ends of a cell. Inside (-kMax, kMax) a value is the linear
+  // interpolation sigmoid() and softplus() compute.
+  const float* sigmoidPairs() const { return sigPairs_; }
+  const float* softplusPairs() const { return spPairs_; }
   static constexpr float scale() { return kScale; }
 
  private:
   static constexpr float kScale = kSize / (2 * kMax);
-  float sig_[kSize + 1];
-  float sp_[kSize + 1];
+  // kSize + 1 points and the last repeated: an x just under kMax can round to
+  // t = kSize, whose cell (fraction 0) reads entry kSize + 1.
+  float sig_[kSize + 2];
+  float sp_[kSize + 2];
+  alignas(64) float sigPairs_[2 * (kSize + 1)];
+  alignas(64) float spPairs_[2 * (kSize + 1)];
 };
 
 // Huffman tree over the vocabulary (counts sorted descending), as hierarchical
