@@ -470,11 +470,11 @@ double combinedBlock(float* input, float* output, std::size_t dim, const Combine
   // Scratch: per window its first and last position (from lo); per position its
   // window count and row; rows; columns of centres and negatives; per column how
   // many shared negatives it is.
-  state.ids.resize(2 * k.count + 3 * span + 3 * cols);
+  state.ids.resize(2 * k.count + 3 * span + 1 + 3 * cols);
   std::int32_t* from = state.ids.data();
   std::int32_t* to = from + k.count;
   std::int32_t* times = to + k.count;
-  std::int32_t* rowAt = times + span;
+  std::int32_t* rowAt = times + span + 1;
   std::int32_t* crow = rowAt + span;
   std::int32_t* trow = crow + span;
   std::int32_t* colOf = trow + cols;  // centres, then negatives
@@ -484,12 +484,15 @@ double combinedBlock(float* input, float* output, std::size_t dim, const Combine
     from[j] = static_cast<std::int32_t>(a - lo);
     to[j] = static_cast<std::int32_t>(z - lo);
   }
-  // Window counts: +1 over each window, -1 at its centre.
-  std::fill(times, times + span, 0);
+  // Window counts: +1 over each window (as differences, then summed), -1 at its
+  // centre.
+  std::fill(times, times + span + 1, 0);
   for (std::size_t j = 0; j < k.count; ++j) {
-    for (auto s = from[j]; s <= to[j]; ++s) ++times[s];
-    --times[k.first + j - lo];
+    ++times[from[j]];
+    --times[to[j] + 1];
   }
+  for (std::size_t s = 1; s < span; ++s) times[s] += times[s - 1];
+  for (std::size_t j = 0; j < k.count; ++j) --times[k.first + j - lo];
   std::size_t mu = 0, nu = 0;
   for (std::size_t s = 0; s < span; ++s)
     rowAt[s] = times[s] ? static_cast<std::int32_t>(rowOf(k.ids[lo + s], crow, mu)) : -1;
