@@ -347,10 +347,17 @@ double lossAndGradientsAvx512(float* g, const float* pos, const float* neg, std:
     __m512i is, ix;
     __m512 fs, fx;
     cell(s, is, fs);
-    cell(_mm512_sub_ps(zero, s), ix, fx);
+    // The loss of a positive is softplus(-s), of a negative softplus(s). Almost every
+    // cell is one or the other, so one lookup serves both, of -s where the cell is a
+    // positive; the other weight is zero there, and zero times the other lane's value
+    // adds the +0 the exact term would. Only a column that is a centre and a shared
+    // negative at once has cells with both.
+    const __mmask16 positive = _mm512_cmp_ps_mask(wp, zero, _CMP_NEQ_OQ);
+    const __mmask16 negative = _mm512_cmp_ps_mask(wn, zero, _CMP_NEQ_OQ);
+    cell(_mm512_mask_sub_ps(s, positive, zero, s), ix, fx);
     const __m512 sigma = lookup(sigT, is, fs);
-    const __m512 spPos = lookup(spT, ix, fx);  // softplus(-s): the loss of a positive
-    const __m512 spNeg = lookup(spT, is, fs);  // softplus(s): the loss of a negative
+    const __m512 spPos = lookup(spT, ix, fx);
+    const __m512 spNeg = (positive & negative & in) ? lookup(spT, is, fs) : spPos;
     const __m512 grad =
         _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(_mm512_sub_ps(one, sigma), va), wp),
                       _mm512_mul_ps(_mm512_mul_ps(_mm512_sub_ps(zero, sigma), va), wn));
