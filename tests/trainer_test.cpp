@@ -376,6 +376,30 @@ TEST_CASE("trainer sigmoid and softplus tables match the exact functions", "[tra
   }
 }
 
+TEST_CASE("trainer sigmoid and softplus hold at the table's last cell", "[trainer]") {
+  detail::Sigmoid s;
+  // 8 - 2^-21 + 8 rounds to 16 (a tie, to even): the cell index is the table's last
+  // point, with fraction 0. The value there is the function at 8.
+  float x = 8.0f;
+  for (int k = 0; k < 8; ++k) {
+    x = std::nextafter(x, 0.0f);
+    INFO("x = 8 - " << k + 1 << " ulp");
+    CHECK(s.sigmoid(x) == Approx(1 / (1 + std::exp(-8.0))).epsilon(1e-6));
+    CHECK(s.softplus(x) == Approx(std::log1p(std::exp(8.0))).epsilon(1e-6));
+  }
+  // The vector kernels' pair tables: (f(p_i), f(p_i+1)) at p_i = -8 + i / 128.
+  const float* sig = s.sigmoidPairs();
+  const float* sp = s.softplusPairs();
+  for (int i = 0; i <= detail::Sigmoid::kSize; ++i) {
+    const double p = -8.0 + i / 128.0, q = std::min(8.0, p + 1 / 128.0);
+    INFO("point " << i);
+    CHECK(sig[2 * i] == Approx(1 / (1 + std::exp(-p))).epsilon(1e-6));
+    CHECK(sig[2 * i + 1] == Approx(1 / (1 + std::exp(-q))).epsilon(1e-6));
+    CHECK(sp[2 * i] == Approx(std::log1p(std::exp(p))).epsilon(1e-6));
+    CHECK(sp[2 * i + 1] == Approx(std::log1p(std::exp(q))).epsilon(1e-6));
+  }
+}
+
 TEST_CASE("trainer sigmoid and softplus pass NaN through instead of indexing with it",
           "[trainer]") {
   detail::Sigmoid s;
