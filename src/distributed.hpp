@@ -41,6 +41,9 @@ class EpochSync {
 struct TrainHooks {
   VocabularyMerge merge;      // empty: this process's counts alone
   EpochSync* sync = nullptr;  // null: no averaging
+  // Benchmarks (train_kernel's `memory` mode): the batched kernel only moves its
+  // rows (BatchedPath::MemoryOnly); the result is not a trained model.
+  bool memoryOnly = false;
 };
 
 // train() and resumeTraining() with hooks (trainer.cpp).

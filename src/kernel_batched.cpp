@@ -414,6 +414,15 @@ double blockUpdate(float* input, float* output, std::size_t dim, const std::int3
   const float* pos = state.positive.data();
   const float* neg = state.negative.data();
   const Block b{dim, mu, nu, cp, tp, g, state.grad.data(), state.grad.data()};
+  if (path == BatchedPath::MemoryOnly) {
+    // Each row read and written back once, as the update does (x + 0 is x).
+    for (std::size_t r = 0; r < mu + nu; ++r) {
+      float* row = cp[r];
+#pragma omp simd
+      for (std::size_t j = 0; j < dim; ++j) row[j] += 0.0f;
+    }
+    return 0;
+  }
 #if defined(__AVX512F__)
   if (path != BatchedPath::Portable) {
     scoresAvx512(b, g);

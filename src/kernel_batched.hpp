@@ -14,7 +14,10 @@
 namespace posvec::detail {
 
 // Which inner loops run: Auto picks AVX-512 when the library was compiled for it.
-enum class BatchedPath { Auto, Portable, Avx512 };
+// MemoryOnly is for benchmarks: every block reads and writes its rows once and
+// computes nothing (the vectors do not train, the loss is 0). It measures what the
+// row traffic, the prefetches and the block set-up cost without the arithmetic.
+enum class BatchedPath { Auto, Portable, Avx512, MemoryOnly };
 // True when this build contains the AVX-512 loops (compiled with -march supporting it).
 bool batchedAvx512Compiled();
 

@@ -20,6 +20,11 @@ std::string kernelName(KernelKind kind) {
 }
 
 std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelShared& shared) {
+  return makeKernel(config, shared, false);
+}
+
+std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelShared& shared,
+                                        bool memoryOnly) {
   const KernelKind kind = kernelFor(config);
   const bool hs = kind == KernelKind::SkipGramHierarchical || kind == KernelKind::CbowHierarchical;
   auto missing = [](const std::string& what) {
@@ -34,7 +39,9 @@ std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelS
     missing("the matrices have " + std::to_string(shared.input->cols()) + " and " +
             std::to_string(shared.output->cols()) + " columns, the dimension is " +
             std::to_string(config.dim));
-  if (kind == KernelKind::BatchedSkipGram) return makeBatchedSkipGram(config, shared);
+  if (kind == KernelKind::BatchedSkipGram)
+    return makeBatchedSkipGram(config, shared,
+                               memoryOnly ? BatchedPath::MemoryOnly : BatchedPath::Auto);
   return makeClassicKernel(config, shared);
 }
 

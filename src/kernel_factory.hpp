@@ -31,5 +31,9 @@ std::string kernelName(KernelKind kind);
 // negative sampling; the Huffman tree for hierarchical softmax) or when the
 // matrices do not have config.dim columns.
 std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelShared& shared);
+// The same, and with `memoryOnly` (benchmarks) the batched kernel's
+// BatchedPath::MemoryOnly.
+std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelShared& shared,
+                                        bool memoryOnly);
 
 }  // namespace posvec::detail

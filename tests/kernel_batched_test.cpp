@@ -327,6 +327,45 @@ TEST_CASE("kernel_batched both inner-loop paths agree on a full training run",
   }
 }
 
+TEST_CASE("kernel_batched memory-only path makes the same blocks and changes no row",
+          "[kernel_batched]") {
+  // The benchmark path (train_kernel's `memory` mode) must do the real path's set-up
+  // (same draws, same pairs) and leave the matrices as they were.
+  const auto sentences = classSentences(3, 200);
+  TrainConfig c = batchedConfig();
+  c.dim = 24;
+  std::vector<std::int32_t> ids;
+  for (const auto& s : sentences)
+    for (const auto& w : s) ids.push_back(static_cast<std::int32_t>(std::hash<std::string>{}(w) % 40));
+  const MatrixF in0 = MatrixF::Random(40, 24) * 0.1f, out0 = MatrixF::Random(40, 24) * 0.1f;
+  std::vector<std::int64_t> counts(40, 1);
+  const NoiseSampler noise(counts);
+  const detail::Sigmoid sigmoid;
+  for (const int combine : {1, 4}) {
+    INFO("combine " << combine);
+    c.combine = combine;
+    std::int64_t predictions[2] = {0, 0};
+    std::uint64_t rngAfter[2] = {0, 0};
+    MatrixF in[2] = {in0, in0}, out[2] = {out0, out0};
+    for (int p = 0; p < 2; ++p) {
+      detail::KernelShared shared{&in[p], &out[p], &noise, nullptr, &sigmoid};
+      const auto k = detail::makeBatchedSkipGram(
+          c, shared, p ? detail::BatchedPath::MemoryOnly : detail::BatchedPath::Auto);
+      detail::ThreadState st;
+      st.rng = detail::Rng(9);
+      const double loss = k->sentence(ids.data(), ids.size(), 0.025f, st, predictions[p]);
+      rngAfter[p] = st.rng.state;
+      CHECK((p ? loss == 0.0 : loss > 0.0));
+    }
+    CHECK(predictions[0] > 0);
+    CHECK(predictions[1] == predictions[0]);
+    CHECK(rngAfter[1] == rngAfter[0]);
+    CHECK(identical(in[1], in0));
+    CHECK(identical(out[1], out0));
+    CHECK_FALSE(identical(in[0], in0));
+  }
+}
+
 TEST_CASE("kernel_batched and classic both find planted classes", "[kernel_batched]") {
   const auto corpus = CorpusSource::fromSentences(classSentences(1, 1500));
   // Batched one window per block, batched in blocks of 16 centre words, classic.

@@ -9,7 +9,9 @@ by side in one run (run through bench-fast.sh):
   efficiency  the training epoch alone, as `posvec train` runs it (its epoch line) and
               as train_kernel times it, alternating, medians of --repeats: GFLOP/s
               and their fraction of this machine's measured FMA peak (fma_peak,
-              same threads);
+              same threads); then the blocks of 4 once more without their
+              arithmetic (train_kernel's `memory` mode: rows read and written,
+              prefetches, set-up), whose time bounds the efficiency from above;
   scaling     words/s of the batched kernel at 1 and 2 threads;
   quality     Brown, 5 epochs, dim 100 and 512, 3 seeds: analogy accuracy,
               wordsim353 and SimLex-999 Spearman (gensim's own evaluation code),
@@ -85,10 +87,11 @@ def peak_gflops(threads):
 
 def run_posvec(kernel, corpus, out, dim, seed, threads, epochs, exe, combine=1):
     """train_kernel; kernel "combined" is the batched kernel in blocks of `combine`
-    centre words (automatic shared negatives)."""
+    centre words (automatic shared negatives); "memory" is that kernel without its
+    arithmetic (rows read and written, block set-up; nothing trains)."""
+    mode = {"classic": "classic", "memory": "memory"}.get(kernel, "batched")
     cmd = [exe, corpus, out if out else "-", str(dim), str(epochs), str(threads), str(seed),
-           "classic" if kernel == "classic" else "batched", "1e-4",
-           str(combine if kernel == "combined" else 1)]
+           mode, "1e-4", str(combine if kernel in ("combined", "memory") else 1)]
     wall, rss, stdout = bench_train.timed(cmd)
     info = json.loads(stdout.strip().splitlines()[-1])
     return wall, rss, info
@@ -216,6 +219,22 @@ def efficiency(args, x16):
                       "of measured peak   (runs %s)" % (
                           dim, label, name, med, words / med, flops / med * 1e-9,
                           100.0 * flops / med * 1e-9 / peak, " ".join("%.2f" % t for t in runs)),
+                      flush=True)
+            if kernel == "combined":
+                # The same blocks without the arithmetic: the row traffic, prefetches and
+                # set-up alone. Their time is a floor under the epoch's, so the flops over it
+                # bound the efficiency even if the products were free.
+                mem = []
+                for rep in range(args.repeats):
+                    _, _, info = run_posvec("memory", x16, None, dim, 1, args.threads, 1,
+                                            args.train_kernel, args.combine)
+                    mem.append(info["train_seconds"])
+                    assert info["pairs"] == pairs, "memory-only run trained other pairs"
+                med = statistics.median(mem)
+                print("dim %3d  %-10s %-12s epoch %6.2f s  (rows, prefetches and set-up, no "
+                      "arithmetic): ceiling %6.1f GFLOP/s = %4.1f%% of measured peak   (runs %s)" % (
+                          dim, label, "memory only", med, flops / med * 1e-9,
+                          100.0 * flops / med * 1e-9 / peak, " ".join("%.2f" % t for t in mem)),
                       flush=True)
 
 

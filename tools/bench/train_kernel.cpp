@@ -5,21 +5,25 @@
 // achieved GFLOP/s next to the machine's peak. "seconds": train() alone;
 // "saved_seconds": train() and writing the vectors; "pairs": the (context, centre)
 // pairs the library trained (EpochReport::predictions, exact). Not a test: a
-// benchmark helper.
-//   train_kernel CORPUS OUT.vec|- DIM EPOCHS THREADS SEED classic|batched [SAMPLE]
+// benchmark helper. `memory` runs the batched kernel without its arithmetic: every
+// block reads and writes its rows and does its set-up, and nothing trains; its
+// "train_seconds" is what the row traffic and the bookkeeping cost by themselves.
+//   train_kernel CORPUS OUT.vec|- DIM EPOCHS THREADS SEED classic|batched|memory
+//                [SAMPLE [COMBINE [BLOCK_NEGATIVES]]]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
 
+#include "distributed.hpp"
 #include "posvec/error.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/trainer.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 8) {
-    std::cerr << "usage: train_kernel CORPUS OUT|- DIM EPOCHS THREADS SEED classic|batched "
+    std::cerr << "usage: train_kernel CORPUS OUT|- DIM EPOCHS THREADS SEED classic|batched|memory "
                  "[SAMPLE [COMBINE [BLOCK_NEGATIVES]]]\n";
     return 2;
   }
@@ -53,8 +57,10 @@ int main(int argc, char** argv) {
     obs.interrupt = [] { return posvec::Interrupt::None; };
     obs.progress = [](const posvec::TrainProgress&) {};
     const auto t0 = std::chrono::steady_clock::now();
+    posvec::detail::TrainHooks hooks;
+    hooks.memoryOnly = kernel == "memory";
     const posvec::ModelState m =
-        posvec::train(posvec::CorpusSource::fromFiles({corpus}, true), c, obs);
+        posvec::detail::trainWith(posvec::CorpusSource::fromFiles({corpus}, true), c, obs, hooks);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (out != "-")
