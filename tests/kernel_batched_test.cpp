@@ -116,6 +116,15 @@ std::vector<Sentence> classSentences(unsigned seed, int count) {
   return out;
 }
 
+// The words of classSentences(seed, count) back to back as ids in [0, rows) (hashed):
+// one long sentence for a kernel called directly, with many repeated words.
+std::vector<std::int32_t> hashedIds(unsigned seed, int count, std::size_t rows) {
+  std::vector<std::int32_t> ids;
+  for (const auto& s : classSentences(seed, count))
+    for (const auto& w : s) ids.push_back(static_cast<std::int32_t>(std::hash<std::string>{}(w) % rows));
+  return ids;
+}
+
 // Share of class words whose nearest neighbour belongs to the same class.
 double classAccuracy(const ModelState& m) {
   const Embeddings e = embeddingsOf(m);
@@ -293,13 +302,10 @@ TEST_CASE("kernel_batched both inner-loop paths agree on a full training run",
           "[kernel_batched]") {
   if (!detail::batchedAvx512Compiled()) POSVEC_SKIP("this build has no AVX-512 loops");
   // Same draws, same windows: the paths differ only in float summation order.
-  const auto sentences = classSentences(3, 300);
+  const std::vector<std::int32_t> ids = hashedIds(3, 300, 50);
   TrainConfig c = batchedConfig();
   c.dim = 40;
   c.epochs = 1;
-  std::vector<std::int32_t> ids;
-  for (const auto& s : sentences)
-    for (const auto& w : s) ids.push_back(static_cast<std::int32_t>(std::hash<std::string>{}(w) % 50));
   MatrixF in0 = MatrixF::Random(50, 40) * 0.1f, out0 = MatrixF::Random(50, 40) * 0.1f;
   std::vector<std::int64_t> counts(50, 1);
   const NoiseSampler noise(counts);
@@ -331,12 +337,9 @@ TEST_CASE("kernel_batched memory-only path makes the same blocks and changes no 
           "[kernel_batched]") {
   // The benchmark path (train_kernel's `memory` mode) must do the real path's set-up
   // (same draws, same pairs) and leave the matrices as they were.
-  const auto sentences = classSentences(3, 200);
+  const std::vector<std::int32_t> ids = hashedIds(3, 200, 40);
   TrainConfig c = batchedConfig();
   c.dim = 24;
-  std::vector<std::int32_t> ids;
-  for (const auto& s : sentences)
-    for (const auto& w : s) ids.push_back(static_cast<std::int32_t>(std::hash<std::string>{}(w) % 40));
   const MatrixF in0 = MatrixF::Random(40, 24) * 0.1f, out0 = MatrixF::Random(40, 24) * 0.1f;
   std::vector<std::int64_t> counts(40, 1);
   const NoiseSampler noise(counts);
