@@ -415,9 +415,9 @@ double blockUpdate(float* input, float* output, std::size_t dim, const std::int3
   const float* neg = state.negative.data();
   const Block b{dim, mu, nu, cp, tp, g, state.grad.data(), state.grad.data()};
   if (path == BatchedPath::MemoryOnly) {
-    // Each row read and written back once, as the update does (x + 0 is x).
-    for (std::size_t r = 0; r < mu + nu; ++r) {
-      float* row = cp[r];
+    // Each row (contexts, then targets) read and written back once, as the update
+    // does (x + 0 is x).
+    for (float* row : state.pointers) {
 #pragma omp simd
       for (std::size_t j = 0; j < dim; ++j) row[j] += 0.0f;
     }
@@ -464,6 +464,42 @@ double batchedWindow(float* input, float* output, std::size_t dim, const std::in
       (v == 0 ? state.positive : state.negative)[u * nu + v] = static_cast<float>(cw[u] * tw[v]);
   return blockUpdate(input, output, dim, crow, mu, trow, nu, alpha, sigmoid, state, path);
 }
+
+namespace {
+
+// Cell (u, v)'s weight as a negative: (row u's positive total - the cell's positive
+// count) x (times column v is a shared negative) x weight. The counts are small
+// integers (exact); the shared negatives stand for negative draws per pair, so each
+// is weighted negative / negativeCount.
+void negativeWeights(const float* pos, const std::int32_t* colShared, std::size_t mu,
+                     std::size_t nu, float weight, float* neg) {
+#if defined(__AVX512F__)
+  // A row of at most 16 columns in one vector (the same operations per cell as the
+  // loop below; the row total is a sum of small integers, exact in any order).
+  if (nu <= 16) {
+    const auto live = static_cast<__mmask16>((1u << nu) - 1);
+    const __m512 shared = _mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(live, colShared));
+    const __m512 w = _mm512_set1_ps(weight);
+    for (std::size_t u = 0; u < mu; ++u) {
+      const __m512 p = _mm512_maskz_loadu_ps(live, pos + u * nu);
+      const __m512 windows = _mm512_set1_ps(_mm512_reduce_add_ps(p));
+      _mm512_mask_storeu_ps(neg + u * nu, live,
+                            _mm512_mul_ps(_mm512_mul_ps(_mm512_sub_ps(windows, p), shared), w));
+    }
+    return;
+  }
+#endif
+  for (std::size_t u = 0; u < mu; ++u) {
+    const float* p = pos + u * nu;
+    float* out = neg + u * nu;
+    float windows = 0;
+    for (std::size_t v = 0; v < nu; ++v) windows += p[v];
+    for (std::size_t v = 0; v < nu; ++v)
+      out[v] = (windows - p[v]) * static_cast<float>(colShared[v]) * weight;
+  }
+}
+
+}  // namespace
 
 double combinedBlock(float* input, float* output, std::size_t dim, const CombinedBlock& k,
                      float alpha, const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
@@ -536,32 +572,7 @@ double combinedBlock(float* input, float* output, std::size_t dim, const Combine
   // first is row u's positive total, the second the cell's positive count.
   std::fill(colShared, colShared + nu, 0);
   for (std::size_t i = 0; i < k.negativeCount; ++i) ++colShared[colOf[k.count + i]];
-  // The counts are small integers (exact); the shared negatives stand for negative
-  // draws per pair, so each is weighted negative / negativeCount.
-#if defined(__AVX512F__)
-  // A row of at most 16 columns in one vector (the same operations per cell as the
-  // loop below; the row total is a sum of small integers, exact in any order).
-  if (nu <= 16) {
-    const auto live = static_cast<__mmask16>((1u << nu) - 1);
-    const __m512 shared = _mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(live, colShared));
-    const __m512 weight = _mm512_set1_ps(k.negativeWeight);
-    for (std::size_t u = 0; u < mu; ++u) {
-      const __m512 p = _mm512_maskz_loadu_ps(live, pos + u * nu);
-      const __m512 windows = _mm512_set1_ps(_mm512_reduce_add_ps(p));
-      _mm512_mask_storeu_ps(neg + u * nu, live,
-                            _mm512_mul_ps(_mm512_mul_ps(_mm512_sub_ps(windows, p), shared), weight));
-    }
-    return blockUpdate(input, output, dim, crow, mu, trow, nu, alpha, sigmoid, state, path);
-  }
-#endif
-  for (std::size_t u = 0; u < mu; ++u) {
-    const float* p = pos + u * nu;
-    float* out = neg + u * nu;
-    float windows = 0;
-    for (std::size_t v = 0; v < nu; ++v) windows += p[v];
-    for (std::size_t v = 0; v < nu; ++v)
-      out[v] = (windows - p[v]) * static_cast<float>(colShared[v]) * k.negativeWeight;
-  }
+  negativeWeights(pos, colShared, mu, nu, k.negativeWeight, neg);
   return blockUpdate(input, output, dim, crow, mu, trow, nu, alpha, sigmoid, state, path);
 }
 
