@@ -394,6 +394,9 @@ void updateAvx512Groups(const Block& b, std::index_sequence<I...>) {
 
 namespace {
 
+// BatchedPath::CacheOnly: the rows of its stand-in model, per matrix.
+constexpr std::size_t kCachedRows = 256;
+
 // The products of one block: rows crow[0..mu) of `input` against rows trow[0..nu)
 // of `output` (both free of repeats), cell (u, v) weighted st.positive[u * nu + v]
 // as a positive and st.negative[u * nu + v] as a negative prediction.
@@ -405,6 +408,28 @@ double blockUpdate(float* input, float* output, std::size_t dim, const std::int3
   float** tp = cp + mu;
   for (std::size_t u = 0; u < mu; ++u) cp[u] = input + static_cast<std::size_t>(crow[u]) * dim;
   for (std::size_t v = 0; v < nu; ++v) tp[v] = output + static_cast<std::size_t>(trow[v]) * dim;
+  if (path == BatchedPath::CacheOnly) {
+    // Row r of either matrix becomes row r mod kCachedRows of a per-thread copy, so
+    // the block trains a model of kCachedRows words that stays in cache (200 KiB at
+    // dim 100, 1 MiB at dim 512). Started as the trainer starts its matrices (input
+    // uniform in +-0.5 / dim, output zero), it trains as such a model would, with
+    // scores in the tables' range. Two rows of a block can share a copy; the
+    // arithmetic is the same.
+    std::vector<float>& rows = state.cached;
+    if (rows.size() != 2 * kCachedRows * dim) {
+      rows.assign(2 * kCachedRows * dim, 0.0f);
+      std::uint32_t x = 1;
+      for (std::size_t i = 0; i < kCachedRows * dim; ++i) {
+        x = x * 1664525u + 1013904223u;
+        rows[i] = (static_cast<float>(x >> 8) * 0x1p-24f - 0.5f) / static_cast<float>(dim);
+      }
+    }
+    for (std::size_t u = 0; u < mu; ++u)
+      cp[u] = rows.data() + static_cast<std::size_t>(crow[u]) % kCachedRows * dim;
+    for (std::size_t v = 0; v < nu; ++v)
+      tp[v] = rows.data() + (kCachedRows + static_cast<std::size_t>(trow[v]) % kCachedRows) * dim;
+    path = BatchedPath::Auto;
+  }
 
   state.hidden.resize(mu * nu);
   // T's old chunk (portable) or, for blocks too wide for the registers, T's old
@@ -679,6 +704,7 @@ class BatchedSkipGram final : public TrainKernel {
     for (std::size_t k = 1; k <= negative_; ++k) targets[k] = noise_->draw(rng.next());
   }
   void prefetchRow(const float* matrix, std::int32_t row) const {
+    if (path_ == BatchedPath::CacheOnly) return;  // its rows are never these
     const char* p = reinterpret_cast<const char*>(matrix + static_cast<std::size_t>(row) * dim_);
     for (std::size_t b = 0; b < dim_ * sizeof(float); b += 64) __builtin_prefetch(p + b, 1, 3);
   }

@@ -14,10 +14,16 @@
 namespace posvec::detail {
 
 // Which inner loops run: Auto picks AVX-512 when the library was compiled for it.
-// MemoryOnly is for benchmarks: every block reads and writes its rows once and
-// computes nothing (the vectors do not train, the loss is 0). It measures what the
-// row traffic, the prefetches and the block set-up cost without the arithmetic.
-enum class BatchedPath { Auto, Portable, Avx512, MemoryOnly };
+// The last two are for benchmarks, which time the two halves of a block apart
+// (neither trains the model: its matrices are left as they were):
+// - MemoryOnly: every block reads and writes its rows once and computes nothing
+//   (the loss is 0): what the row traffic, the prefetches and the set-up cost
+//   without the arithmetic.
+// - CacheOnly: every block computes as Auto does, on the same draws and the same
+//   shape, but on the rows of a small per-thread model (ThreadState::cached, 256
+//   rows a matrix) that stays in cache, and nothing is prefetched: what the set-up
+//   and the arithmetic cost without waiting for rows.
+enum class BatchedPath { Auto, Portable, Avx512, MemoryOnly, CacheOnly };
 // True when this build contains the AVX-512 loops (compiled with -march supporting it).
 bool batchedAvx512Compiled();
 

@@ -20,11 +20,11 @@ std::string kernelName(KernelKind kind) {
 }
 
 std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelShared& shared) {
-  return makeKernel(config, shared, false);
+  return makeKernel(config, shared, BatchedPath::Auto);
 }
 
 std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelShared& shared,
-                                        bool memoryOnly) {
+                                        BatchedPath path) {
   const KernelKind kind = kernelFor(config);
   const bool hs = kind == KernelKind::SkipGramHierarchical || kind == KernelKind::CbowHierarchical;
   auto missing = [](const std::string& what) {
@@ -40,8 +40,7 @@ std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelS
             std::to_string(shared.output->cols()) + " columns, the dimension is " +
             std::to_string(config.dim));
   if (kind == KernelKind::BatchedSkipGram)
-    return makeBatchedSkipGram(config, shared,
-                               memoryOnly ? BatchedPath::MemoryOnly : BatchedPath::Auto);
+    return makeBatchedSkipGram(config, shared, path);
   return makeClassicKernel(config, shared);
 }
 

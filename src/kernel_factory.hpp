@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "kernel_batched.hpp"
 #include "kernels.hpp"
 #include "posvec/train_config.hpp"
 
@@ -31,9 +32,9 @@ std::string kernelName(KernelKind kind);
 // negative sampling; the Huffman tree for hierarchical softmax) or when the
 // matrices do not have config.dim columns.
 std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelShared& shared);
-// The same, and with `memoryOnly` (benchmarks) the batched kernel's
-// BatchedPath::MemoryOnly.
+// The same, with the batched kernel on `path` (benchmarks choose one of its
+// measuring paths; the classic kernels have one path).
 std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelShared& shared,
-                                        bool memoryOnly);
+                                        BatchedPath path);
 
 }  // namespace posvec::detail

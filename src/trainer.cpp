@@ -104,7 +104,7 @@ void checkModel(const ModelState& m, const TrainConfig& c) {
 // finishing model.partial first when the model was stopped inside an epoch.
 void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const TrainConfig& config,
                int totalEpochs, const TrainObserver& observer, detail::EpochSync* sync,
-               bool memoryOnly = false) {
+               detail::BatchedPath path = detail::BatchedPath::Auto) {
   const int threads = detail::resolveThreads(config.threads);
   const Vocabulary& vocab = corpus.vocabulary;
   const detail::Subsampler subsample(vocab, config.sample);
@@ -116,7 +116,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
     tree = detail::buildHuffmanTree(vocab.counts());
   static const detail::Sigmoid sigmoid;
   detail::KernelShared shared{&model.input, &model.output, &noise, &tree, &sigmoid};
-  const auto kernel = detail::makeKernel(config, shared, memoryOnly);
+  const auto kernel = detail::makeKernel(config, shared, path);
 
   // Distributed: the schedule runs on the words of all processes; this one's
   // count scales by their ratio (they all pass the same fractions together).
@@ -350,7 +350,7 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
   model.input.resize(v, d);
   detail::initInputMatrix(model.input, config.seed, threads);
   model.output = MatrixF::Zero(config.loss == Loss::HierarchicalSoftmax ? v - 1 : v, d);
-  runEpochs(model, prepared, config, config.epochs, observer, hooks.sync, hooks.memoryOnly);
+  runEpochs(model, prepared, config, config.epochs, observer, hooks.sync, hooks.batchedPath);
   return model;
 }
 

@@ -333,10 +333,11 @@ TEST_CASE("kernel_batched both inner-loop paths agree on a full training run",
   }
 }
 
-TEST_CASE("kernel_batched memory-only path makes the same blocks and changes no row",
+TEST_CASE("kernel_batched measuring paths make the same blocks and change no row",
           "[kernel_batched]") {
-  // The benchmark path (train_kernel's `memory` mode) must do the real path's set-up
-  // (same draws, same pairs) and leave the matrices as they were.
+  // The benchmark paths (train_kernel's `memory` and `cache` modes) must do the real
+  // path's set-up (same draws, same pairs) and leave the matrices as they were; the
+  // cache path must still compute (a loss, and its scratch rows trained).
   const std::vector<std::int32_t> ids = hashedIds(3, 200, 40);
   TrainConfig c = batchedConfig();
   c.dim = 24;
@@ -344,27 +345,43 @@ TEST_CASE("kernel_batched memory-only path makes the same blocks and changes no 
   std::vector<std::int64_t> counts(40, 1);
   const NoiseSampler noise(counts);
   const detail::Sigmoid sigmoid;
+  const detail::BatchedPath paths[3] = {detail::BatchedPath::Auto,
+                                        detail::BatchedPath::MemoryOnly,
+                                        detail::BatchedPath::CacheOnly};
   for (const int combine : {1, 4}) {
     INFO("combine " << combine);
     c.combine = combine;
-    std::int64_t predictions[2] = {0, 0};
-    std::uint64_t rngAfter[2] = {0, 0};
-    MatrixF in[2] = {in0, in0}, out[2] = {out0, out0};
-    for (int p = 0; p < 2; ++p) {
+    std::int64_t predictions[3] = {0, 0, 0};
+    std::uint64_t rngAfter[3] = {0, 0, 0};
+    double loss[3] = {0, 0, 0};
+    MatrixF in[3] = {in0, in0, in0}, out[3] = {out0, out0, out0};
+    for (int p = 0; p < 3; ++p) {
       detail::KernelShared shared{&in[p], &out[p], &noise, nullptr, &sigmoid};
-      const auto k = detail::makeBatchedSkipGram(
-          c, shared, p ? detail::BatchedPath::MemoryOnly : detail::BatchedPath::Auto);
+      const auto k = detail::makeBatchedSkipGram(c, shared, paths[p]);
       detail::ThreadState st;
       st.rng = detail::Rng(9);
-      const double loss = k->sentence(ids.data(), ids.size(), 0.025f, st, predictions[p]);
+      loss[p] = k->sentence(ids.data(), ids.size(), 0.025f, st, predictions[p]);
       rngAfter[p] = st.rng.state;
-      CHECK((p ? loss == 0.0 : loss > 0.0));
+      if (p == 2) {
+        // Its stand-in model trained: output rows (started at zero) of the sentence's
+        // words moved.
+        REQUIRE(st.cached.size() == 2 * 256 * 24);
+        std::size_t moved = 0;
+        for (std::size_t i = 256 * 24; i < st.cached.size(); ++i) moved += st.cached[i] != 0.0f;
+        CHECK(moved >= 20 * 24);
+      }
     }
     CHECK(predictions[0] > 0);
-    CHECK(predictions[1] == predictions[0]);
-    CHECK(rngAfter[1] == rngAfter[0]);
-    CHECK(identical(in[1], in0));
-    CHECK(identical(out[1], out0));
+    CHECK(loss[0] > 0.0);
+    CHECK(loss[1] == 0.0);
+    CHECK(loss[2] > 0.0);
+    for (int p = 1; p < 3; ++p) {
+      INFO("path " << p);
+      CHECK(predictions[p] == predictions[0]);
+      CHECK(rngAfter[p] == rngAfter[0]);
+      CHECK(identical(in[p], in0));
+      CHECK(identical(out[p], out0));
+    }
     CHECK_FALSE(identical(in[0], in0));
   }
 }

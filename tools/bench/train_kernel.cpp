@@ -5,10 +5,14 @@
 // achieved GFLOP/s next to the machine's peak. "seconds": train() alone;
 // "saved_seconds": train() and writing the vectors; "pairs": the (context, centre)
 // pairs the library trained (EpochReport::predictions, exact). Not a test: a
-// benchmark helper. `memory` runs the batched kernel without its arithmetic: every
-// block reads and writes its rows and does its set-up, and nothing trains; its
-// "train_seconds" is what the row traffic and the bookkeeping cost by themselves.
-//   train_kernel CORPUS OUT.vec|- DIM EPOCHS THREADS SEED classic|batched|memory
+// benchmark helper. Two modes time the halves of the batched kernel's blocks apart,
+// and in neither does the model train:
+// - `memory`: without the arithmetic; every block reads and writes its rows and
+//   does its set-up, so "train_seconds" is what the row traffic and the bookkeeping
+//   cost by themselves;
+// - `cache`: without the waiting; every block does its set-up and arithmetic on
+//   the same draws, but on scratch rows that stay in cache, with no prefetches.
+//   train_kernel CORPUS OUT.vec|- DIM EPOCHS THREADS SEED classic|batched|memory|cache
 //                [SAMPLE [COMBINE [BLOCK_NEGATIVES]]]
 #include <chrono>
 #include <cstdio>
@@ -23,12 +27,17 @@
 
 int main(int argc, char** argv) {
   if (argc < 8) {
-    std::cerr << "usage: train_kernel CORPUS OUT|- DIM EPOCHS THREADS SEED classic|batched|memory "
-                 "[SAMPLE [COMBINE [BLOCK_NEGATIVES]]]\n";
+    std::cerr << "usage: train_kernel CORPUS OUT|- DIM EPOCHS THREADS SEED classic|batched|memory|"
+                 "cache [SAMPLE [COMBINE [BLOCK_NEGATIVES]]]\n";
     return 2;
   }
   try {
     const std::string corpus = argv[1], out = argv[2], kernel = argv[7];
+    if (kernel != "classic" && kernel != "batched" && kernel != "memory" && kernel != "cache") {
+      std::cerr << "train_kernel: unknown mode '" << kernel
+                << "' (classic, batched, memory or cache)\n";
+      return 2;
+    }
     posvec::TrainConfig c;
     c.dim = std::stoul(argv[3]);
     c.epochs = std::stoi(argv[4]);
@@ -58,7 +67,8 @@ int main(int argc, char** argv) {
     obs.progress = [](const posvec::TrainProgress&) {};
     const auto t0 = std::chrono::steady_clock::now();
     posvec::detail::TrainHooks hooks;
-    hooks.memoryOnly = kernel == "memory";
+    if (kernel == "memory") hooks.batchedPath = posvec::detail::BatchedPath::MemoryOnly;
+    if (kernel == "cache") hooks.batchedPath = posvec::detail::BatchedPath::CacheOnly;
     const posvec::ModelState m =
         posvec::detail::trainWith(posvec::CorpusSource::fromFiles({corpus}, true), c, obs, hooks);
     const double seconds =
