@@ -464,7 +464,7 @@ void detail::resumeWith(ModelState& model, const CorpusSource& corpus, int moreE
   if (observer.vocabulary) observer.vocabulary(vocab, prepared.sentences);
   // Trained in place (a copy would double peak memory); the stored schedule is the new total.
   model.config = resumed.serialize();
-  runEpochs(model, prepared, resumed, total, observer, hooks.sync);
+  runEpochs(model, prepared, resumed, total, observer, hooks.sync, hooks.batchedPath);
 }
 
 }  // namespace posvec

@@ -337,12 +337,15 @@ TEST_CASE("kernel_batched measuring paths make the same blocks and change no row
           "[kernel_batched]") {
   // The benchmark paths (train_kernel's `memory` and `cache` modes) must do the real
   // path's set-up (same draws, same pairs) and leave the matrices as they were; the
-  // cache path must still compute (a loss, and its scratch rows trained).
-  const std::vector<std::int32_t> ids = hashedIds(3, 200, 40);
+  // cache path must still compute (a loss, and its scratch rows trained). 600 rows:
+  // more than the cache path's stand-in has, so its rows wrap (under the sanitizers a
+  // row index past the stand-in is an error).
+  const std::vector<std::int32_t> ids = hashedIds(3, 200, 600);
+  REQUIRE(*std::max_element(ids.begin(), ids.end()) >= 256);
   TrainConfig c = batchedConfig();
   c.dim = 24;
-  const MatrixF in0 = MatrixF::Random(40, 24) * 0.1f, out0 = MatrixF::Random(40, 24) * 0.1f;
-  std::vector<std::int64_t> counts(40, 1);
+  const MatrixF in0 = MatrixF::Random(600, 24) * 0.1f, out0 = MatrixF::Random(600, 24) * 0.1f;
+  std::vector<std::int64_t> counts(600, 1);
   const NoiseSampler noise(counts);
   const detail::Sigmoid sigmoid;
   const detail::BatchedPath paths[3] = {detail::BatchedPath::Auto,

@@ -235,6 +235,10 @@ def efficiency(args, x16):
                                                 args.train_kernel, args.combine)
                         halves[mode].append(info["train_seconds"])
                         assert info["pairs"] == pairs, "%s-only run trained other pairs" % mode
+                        # The memory half computes nothing; the cache half trains its stand-in.
+                        assert (info["final_loss"] == 0) == (mode == "memory"), \
+                            "%s-only run did not take its path (loss %g)" % (mode,
+                                                                             info["final_loss"])
                 what = {"memory": "rows, prefetches and set-up, no arithmetic",
                         "cache": "set-up and arithmetic on cached rows, no waiting"}
                 for mode in ("memory", "cache"):
@@ -249,6 +253,7 @@ def efficiency(args, x16):
                       "%.1f%% of measured peak" % (dim, label, floor,
                                                    100.0 * flops / floor * 1e-9 / peak),
                       flush=True)
+
 
 def scaling(args, x16, words):
     print("\n== scaling: batched kernel, %s, 1 epoch ==" % os.path.basename(x16))
