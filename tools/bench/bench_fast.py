@@ -18,13 +18,20 @@ by side in one run (run through bench-fast.sh):
   scaling     words/s of the batched kernel at 1 and 2 threads;
   quality     Brown, 5 epochs, dim 100 and 512, 3 seeds: analogy accuracy,
               wordsim353 and SimLex-999 Spearman (gensim's own evaluation code),
-              mean and seed-to-seed standard deviation.
+              mean and seed-to-seed standard deviation. By default on Brown's lines
+              shuffled once (fixed seed; Brown's file is ordered by genre, and which
+              genre comes last and which thread reads which half moves SimLex-999 by
+              more than the kernels differ), with gensim fed as a stream (its
+              corpus_file mode decays the learning rate only part of the way with
+              more than one worker); --quality-order file and --quality-gensim file
+              give the earlier set-up.
 Hyperparameters as in bench-train.sh: window 5, negative 5, sample 1e-4,
 min-count 5, alpha 0.025 -> 0.0001. Corpus building, the gensim and fastText runners
 and the evaluator are bench_train.py's."""
 import argparse
 import json
 import os
+import random
 import re
 import shutil
 import statistics
@@ -100,14 +107,28 @@ def run_posvec(kernel, corpus, out, dim, seed, threads, epochs, exe, combine=1):
     return wall, rss, info
 
 
-def train_any(trainer, corpus, out, dim, seed, threads, epochs, args):
+def train_any(trainer, corpus, out, dim, seed, threads, epochs, args, gensim_mode="file"):
     """(wall seconds, peak RSS MiB, vectors path or None, extra info)."""
     if trainer in ("batched", "classic", "combined"):
         wall, rss, info = run_posvec(trainer, corpus, out, dim, seed, threads, epochs,
                                      args.train_kernel, args.combine)
         return wall, rss, out, info
-    wall, rss, vec = bench_train.train(trainer, corpus, out, dim, seed, threads, epochs, None)
+    wall, rss, vec = bench_train.train(trainer, corpus, out, dim, seed, threads, epochs, None,
+                                       gensim_mode)
     return wall, rss, vec, {}
+
+
+def shuffled_lines(src, dst, seed=1):
+    """src's lines in one fixed random order (the quality corpus)."""
+    if os.path.exists(dst) and os.path.getsize(dst) > 0:
+        return
+    with open(src, encoding="utf-8") as f:
+        lines = f.readlines()
+    random.Random(seed).shuffle(lines)
+    tmp = dst + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as out:
+        out.writelines(lines)
+    os.replace(tmp, dst)
 
 
 def run_cli(exe, corpus, out, dim, threads, extra=()):
@@ -271,16 +292,22 @@ def scaling(args, x16, words):
 
 
 def quality(args, work, brown, trainers):
-    print("\n== quality: Brown, %d epochs, %d threads, seeds %s ==" % (args.epochs, args.threads,
-                                                                       args.seeds))
+    corpus = brown
+    if args.quality_order == "shuffled":
+        corpus = os.path.join(HERE, "data", "brown-shuffled.txt")
+        shuffled_lines(brown, corpus)
+    print("\n== quality: Brown (%s), %d epochs, %d threads, seeds %s, gensim %s ==" % (
+        "lines shuffled" if args.quality_order == "shuffled" else "file order", args.epochs,
+        args.threads, args.seeds,
+        "as a stream" if args.quality_gensim == "stream" else "from corpus_file"))
     keys = ("analogy", "wordsim353", "simlex999")
     for dim in args.dims:
         for t in trainers:
             runs = []
             for seed in args.seeds:
                 out = os.path.join(work, "%s-%d-%d.vec" % (t, dim, seed))
-                wall, _, vec, _ = train_any(t, brown, out, dim, seed, args.threads, args.epochs,
-                                            args)
+                wall, _, vec, _ = train_any(t, corpus, out, dim, seed, args.threads, args.epochs,
+                                            args, args.quality_gensim)
                 runs.append({"wall": wall, **bench_train.evaluate(vec, args.data)})
                 os.remove(vec)
             line = "%-9s dim %3d  wall %6.1f s" % (t, dim, statistics.mean(r["wall"] for r in runs))
@@ -315,6 +342,12 @@ def main():
                     help="the posvec commit of the 'previous' column")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quality-trainers", default="batched,combined,classic,gensim")
+    ap.add_argument("--quality-order", choices=("shuffled", "file"), default="shuffled",
+                    help="quality corpus: Brown's lines shuffled once (fixed seed) or in "
+                         "file order (by genre)")
+    ap.add_argument("--quality-gensim", choices=("stream", "file"), default="stream",
+                    help="gensim's input in the quality part: a LineSentence stream (the "
+                         "configured decay) or corpus_file (decays 1/workers of the way)")
     ap.add_argument("--parts", default="throughput,efficiency,scaling,quality")
     ap.add_argument("--throughput-corpus", default=None,
                     help="another corpus for the throughput and scaling parts (a dry run)")

@@ -60,7 +60,7 @@ def make_x16(src, dst, seed=16):
     os.replace(tmp, dst)
 
 
-def train(trainer, corpus, out, dim, seed, threads, epochs, posvec):
+def train(trainer, corpus, out, dim, seed, threads, epochs, posvec, gensim_mode="file"):
     if trainer == "posvec":
         cmd = [posvec, "--quiet", "train", corpus, "--pretokenized", "-o", out, "--dim", str(dim),
                "--window", "5", "--negative", "5", "--sample", "1e-4", "--min-count", "5",
@@ -69,7 +69,7 @@ def train(trainer, corpus, out, dim, seed, threads, epochs, posvec):
         vec = out
     elif trainer == "gensim":
         cmd = [PY, os.path.join(HERE, "gensim_train.py"), corpus, out, str(dim), str(epochs),
-               str(threads), str(seed)]
+               str(threads), str(seed), gensim_mode]
         vec = out
     else:
         prefix = out[:-4]
