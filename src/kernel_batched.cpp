@@ -412,17 +412,13 @@ double blockUpdate(float* input, float* output, std::size_t dim, const std::int3
     // Row r of either matrix becomes row r mod kCachedRows of a per-thread copy, so
     // the block trains a model of kCachedRows words that stays in cache (200 KiB at
     // dim 100, 1 MiB at dim 512). Started as the trainer starts its matrices (input
-    // uniform in +-0.5 / dim, output zero), it trains as such a model would, with
-    // scores in the tables' range. Two rows of a block can share a copy; the
-    // arithmetic is the same.
+    // by initInputRow, output zero), it trains as such a model would, with scores in
+    // the tables' range. Two rows of a block can share a copy; the arithmetic is the
+    // same.
     std::vector<float>& rows = state.cached;
     if (rows.size() != 2 * kCachedRows * dim) {
       rows.assign(2 * kCachedRows * dim, 0.0f);
-      std::uint32_t x = 1;
-      for (std::size_t i = 0; i < kCachedRows * dim; ++i) {
-        x = x * 1664525u + 1013904223u;
-        rows[i] = (static_cast<float>(x >> 8) * 0x1p-24f - 0.5f) / static_cast<float>(dim);
-      }
+      for (std::size_t r = 0; r < kCachedRows; ++r) initInputRow(rows.data() + r * dim, dim, 1, r);
     }
     for (std::size_t u = 0; u < mu; ++u)
       cp[u] = rows.data() + static_cast<std::size_t>(crow[u]) % kCachedRows * dim;

@@ -76,16 +76,18 @@ HuffmanTree buildHuffmanTree(const std::vector<std::int64_t>& counts) {
   return tree;
 }
 
+void initInputRow(float* row, std::size_t dim, std::uint64_t seed, std::uint64_t r) {
+  const float scale = 2.0f / static_cast<float>(dim);
+  Rng rng(mixSeed(seed, r));
+  for (std::size_t d = 0; d < dim; ++d) row[d] = (rng.uniform() - 0.5f) * scale;
+}
+
 void initInputMatrix(MatrixF& input, std::uint64_t seed, int threads) {
   const auto rows = static_cast<std::int64_t>(input.rows());
   const auto dim = static_cast<std::size_t>(input.cols());
-  const float scale = 2.0f / static_cast<float>(dim);
 #pragma omp parallel for num_threads(std::max(1, threads)) schedule(static)
-  for (std::int64_t r = 0; r < rows; ++r) {
-    Rng rng(mixSeed(seed, static_cast<std::uint64_t>(r)));
-    float* row = input.row(r).data();
-    for (std::size_t d = 0; d < dim; ++d) row[d] = (rng.uniform() - 0.5f) * scale;
-  }
+  for (std::int64_t r = 0; r < rows; ++r)
+    initInputRow(input.row(r).data(), dim, seed, static_cast<std::uint64_t>(r));
 }
 
 namespace {

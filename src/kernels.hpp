@@ -101,6 +101,8 @@ HuffmanTree buildHuffmanTree(const std::vector<std::int64_t>& counts);
 // Input rows uniform in [-1/dim, 1/dim) (gensim, fastText), each row from its own (seed, row)
 // stream: the result does not depend on `threads`.
 void initInputMatrix(MatrixF& input, std::uint64_t seed, int threads);
+// Row `r` of that initialisation, written to row[0..dim).
+void initInputRow(float* row, std::size_t dim, std::uint64_t seed, std::uint64_t r);
 
 // What a kernel reads and updates; shared by all threads (Hogwild updates).
 struct KernelShared {

@@ -31,7 +31,6 @@ and the evaluator are bench_train.py's."""
 import argparse
 import json
 import os
-import random
 import re
 import shutil
 import statistics
@@ -42,7 +41,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-import bench_train  # noqa: E402  (make_x16, count_words, timed, train, evaluate)
+import bench_train  # noqa: E402  (make_x16, shuffled_copies, count_words, timed, train, evaluate)
 
 
 def measured_peak(threads):
@@ -99,7 +98,7 @@ def run_posvec(kernel, corpus, out, dim, seed, threads, epochs, exe, combine=1):
     """train_kernel; kernel "combined" is the batched kernel in blocks of `combine`
     centre words (automatic shared negatives); "memory" and "cache" are that kernel
     without its arithmetic and without its waiting for rows (nothing trains)."""
-    mode = {"classic": "classic", "memory": "memory", "cache": "cache"}.get(kernel, "batched")
+    mode = kernel if kernel in ("classic", "memory", "cache") else "batched"
     cmd = [exe, corpus, out if out else "-", str(dim), str(epochs), str(threads), str(seed),
            mode, "1e-4", str(combine if kernel in ("combined", "memory", "cache") else 1)]
     wall, rss, stdout = bench_train.timed(cmd)
@@ -116,19 +115,6 @@ def train_any(trainer, corpus, out, dim, seed, threads, epochs, args, gensim_mod
     wall, rss, vec = bench_train.train(trainer, corpus, out, dim, seed, threads, epochs, None,
                                        gensim_mode)
     return wall, rss, vec, {}
-
-
-def shuffled_lines(src, dst, seed=1):
-    """src's lines in one fixed random order (the quality corpus)."""
-    if os.path.exists(dst) and os.path.getsize(dst) > 0:
-        return
-    with open(src, encoding="utf-8") as f:
-        lines = f.readlines()
-    random.Random(seed).shuffle(lines)
-    tmp = dst + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as out:
-        out.writelines(lines)
-    os.replace(tmp, dst)
 
 
 def run_cli(exe, corpus, out, dim, threads, extra=()):
@@ -295,7 +281,7 @@ def quality(args, work, brown, trainers):
     corpus = brown
     if args.quality_order == "shuffled":
         corpus = os.path.join(HERE, "data", "brown-shuffled.txt")
-        shuffled_lines(brown, corpus)
+        bench_train.shuffled_copies(brown, corpus, 1, 1, False)  # Brown's lines, one order
     print("\n== quality: Brown (%s), %d epochs, %d threads, seeds %s, gensim %s ==" % (
         "lines shuffled" if args.quality_order == "shuffled" else "file order", args.epochs,
         args.threads, args.seeds,

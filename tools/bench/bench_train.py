@@ -43,8 +43,9 @@ def count_words(path):
     return n
 
 
-def make_x16(src, dst, seed=16):
-    """16 copies of src; lines shuffled (fixed seed) in every copy after the first."""
+def shuffled_copies(src, dst, seed, copies, first_in_order):
+    """`copies` copies of src's lines in dst, each in a random order drawn from one generator
+    (fixed seed), the first left in file order when first_in_order; kept if dst exists."""
     if os.path.exists(dst) and os.path.getsize(dst) > 0:
         return
     with open(src, encoding="utf-8") as f:
@@ -52,12 +53,17 @@ def make_x16(src, dst, seed=16):
     rng = random.Random(seed)
     tmp = dst + ".tmp"
     with open(tmp, "w", encoding="utf-8") as out:
-        out.writelines(lines)
-        for _ in range(15):
+        for i in range(copies):
             copy = lines[:]
-            rng.shuffle(copy)
+            if i > 0 or not first_in_order:
+                rng.shuffle(copy)
             out.writelines(copy)
     os.replace(tmp, dst)
+
+
+def make_x16(src, dst, seed=16):
+    """16 copies of src; lines shuffled (fixed seed) in every copy after the first."""
+    shuffled_copies(src, dst, seed, 16, True)
 
 
 def train(trainer, corpus, out, dim, seed, threads, epochs, posvec, gensim_mode="file"):
