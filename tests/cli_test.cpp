@@ -1,4 +1,4 @@
-// The command line as a whole (tools/posvec.cpp): "-" for every file argument,
+// The command line as a whole (tools/posvec/posvec.cpp): "-" for every file argument,
 // one spelling per option across commands, help and unknown commands.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-// Distributed training (src/distributed.cpp) through the CLI under mpirun, two
+// Distributed training (src/train/distributed.cpp) through the CLI under mpirun, two
 // or three ranks on this machine. Skips when the build has no MPI or mpirun is
 // missing.
 #include "posvec/distributed.hpp"
@@ -40,7 +40,7 @@ std::string mpirunPath() {
 // Why the distributed tests cannot run here, or empty.
 std::string cannotRun() {
   if (!POSVEC_TEST_MPI) return "this build has no MPI (POSVEC_MPI=OFF)";
-  if (mpirunPath().empty()) return "mpirun is not installed (tools/setup.sh installs Open MPI)";
+  if (mpirunPath().empty()) return "mpirun is not installed (tools/scripts/setup.sh installs Open MPI)";
   return {};
 }
 

@@ -95,7 +95,7 @@ TEST_CASE("input: gzip, bzip2, xz and zstd corpora read as their text", "[input]
       // A misleading name: the content decides.
       const std::string packed = dir.file(std::string("corpus-") + c.name + ".txt");
       if (!compress(c, plain, packed))
-        POSVEC_SKIP(c.name << " is not installed (tools/setup.sh --test)");
+        POSVEC_SKIP(c.name << " is not installed (tools/scripts/setup.sh --test)");
       CHECK(tokensOf(CorpusSource::fromFiles({packed}, true)) == expected);
       CHECK(readFile(packed) == text);
       // Raw text goes through the tokenizer the same way.

@@ -662,7 +662,7 @@ TEST_CASE("report: the page passes the headless Chromium check", "[report][chrom
     POSVEC_SKIP("chromium not installed");
   test::TempDir tmp;
   writeReport(smallResults(), tmp.file("report"));
-  const std::string cmd = "bash " + test::quote(test::sourcePath("tools/check-report.sh")) + " " +
+  const std::string cmd = "bash " + test::quote(test::sourcePath("tools/scripts/check-report.sh")) + " " +
                           test::quote(tmp.file("report")) + " " +
                           test::quote(tmp.file("shot.png")) + " >/dev/null 2>&1";
   CHECK(std::system(cmd.c_str()) == 0);

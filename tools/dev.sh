@@ -4,7 +4,7 @@
 #   tools/dev.sh test           set up, build, run the whole test suite, then the
 #                               sanitizer builds: ASan+UBSan unit tests and fuzz
 #                               harnesses (seeds + a short run each), TSan training
-#   tools/dev.sh mutate [ARGS]  mutation testing (tools/mutate.sh, tools/mutants.txt)
+#   tools/dev.sh mutate [ARGS]  mutation testing (tools/scripts/mutate.sh, tools/scripts/mutants.txt)
 # Also: tools/dev.sh build (set up and build only), tools/dev.sh sanitize (only the
 # sanitizer builds and runs of the test command), tools/dev.sh fuzz [SECONDS]
 # (build the fuzz harnesses and fuzz each for SECONDS, default 120).
@@ -16,7 +16,7 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 # Sanitizer builds: -O1 keeps them quick to build and fast enough to run;
 # line tables are enough for the reports' stacks.
 san_flags=(-DCMAKE_BUILD_TYPE=Debug -DPOSVEC_BUILD_BENCH=OFF -DPOSVEC_UNITY=ON)
-# Ninja, when installed (tools/setup.sh --test), for a new build dir: unlike make it
+# Ninja, when installed (tools/scripts/setup.sh --test), for a new build dir: unlike make it
 # compiles a target's files while the library it links is still compiling, so both
 # cores stay busy through the long unity units. A build dir keeps its generator.
 generator() {
@@ -43,7 +43,7 @@ stage() {
 }
 
 do_build() {
-  stage "setup" bash tools/setup.sh "$@"
+  stage "setup" bash tools/scripts/setup.sh "$@"
   cmake -S . -B "$build" $(generator "$build") -DCMAKE_BUILD_TYPE=Release -DPOSVEC_UNITY=ON >/dev/null
   stage "Release build" cmake --build "$build" -j "$jobs"
 }
@@ -74,7 +74,7 @@ configure_asan() {
       -DPOSVEC_FUZZ=ON "-DPOSVEC_FUZZ_SECONDS=$fuzz_seconds" >/dev/null
   elif have_gcc_asan; then
     echo "dev.sh: clang++ with libFuzzer not found: ASan+UBSan with g++, fuzz harnesses skipped" \
-      "(tools/setup.sh --test installs clang)" >&2
+      "(tools/scripts/setup.sh --test installs clang)" >&2
     cmake -S . -B "$build-asan" $(generator "$build-asan") "${san_flags[@]}" -DCMAKE_CXX_COMPILER=g++ \
       "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DPOSVEC_SANITIZE=address,undefined -DPOSVEC_FUZZ=OFF \
       >/dev/null
@@ -108,14 +108,14 @@ sanitizer_tests() {
     stage "TSan run" ctest --test-dir "$build-tsan" --output-on-failure
   else
     echo "dev.sh: skipping the TSan run: it needs clang++ and LLVM's OpenMP (libarcher)" \
-      "(tools/setup.sh --test installs them)" >&2
+      "(tools/scripts/setup.sh --test installs them)" >&2
   fi
 }
 
 fuzz() {
   local seconds="${1:-120}"
   have_clang || {
-    echo "dev.sh: fuzzing needs clang++ with libFuzzer (tools/setup.sh --test)" >&2
+    echo "dev.sh: fuzzing needs clang++ with libFuzzer (tools/scripts/setup.sh --test)" >&2
     exit 1
   }
   configure_asan
@@ -159,15 +159,15 @@ case "$cmd" in
     do_build "$@"
     ;;
   mutate)
-    bash tools/setup.sh --test
-    exec bash tools/mutate.sh "$@"
+    bash tools/scripts/setup.sh --test
+    exec bash tools/scripts/mutate.sh "$@"
     ;;
   sanitize)
-    bash tools/setup.sh --test
+    bash tools/scripts/setup.sh --test
     sanitizer_tests
     ;;
   fuzz)
-    bash tools/setup.sh --test
+    bash tools/scripts/setup.sh --test
     fuzz "$@"
     ;;
   *)

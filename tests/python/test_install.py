@@ -15,7 +15,7 @@ from conftest import SOURCE_DIR
 def test_pip_install_into_a_fresh_venv(tmp_path):
     for module in ("venv", "pip", "setuptools", "wheel"):
         if importlib.util.find_spec(module) is None:
-            pytest.skip(f"python3-{module} is not installed (tools/setup.sh --test installs it)")
+            pytest.skip(f"python3-{module} is not installed (tools/scripts/setup.sh --test installs it)")
     env_dir = tmp_path / "env"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(env_dir)], check=True)
     python = str(env_dir / "bin" / "python")

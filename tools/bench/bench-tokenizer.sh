@@ -10,7 +10,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${BUILD:-$root/build}"
 repeat="${1:-5}"
-bash "$root/tools/fetch-brown.sh"
+bash "$root/tools/scripts/fetch-brown.sh"
 data="$root/tools/bench/data/brown-raw.txt"
 [ -x "$build/tokenizer_bench" ] && [ -x "$build/posvec" ] ||
   { echo "bench-tokenizer: build first (cmake --build $build)" >&2; exit 1; }

@@ -651,7 +651,7 @@ namespace {
 [[noreturn]] void noMpi() {
   throw ConfigError(
       "this posvec was built without MPI, so it cannot train under mpirun; install Open MPI "
-      "(tools/setup.sh) and rebuild with -DPOSVEC_MPI=ON");
+      "(tools/scripts/setup.sh) and rebuild with -DPOSVEC_MPI=ON");
 }
 }  // namespace
 

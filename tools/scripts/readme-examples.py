@@ -22,12 +22,12 @@ launcher, a keystroke) is marked in the README with a comment line right above i
 
     <!-- examples: skip REASON -->
 
-A block that needs what a clone may not have (Brown, fetched by tools/fetch-brown.sh;
+A block that needs what a clone may not have (Brown, fetched by tools/scripts/fetch-brown.sh;
 the shared evaluation data; Open MPI's mpirun) is skipped, with the reason, when it
 is missing. Python and C++ snippets are not run here (the Python and consumer tests
 cover them).
 
-  python3 tools/readme-examples.py [--readme README.md] [--build build] [--only N,M]
+  python3 tools/scripts/readme-examples.py [--readme README.md] [--build build] [--only N,M]
                                    [--update] [--keep DIR]
 
 Prints one line per block (ok, differs, skipped) and a diff for each that differs;
@@ -43,7 +43,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LINKED = ["corpus", "tools", "tests", "include", "src", "build", "CMakeLists.txt"]
 SKIP = re.compile(r"<!--\s*examples:\s*skip\b\s*(.*?)\s*-->")
 
@@ -144,12 +144,12 @@ def run(commands, cwd, env):
 def missing(text):
     """Why a block cannot run on this machine, or None."""
     if ("brown.txt" in text or "brown.bin" in text) and not os.path.exists(os.path.join(ROOT, "tools", "bench", "data", "brown.txt")):
-        return "needs tools/bench/data/brown.txt (tools/fetch-brown.sh fetches it)"
+        return "needs tools/bench/data/brown.txt (tools/scripts/fetch-brown.sh fetches it)"
     if any(k in text for k in ("/path/to/", "questions-words.txt", "wordsim353.tsv", "simlex999.txt")) \
             and not os.path.isdir(SHARED):
         return f"needs the shared evaluation data ({SHARED} or $POSVEC_SHARED_DATA)"
     if "mpirun" in text and not shutil.which("mpirun"):
-        return "needs Open MPI's mpirun (tools/setup.sh installs it)"
+        return "needs Open MPI's mpirun (tools/scripts/setup.sh installs it)"
     return None
 
 

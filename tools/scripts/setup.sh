@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages posvec needs, and nothing when all are there.
-#   tools/setup.sh          build dependencies (with the Python module's and Open MPI for
+#   tools/scripts/setup.sh          build dependencies (with the Python module's and Open MPI for
 #                           distributed training)
-#   tools/setup.sh --test   plus what the test suite uses (gensim for format checks, pytest,
+#   tools/scripts/setup.sh --test   plus what the test suite uses (gensim for format checks, pytest,
 #                           pip/venv for the install test, nbclient/ipykernel for the notebook;
 #                           clang, its sanitizer and libFuzzer runtimes and OpenMP for the
 #                           sanitizer builds and fuzz harnesses; Ninja, which keeps both
 #                           cores busy in the test command's builds)
-#   tools/setup.sh --bench  plus the peers and tools the benchmarks run
+#   tools/scripts/setup.sh --bench  plus the peers and tools the benchmarks run
 set -euo pipefail
 
 pkgs=(g++ cmake make pkg-config libeigen3-dev libicu-dev libarchive-dev libcli11-dev nlohmann-json3-dev catch2

@@ -4,7 +4,7 @@
 #   brown-raw.txt  tags stripped, original case, one sentence a line (text for the tokenizer)
 #   brown.txt      the same, lowercased (pre-tokenized input for trainers, as word2vec.c reads)
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 dir="${1:-$root/tools/bench/data}"
 mkdir -p "$dir"
 if [ -s "$dir/brown.txt" ] && [ -s "$dir/brown-raw.txt" ]; then exit 0; fi

@@ -2,18 +2,18 @@
 # Checks a `posvec study --report DIR` page in headless Chromium: the page loads
 # offline, every figure file of DIR is drawn inline in the DOM, and a full-page
 # screenshot is written for a human to look at.
-#   tools/check-report.sh DIR [SCREENSHOT.png]   (default screenshot: a temp file, printed)
+#   tools/scripts/check-report.sh DIR [SCREENSHOT.png]   (default screenshot: a temp file, printed)
 # Exit 0 when all figures are present, 1 when some are missing, 2 on usage or setup errors.
 set -euo pipefail
 
 dir="${1:-}"
 if [ -z "$dir" ] || [ ! -f "$dir/index.html" ]; then
-  echo "check-report: usage: tools/check-report.sh DIR [SCREENSHOT.png] (DIR must hold index.html)" >&2
+  echo "check-report: usage: tools/scripts/check-report.sh DIR [SCREENSHOT.png] (DIR must hold index.html)" >&2
   exit 2
 fi
 browser="$(command -v chromium || command -v chromium-browser || true)"
 if [ -z "$browser" ]; then
-  echo "check-report: chromium is not installed (tools/setup.sh --report installs it)" >&2
+  echo "check-report: chromium is not installed (tools/scripts/setup.sh --report installs it)" >&2
   exit 2
 fi
 dir="$(cd "$dir" && pwd)"

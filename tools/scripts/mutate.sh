@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutation testing: applies each mutant of tools/mutants.txt to the source, one at a
+# Mutation testing: applies each mutant of tools/scripts/mutants.txt to the source, one at a
 # time, rebuilds incrementally in a separate build directory, runs the test suite
 # (ctest) and restores the source. A mutant is caught when the suite fails or
 # times out (a hang counts as caught). Prints the score and the survivors.
@@ -10,9 +10,9 @@
 # (default build-mutate), POSVEC_MUTATE_TIMEOUT (seconds per suite run, default 900),
 # POSVEC_MUTATE_JOBS (default 2).
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-list="$root/tools/mutants.txt"
+list="$root/tools/scripts/mutants.txt"
 only=""
 check=0
 while [ $# -gt 0 ]; do
