@@ -1,24 +1,26 @@
 #!/usr/bin/env python3
-"""Runs the README's console examples and compares what they print with the README.
+"""Runs the console examples of a documentation page and compares what they print with the page.
 
-Every ```console block is a transcript: lines starting with "$ " are commands, the
-lines after one (up to the next "$ ") are what it printed, standard error and
-standard output together. The blocks run in order, in one scratch directory that
-links the checkout's corpus/, tools/, tests/, include/, src/ and build/, with
-build/ first on PATH, so a block can use the files an earlier one wrote.
+The pages are README.md and every docs/**/*.md (one CTest case each, examples_README,
+examples_docs_cli, ...). Every ```console block is a transcript: lines starting with "$ "
+are commands, the lines after one (up to the next "$ ") are what it printed, standard
+error and standard output together. The blocks of a page run in order, in one scratch
+directory of the page's own that links the checkout's corpus/, tools/, tests/, include/,
+src/ and build/, with build/ first on PATH, so a block can use the files an earlier one
+of the same page wrote.
 
 What a transcript may leave out or vary:
 - Durations, rates and ETAs differ from run to run and are compared as placeholders;
   progress lines ("epoch 1/5  19% ...") come and go with the machine's speed and are
   not compared.
-- A line "..." stands for any number of lines (output the README leaves out).
+- A line "..." stands for any number of lines (output the page leaves out).
 - A line starting with "  # " is a note for the reader, not output.
-- The checkout's path is compared as the relative path the README shows, and the
+- The checkout's path is compared as the relative path the page shows, and the
   shared data directory (../shared/data, or $POSVEC_SHARED_DATA) as "/path/to/";
   its files are linked into the scratch directory, and corpus.txt is a copy of the
-  shipped corpus (as the README says where it uses them).
+  shipped corpus (as the pages say where they use them).
 Everything else must match. A block the machine cannot run as written (a
-launcher, a keystroke) is marked in the README with a comment line right above it:
+launcher, a keystroke) is marked in the page with a comment line right above it:
 
     <!-- examples: skip REASON -->
 
@@ -27,12 +29,17 @@ the shared evaluation data; Open MPI's mpirun) is skipped, with the reason, when
 is missing. Python and C++ snippets are not run here (the Python and consumer tests
 cover them).
 
-  python3 tools/scripts/readme-examples.py [--readme README.md] [--build build] [--only N,M]
+  python3 tools/scripts/readme-examples.py [--page README.md] [--build build] [--only N,M]
                                    [--update] [--keep DIR]
+  python3 tools/scripts/readme-examples.py --links
 
 Prints one line per block (ok, differs, skipped) and a diff for each that differs;
-exits 1 when any differs. --update writes the outputs of the runs into the README
+exits 1 when any differs. --update writes the outputs of the runs into the page
 (for a change that alters trained vectors), after which the diff is the review.
+
+--links runs nothing: it checks that every relative link and image target in README.md,
+CHANGELOG.md and docs/**/*.md exists (and, for a link with #anchor, that the target page
+has such a heading), and that README.md stays within 300 lines; exits 1 otherwise.
 """
 import argparse
 import difflib
@@ -59,7 +66,7 @@ PROGRESS = re.compile(r"^((training \d+-d: )?epoch \d+/\d+ +[\d.]+%|eval: \d+/\d
 
 
 def unlocated(text):
-    """The checkout's and the shared data's paths as the README writes them."""
+    """The checkout's and the shared data's paths as the pages write them."""
     return text.replace(ROOT + "/", "").replace(os.path.realpath(SHARED) + "/", "/path/to/")
 
 
@@ -75,7 +82,7 @@ def normalise(text):
 
 
 def matches(expected, got):
-    """Whether the run's lines fit the README's ("..." for any lines, notes dropped)."""
+    """Whether the run's lines fit the page's ("..." for any lines, notes dropped)."""
     parts = []
     for line in expected:
         if is_note(line):
@@ -98,7 +105,7 @@ def blocks(lines):
             if j >= 0:
                 m = SKIP.search(lines[j])
                 if m:
-                    reason = m.group(1) or "marked in the README"
+                    reason = m.group(1) or "marked in the page"
             k = i + 1
             while k < len(lines) and lines[k].strip() != "```":
                 k += 1
@@ -154,9 +161,9 @@ def missing(text):
 
 
 def rewritten(steps, outputs):
-    """A block's new text for --update: the run's output in the README's conventions
+    """A block's new text for --update: the run's output in the page's conventions
     (relative paths, no progress lines), keeping a command's notes and its "..."
-    where the README cut the output (all of it, its head or its tail)."""
+    where the page cut the output (all of it, its head or its tail)."""
     lines = []
     for (command, expected), printed in zip(steps, outputs):
         lines.append("$ " + command)
@@ -173,22 +180,110 @@ def rewritten(steps, outputs):
     return lines
 
 
+README_MAX_LINES = 300
+LINK = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+FENCE = re.compile(r"^\s*(```|~~~)")
+HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
+ANCHOR_TAG = re.compile(r"<a\s+(?:id|name)=\"([^\"]+)\"")
+
+
+def pages():
+    """README.md, CHANGELOG.md and every docs/**/*.md, as paths relative to the checkout."""
+    found = [name for name in ("README.md", "CHANGELOG.md") if os.path.exists(os.path.join(ROOT, name))]
+    for base, dirs, files in os.walk(os.path.join(ROOT, "docs")):
+        dirs.sort()
+        found += sorted(os.path.relpath(os.path.join(base, f), ROOT) for f in files if f.endswith(".md"))
+    return found
+
+
+def prose(text, code_spans=False):
+    """(line number, line) of the lines outside code fences, inline code removed unless
+    code_spans is true."""
+    fenced = False
+    for number, line in enumerate(text.split("\n"), 1):
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced:
+            yield number, line if code_spans else re.sub(r"`+[^`]*`+", "", line)
+
+
+def slug(heading):
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"`|\*\*|__", "", heading)
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)  # a link's text only
+    text = re.sub(r"[^\w\- ]", "", text.strip().lower())
+    return text.replace(" ", "-")
+
+
+def anchors(path):
+    """Every anchor a markdown file defines (headings, with GitHub's -1, -2 for repeats)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    seen = {}
+    found = set()
+    for _, line in prose(text, code_spans=True):
+        m = HEADING.match(line)
+        if m:
+            base = slug(m.group(1))
+            n = seen.get(base, 0)
+            seen[base] = n + 1
+            found.add(base if n == 0 else f"{base}-{n}")
+        found.update(ANCHOR_TAG.findall(line))
+    return found
+
+
+def check_links():
+    """Problems with the pages' relative links and README.md's length, one line each."""
+    problems = []
+    for page in pages():
+        path = os.path.join(ROOT, page)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        if page == "README.md" and len(text.splitlines()) > README_MAX_LINES:
+            problems.append(f"README.md: {len(text.splitlines())} lines, more than {README_MAX_LINES}: "
+                            "move the detail into a docs/ page and link to it")
+        for number, line in prose(text):
+            for target in LINK.findall(line):
+                if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # http:, https:, mailto:
+                    continue
+                file_part, _, anchor = target.partition("#")
+                resolved = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) if file_part else path
+                where = f"{page}:{number}: link to '{target}'"
+                if not os.path.exists(resolved):
+                    problems.append(f"{where}: {os.path.relpath(resolved, ROOT)} does not exist")
+                elif anchor and resolved.endswith(".md") and os.path.isfile(resolved) \
+                        and anchor not in anchors(resolved):
+                    problems.append(f"{where}: {os.path.relpath(resolved, ROOT)} has no heading with anchor '#{anchor}'")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
+    ap.add_argument("--page", "--readme", dest="page", default=os.path.join(ROOT, "README.md"),
+                    help="the markdown page whose examples run (default README.md)")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--only", default="", help="block numbers (1-based), comma-separated")
-    ap.add_argument("--update", action="store_true", help="write the runs' outputs into the README")
+    ap.add_argument("--update", action="store_true", help="write the runs' outputs into the page")
     ap.add_argument("--keep", help="scratch directory to use and keep (default: a temporary one)")
+    ap.add_argument("--links", action="store_true",
+                    help="check the pages' relative links and README.md's length instead")
     args = ap.parse_args()
 
+    if args.links:
+        problems = check_links()
+        for problem in problems:
+            print(problem)
+        print(f"readme-examples: {len(pages())} pages, {len(problems)} problem(s) with links or length")
+        return 1 if problems else 0
     if not os.access(os.path.join(args.build, "posvec"), os.X_OK):
         sys.exit(f"readme-examples: no posvec in {args.build} (build it first: cmake --build build)")
-    with open(args.readme, encoding="utf-8") as f:
+    page = os.path.relpath(os.path.abspath(args.page), ROOT)
+    with open(args.page, encoding="utf-8") as f:
         lines = f.read().split("\n")
     only = {int(x) for x in args.only.split(",") if x}
 
-    scratch = args.keep or tempfile.mkdtemp(prefix="posvec-readme-")
+    scratch = args.keep or tempfile.mkdtemp(prefix="posvec-examples-")
     os.makedirs(scratch, exist_ok=True)
     for name in LINKED:
         target = os.path.join(ROOT, name) if name != "build" else os.path.abspath(args.build)
@@ -213,7 +308,7 @@ def main():
         for n, (start, end, reason) in enumerate(blocks(lines), 1):
             if only and n not in only:
                 continue
-            where = f"block {n} (README line {start})"
+            where = f"{page}: block {n} (line {start})"
             reason = reason or missing("\n".join(lines[start:end]))
             if reason:
                 print(f"{where}: skipped: {reason}")
@@ -237,7 +332,7 @@ def main():
             print(f"{where}: differs")
             sys.stdout.writelines(
                 line + "\n"
-                for line in difflib.unified_diff(expected, got, "README", "run", lineterm=""))
+                for line in difflib.unified_diff(expected, got, page, "run", lineterm=""))
             replacements.append((start, end, rewritten(steps, outputs)))
     finally:
         if not args.keep:
@@ -246,11 +341,11 @@ def main():
     if args.update and replacements:
         for start, end, got in reversed(replacements):
             lines[start:end] = got
-        tmp = args.readme + ".tmp"
+        tmp = args.page + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:
             f.write("\n".join(lines))
-        os.replace(tmp, args.readme)
-        print(f"readme-examples: rewrote {len(replacements)} block(s) in {args.readme}")
+        os.replace(tmp, args.page)
+        print(f"readme-examples: rewrote {len(replacements)} block(s) in {page}")
     return 1 if differs and not args.update else 0
 
 
