@@ -56,5 +56,15 @@ class ConfigError : public Error {
 /// Exit codes used by the command line for each kind (0 is success). The library
 /// itself never exits; front ends may use the same mapping.
 enum class ExitCode : int { Failure = 1, Usage = 2, Io = 3, Format = 4, Input = 5 };
+/// \var ExitCode::Failure
+/// Any other failure (out of memory, an unexpected error).
+/// \var ExitCode::Usage
+/// A ConfigError, or a command line that could not be parsed.
+/// \var ExitCode::Io
+/// An IoError.
+/// \var ExitCode::Format
+/// A FormatError.
+/// \var ExitCode::Input
+/// An InputError.
 
 }  // namespace posvec
