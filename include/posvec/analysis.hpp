@@ -32,8 +32,7 @@ struct WordAt {
 /// "black:2" -> {"black", 2}. ConfigError (naming `text`) for a missing colon, an
 /// empty word, or a position that is not a non-negative integer.
 WordAt parseWordAt(const std::string& text);
-/// The text parseWordAt() reads back, "black:2".
-std::string toString(const WordAt& w);  ///< "black:2"
+std::string toString(const WordAt& w);  ///< "black:2" (what parseWordAt() reads back)
 
 /// The study's three numbers for one pair of placed words under one encoding.
 struct PairSimilarity {

@@ -22,8 +22,7 @@ enum class Projection {
   Identity,  ///< Q = K = V = the input rows (split into heads): the map is their raw similarity
   Random     ///< seeded linear maps with bias, initialised like PyTorch's nn.Linear
 };
-/// "identity" or "random"; ConfigError otherwise.
-Projection parseProjection(const std::string& name);  ///< "identity" / "random"; ConfigError
+Projection parseProjection(const std::string& name);  ///< "identity" / "random"; ConfigError otherwise
 /// The name parseProjection() reads back.
 std::string projectionName(Projection projection);
 
@@ -33,8 +32,7 @@ enum class PositionMode {
   Additive,  ///< PE[start + t] added to the scaled rows before the projections
   Rotary     ///< Q and K of each head rotated by position (RoPE, Su et al.)
 };
-/// "none", "additive" or "rotary"; ConfigError otherwise.
-PositionMode parsePositionMode(const std::string& name);  ///< "none" / "additive" / "rotary"
+PositionMode parsePositionMode(const std::string& name);  ///< "none" / "additive" / "rotary"; ConfigError otherwise
 /// The name parsePositionMode() reads back.
 std::string positionModeName(PositionMode mode);
 
@@ -149,8 +147,7 @@ enum class UnknownWords {
   Zero,   ///< a zero vector: the row is just its position encoding
   Token   ///< one shared out-of-vocabulary row, the mean of all vectors, named `<unk>`
 };
-/// "error", "zero" or "token"; ConfigError otherwise.
-UnknownWords parseUnknownWords(const std::string& name);  ///< "error" / "zero" / "token"
+UnknownWords parseUnknownWords(const std::string& name);  ///< "error" / "zero" / "token"; ConfigError otherwise
 
 /// A sentence's tokens and their vectors (lookUpTokens()).
 struct LookedUp {
