@@ -98,7 +98,7 @@ std::vector<SweepScale> decompositionScales();
 /// One curve of an experiment, keyed by its encoding (and scale).
 struct EncodingCurve {
   Encoding encoding = Encoding::Book;  ///< the encoding of the curve
-  std::vector<double> values;  ///< index = position, distance or q
+  std::vector<double> values;          ///< index = position, distance or q
 };
 /// One curve of an experiment, keyed by its encoding and scale.
 struct ScaledCurve {
@@ -117,8 +117,9 @@ std::string scaleLabel(double factor, std::size_t dim);
 /// same period and crosses 0.5 where the bit flips (the bit of p covers [p, p+1)).
 struct BinaryCounting {
   int samplesPerPosition = 8;  ///< wave samples per unit of x
-  MatrixD bits;   ///< positions × bits, 0 or 1
-  MatrixD waves;  ///< (positions·samplesPerPosition + 1) × bits, row r at x = r / samplesPerPosition
+  MatrixD bits;                ///< positions × bits, 0 or 1
+  /// (positions·samplesPerPosition + 1) × bits, row r at x = r / samplesPerPosition
+  MatrixD waves;
 };
 /// The bits of positions 0..positions-1 and their waves. ConfigError unless
 /// 1 <= bits <= 30, positions > 0 and samplesPerPosition >= 1.
@@ -131,7 +132,7 @@ struct Decomposition {
   std::size_t dim = 0;                 ///< d_model of the vectors and PE
   Encoding encoding = Encoding::Book;  ///< the encoding of PE
   SweepScale scale;                    ///< the scale s, as swept
-  double factor = 0;  ///< scale.factor(dim)
+  double factor = 0;                   ///< scale.factor(dim)
   double wordSimilarity = 0, positionalSimilarity = 0, combinedSimilarity = 0;
   /// \var wordSimilarity
   /// cos(a, b).
@@ -194,8 +195,9 @@ struct PositionalExperiments {
   /// \var peBook
   /// PE with the book layout, heatmapPositions × d.
 
-  std::vector<std::size_t> columns;  ///< the plotted columns of peInterleaved (those of 0, 32, 64, 128 below d)
-  BinaryCounting counting;           ///< binary counting over 32 positions, 5 bits
+  /// the plotted columns of peInterleaved (those of 0, 32, 64, 128 below d)
+  std::vector<std::size_t> columns;
+  BinaryCounting counting;  ///< binary counting over 32 positions, 5 bits
   /// Per dim (ascending), per encoding, per decompositionScales().
   std::vector<Decomposition> decompositions;
 };

@@ -22,7 +22,8 @@ enum class Projection {
   Identity,  ///< Q = K = V = the input rows (split into heads): the map is their raw similarity
   Random     ///< seeded linear maps with bias, initialised like PyTorch's nn.Linear
 };
-Projection parseProjection(const std::string& name);  ///< "identity" / "random"; ConfigError otherwise
+/// "identity" / "random"; ConfigError otherwise
+Projection parseProjection(const std::string& name);
 /// The name parseProjection() reads back.
 std::string projectionName(Projection projection);
 
@@ -32,7 +33,8 @@ enum class PositionMode {
   Additive,  ///< PE[start + t] added to the scaled rows before the projections
   Rotary     ///< Q and K of each head rotated by position (RoPE, Su et al.)
 };
-PositionMode parsePositionMode(const std::string& name);  ///< "none" / "additive" / "rotary"; ConfigError otherwise
+/// "none" / "additive" / "rotary"; ConfigError otherwise
+PositionMode parsePositionMode(const std::string& name);
 /// The name parsePositionMode() reads back.
 std::string positionModeName(PositionMode mode);
 
@@ -96,8 +98,8 @@ struct AttentionProjections {
 /// What Attention::compute() returns (T = the input's rows).
 struct AttentionResult {
   std::vector<MatrixD> weights;  ///< one T × T map per head: row = query, column = key
-  MatrixD heads;                 ///< T × (heads · headDim): each head's weights · V, concatenated
-  MatrixD output;                ///< T × d_out: `heads` through the output projection
+  MatrixD heads;   ///< T × (heads · headDim): each head's weights · V, concatenated
+  MatrixD output;  ///< T × d_out: `heads` through the output projection
 };
 
 /// Scaled dot-product attention (softmax(Q·Kᵀ / √headDim) · V per head). Holds
@@ -147,7 +149,8 @@ enum class UnknownWords {
   Zero,   ///< a zero vector: the row is just its position encoding
   Token   ///< one shared out-of-vocabulary row, the mean of all vectors, named `<unk>`
 };
-UnknownWords parseUnknownWords(const std::string& name);  ///< "error" / "zero" / "token"; ConfigError otherwise
+/// "error" / "zero" / "token"; ConfigError otherwise
+UnknownWords parseUnknownWords(const std::string& name);
 
 /// A sentence's tokens and their vectors (lookUpTokens()).
 struct LookedUp {

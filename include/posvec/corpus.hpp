@@ -3,10 +3,10 @@
 /// (segmented by the tokenizer with the given options) or pre-tokenized lines
 /// (one sentence a line, tokens split on ASCII whitespace, as word2vec.c reads);
 /// "-" reads stdin, gzip/bzip2/xz/zstd files are decompressed (recognised from
-/// their content), and a directory stands for its regular files sorted by path. Sentences already in memory are used as they are, and a
-/// generator hands sentences to a sink (e.g. from a Python iterable). The source
-/// only describes the corpus: it is read (streaming, in bounded memory) when the
-/// trainer counts and trains.
+/// their content), and a directory stands for its regular files sorted by path. Sentences already
+/// in memory are used as they are, and a generator hands sentences to a sink (e.g. from a Python
+/// iterable). The source only describes the corpus: it is read (streaming, in bounded memory) when
+/// the trainer counts and trains.
 #pragma once
 
 #include <functional>

@@ -33,10 +33,10 @@ struct EvalOptions {
 
 /// The counts of one section of an analogy file (or of all, AnalogyResult::total).
 struct AnalogySection {
-  std::string name;            ///< the section's name (the text after ": ")
-  std::size_t correct = 0;     ///< questions answered right
-  std::size_t incorrect = 0;   ///< questions answered wrong
-  std::size_t skipped = 0;     ///< questions with a word outside the restricted vocabulary
+  std::string name;           ///< the section's name (the text after ": ")
+  std::size_t correct = 0;    ///< questions answered right
+  std::size_t incorrect = 0;  ///< questions answered wrong
+  std::size_t skipped = 0;    ///< questions with a word outside the restricted vocabulary
   /// Questions answered: correct + incorrect.
   std::size_t evaluated() const { return correct + incorrect; }
   /// correct / evaluated; 0 when nothing was evaluated (as gensim).
@@ -57,8 +57,8 @@ struct AnalogyResult {
 
 /// What evaluateWordPairs() found.
 struct WordPairResult {
-  double spearman = 0;  ///< rank correlation, average ranks for ties
-  double pearson = 0;   ///< Pearson correlation of the similarities with the scores
+  double spearman = 0;           ///< rank correlation, average ranks for ties
+  double pearson = 0;            ///< Pearson correlation of the similarities with the scores
   std::size_t pairs = 0;         ///< pairs with both words known (the ones correlated)
   std::size_t oov = 0;           ///< pairs dropped for an unknown word
   std::size_t invalidLines = 0;  ///< not `w1<TAB>w2<TAB>score` (ignored, as gensim)

@@ -38,7 +38,8 @@ void writeToPathOrStdout(const std::string& path,
 
 /// One file of writeFilesAtomically(): where it goes and what writes it.
 struct AtomicWrite {
-  std::string path;                          ///< destination (a regular file, a symlink or a device)
+  /// destination (a regular file, a symlink or a device)
+  std::string path;
   std::function<void(std::ostream&)> write;  ///< writes the whole content to the stream it is given
 };
 /// Several files that belong together (an .npy matrix and its .vocab) as one

@@ -15,10 +15,10 @@ namespace posvec {
 /// Where one thread was when training stopped inside an epoch (an interrupt or a
 /// checkpoint): enough to finish that epoch exactly as if it had not stopped.
 struct ShardProgress {
-  std::int64_t position = 0;  ///< next id of the corpus stream to read
-  std::int64_t end = 0;       ///< end of the thread's shard
-  std::uint64_t rng = 0;      ///< the thread's random state (subsampling, windows, negatives)
-  double loss = 0;            ///< summed loss of the epoch so far
+  std::int64_t position = 0;     ///< next id of the corpus stream to read
+  std::int64_t end = 0;          ///< end of the thread's shard
+  std::uint64_t rng = 0;         ///< the thread's random state (subsampling, windows, negatives)
+  double loss = 0;               ///< summed loss of the epoch so far
   std::int64_t predictions = 0;  ///< predictions of the epoch so far (the loss's divisor)
 };
 /// Where an epoch stopped inside stands (ModelState::partial).
@@ -36,8 +36,8 @@ struct EpochProgress {
 struct ModelState {
   std::vector<std::string> words;    ///< the vocabulary, most frequent first
   std::vector<std::int64_t> counts;  ///< corpus count of each word
-  MatrixF input;   ///< word vectors (V x D)
-  MatrixF output;  ///< output weights: negative sampling (V x D) or HS inner nodes ((V-1) x D)
+  MatrixF input;                     ///< word vectors (V x D)
+  MatrixF output;      ///< output weights: negative sampling (V x D) or HS inner nodes ((V-1) x D)
   std::string config;  ///< TrainConfig::serialize() of the configuration trained with
   std::int32_t epochsDone = 0;      ///< epochs completed
   std::vector<double> epochLosses;  ///< mean loss of each epoch done

@@ -18,8 +18,9 @@ namespace posvec {
 enum class Encoding {
   Interleaved,   ///< PE[p,2k] = sin(p / base^(2k/d)), PE[p,2k+1] = cos(same)   (Vaswani et al.)
   Concatenated,  ///< the d/2 sines, then the d/2 cosines (tensor2tensor layout)
-  Book,          ///< the study's loop: column i (even) uses base^((2i)/d) for sin at i and cos at i+1
-  Tutorial,      ///< sin at even i with base^(2i/d), cos at i+1 with base^(2(i+1)/d)
+  /// the study's loop: column i (even) uses base^((2i)/d) for sin at i and cos at i+1
+  Book,
+  Tutorial,  ///< sin at even i with base^(2i/d), cos at i+1 with base^(2(i+1)/d)
   /// The layout released models carry (tensor2tensor get_timing_signal_1d, fairseq,
   /// Marian, M2M100): [sin | cos] halves, d/2 inverse timescales base^(-k/(d/2 - 1)),
   /// so the slowest column pair has exactly 1/base (d = 2: the one pair has 1).
@@ -36,11 +37,11 @@ std::string encodingName(Encoding encoding);
 
 /// The encoding a PositionalEncoder computes.
 struct PositionalOptions {
-  std::size_t dim = 512;  ///< d_model; must be even and > 0
-  double base = 10000.0;  ///< > 1, finite
+  std::size_t dim = 512;                      ///< d_model; must be even and > 0
+  double base = 10000.0;                      ///< > 1, finite
   Encoding encoding = Encoding::Interleaved;  ///< layout and frequencies
   std::int64_t paddingIdx = 1;  ///< Fairseq only: the zero row; >= 0 (fairseq's default is 1)
-  void validate() const;  ///< throws ConfigError (says why odd d_model is refused)
+  void validate() const;        ///< throws ConfigError (says why odd d_model is refused)
 };
 
 /// How embeddings are scaled before the encoding is added.
@@ -56,8 +57,9 @@ struct Scale {
 
   Kind kind = Kind::Sqrt;  ///< which factor
   double value = 1.0;      ///< the factor when kind is Value
-  static Scale parse(const std::string& text);  ///< "sqrt", "none" or a number; ConfigError otherwise
-  double factor(std::size_t dim) const;         ///< √dim, 1, or value
+  /// "sqrt", "none" or a number; ConfigError otherwise
+  static Scale parse(const std::string& text);
+  double factor(std::size_t dim) const;  ///< √dim, 1, or value
 };
 
 /// Computes the rows of a sinusoidal encoding and adds them to embeddings.

@@ -15,7 +15,7 @@ namespace posvec {
 
 /// One figure of the report.
 struct Figure {
-  std::string file;  ///< e.g. "distance-profile.svg"
+  std::string file;     ///< e.g. "distance-profile.svg"
   std::string title;    ///< the figure's heading
   std::string caption;  ///< one or two sentences: what to see
   std::string svg;      ///< a complete standalone SVG document

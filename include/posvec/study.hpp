@@ -39,18 +39,19 @@ struct StudyOptions {
   /// d_model trained. With `vectors`, 0 means "the vectors' dimension" and any
   /// other value must match it; when training, 0 means defaultDim().
   std::size_t dim = 0;
-  Scale scale;  ///< embedding scale before PE is added (√d)
-  double base = PositionalOptions{}.base;  ///< the encodings' base (10000)
+  Scale scale;                              ///< embedding scale before PE is added (√d)
+  double base = PositionalOptions{}.base;   ///< the encodings' base (10000)
   std::uint64_t seed = TrainConfig{}.seed;  ///< training seed
   int epochs = TrainConfig{}.epochs;        ///< training epochs
-  int threads = 1;  ///< 1 keeps the numbers reproducible; 0: all cores
+  int threads = 1;                          ///< 1 keeps the numbers reproducible; 0: all cores
   /// Also train the report's extra models: the training sweep (epochs × corpus
   /// fractions) and smaller d_model for the decomposition. Only for trained
   /// corpora of at most sweepMaxTokens tokens. Implied by a reportDir.
   bool sweep = false;
   std::int64_t sweepMaxTokens = 300000;  ///< largest corpus (tokens) the sweep trains on
   std::vector<int> sweepEpochs = {1, 2, 5, 10, 20, 50};  ///< the sweep's epoch counts (each >= 1)
-  std::vector<double> sweepFractions = {0.1, 0.3, 1.0};  ///< the sweep's corpus fractions, in (0, 1]
+  /// the sweep's corpus fractions, in (0, 1]
+  std::vector<double> sweepFractions = {0.1, 0.3, 1.0};
   std::vector<std::size_t> decompositionDims = {64, 128, 256, 512};  ///< those below dim train
   /// When not empty, runStudy writes the report (index.html, SVGs, results.json) here.
   std::string reportDir;
@@ -90,13 +91,13 @@ struct StudyProgress {
     WritingReport   ///< path
   };
   Stage stage = Stage::ReadingCorpus;  ///< what is happening
-  bool finished = false;  ///< the stage's last event
-  std::string path;       ///< corpus (ReadingCorpus) or report directory (WritingReport)
+  bool finished = false;               ///< the stage's last event
+  std::string path;         ///< corpus (ReadingCorpus) or report directory (WritingReport)
   std::int64_t tokens = 0;  ///< corpus tokens read so far (ReadingCorpus)
-  std::string model;  ///< "512-d", "64-d (decomposition)"
-  TrainProgress training;  ///< the trainer's progress (Training)
-  int epochs = 0;      ///< epochs trained (Trained)
-  double seconds = 0;  ///< wall-clock seconds the training took (Trained)
+  std::string model;        ///< "512-d", "64-d (decomposition)"
+  TrainProgress training;   ///< the trainer's progress (Training)
+  int epochs = 0;           ///< epochs trained (Trained)
+  double seconds = 0;       ///< wall-clock seconds the training took (Trained)
 };
 
 /// Callbacks of runStudy(); called on the thread that called runStudy().

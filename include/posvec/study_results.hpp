@@ -16,13 +16,13 @@ namespace posvec {
 
 /// Where the vectors came from and the settings the numbers were computed with.
 struct StudySettings {
-  std::string source;    ///< corpus or vectors file
-  bool trained = false;  ///< true: trained here from `source`
-  std::size_t dim = 0;   ///< d_model of the vectors
-  std::string scaleName;  ///< scaleLabel(scale, dim): "sqrt(d)" or the number
-  double scale = 0;       ///< factor actually used
-  double base = 0;        ///< the encodings' base
-  TrainConfig train;  ///< meaningful when trained
+  std::string source;             ///< corpus or vectors file
+  bool trained = false;           ///< true: trained here from `source`
+  std::size_t dim = 0;            ///< d_model of the vectors
+  std::string scaleName;          ///< scaleLabel(scale, dim): "sqrt(d)" or the number
+  double scale = 0;               ///< factor actually used
+  double base = 0;                ///< the encodings' base
+  TrainConfig train;              ///< meaningful when trained
   std::size_t vocabulary = 0;     ///< words in the vectors' vocabulary
   std::int64_t corpusTokens = 0;  ///< tokens of the corpus trained on (0 with vectors)
   double trainSeconds = 0;        ///< wall-clock seconds training took (0 with vectors)
@@ -33,11 +33,11 @@ struct StudySettings {
 /// √d) after training on the first `fraction` of the corpus for `epochs` epochs.
 /// NaN when a word is not in that part of the corpus.
 struct TrainingPoint {
-  int epochs = 0;             ///< epochs trained
-  double fraction = 1;        ///< share of the corpus trained on, in (0, 1]
-  std::size_t sentences = 0;  ///< sentences in that share
-  std::int64_t tokens = 0;    ///< tokens in that share
-  double wordSimilarity = 0;  ///< cos of the first pair's word vectors
+  int epochs = 0;                          ///< epochs trained
+  double fraction = 1;                     ///< share of the corpus trained on, in (0, 1]
+  std::size_t sentences = 0;               ///< sentences in that share
+  std::int64_t tokens = 0;                 ///< tokens in that share
+  double wordSimilarity = 0;               ///< cos of the first pair's word vectors
   std::vector<double> combinedSimilarity;  ///< one per StudyResults::encodings, same order
 };
 
@@ -65,11 +65,11 @@ struct AttentionMapResult {
 /// The attention section: maps of the study sentence through identity
 /// projections (the raw similarity of the input rows) and a two-head example.
 struct AttentionStudy {
-  std::string sentence;  ///< the sentence attended over (kStudySentence)
-  std::vector<std::string> tokens;  ///< `<unk>` for words the vectors lack
+  std::string sentence;                  ///< the sentence attended over (kStudySentence)
+  std::vector<std::string> tokens;       ///< `<unk>` for words the vectors lack
   std::vector<AttentionMapResult> maps;  ///< every map, in page order
-  std::string repeatedWord;             ///< the most repeated token ("the")
-  std::vector<std::size_t> repeatedAt;  ///< its positions
+  std::string repeatedWord;              ///< the most repeated token ("the")
+  std::vector<std::size_t> repeatedAt;   ///< its positions
   /// Largest |difference| between the rows of the repeated word's occurrences,
   /// with word vectors only: 0, the rows are identical.
   double repeatedRowsDiffWords = 0;
@@ -78,13 +78,13 @@ struct AttentionStudy {
 
 /// Everything the study computed (runStudy()), as plain values for the report.
 struct StudyResults {
-  StudySettings settings;             ///< where the vectors came from, the settings used
-  std::vector<WordAt> words;          ///< the placed words; the first two drive the experiments
-  std::vector<Encoding> encodings;    ///< as requested, in order
-  std::vector<PairSimilarity> pairs;  ///< every pair (i < j) of words, per encoding
-  PositionalExperiments experiments;  ///< the positional-encoding experiments
+  StudySettings settings;               ///< where the vectors came from, the settings used
+  std::vector<WordAt> words;            ///< the placed words; the first two drive the experiments
+  std::vector<Encoding> encodings;      ///< as requested, in order
+  std::vector<PairSimilarity> pairs;    ///< every pair (i < j) of words, per encoding
+  PositionalExperiments experiments;    ///< the positional-encoding experiments
   std::vector<TrainingPoint> training;  ///< empty unless the training sweep ran
-  AttentionStudy attention;           ///< the attention section
+  AttentionStudy attention;             ///< the attention section
 };
 
 }  // namespace posvec

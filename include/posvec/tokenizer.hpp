@@ -31,11 +31,12 @@ struct TokenizerOptions {
   bool lowercase = true;             ///< ICU full case mapping (e.g. ẞ -> ß, İ -> i̇)
   bool keepPunctuation = true;       ///< punctuation marks as tokens, as NLTK's word_tokenize does
   bool replaceInvalid = false;       ///< invalid UTF-8 -> U+FFFD instead of an InputError
-  std::size_t chunkBytes = 1 << 20;  ///< read size in bytes (1 B to 1 GiB); output does not depend on it
-  int threads = 1;                   ///< >1: parallel, same output as 1; 0: all cores (at most 1024)
-  std::string locale = "en";         ///< ICU locale for segmentation and case mapping ("en", "de", "tr", ...)
-  /// Throws ConfigError for a chunk size or thread count out of range, or a
-  /// locale that does not start with a known language code.
+  std::size_t chunkBytes = 1 << 20;  ///< read size in bytes; output does not depend on it
+  int threads = 1;                   ///< >1: parallel, same output as 1; 0: all cores
+  std::string locale = "en";         ///< ICU locale for segmentation and case mapping
+  /// Throws ConfigError for a chunk size outside 1 byte to 1 GiB, threads outside
+  /// 0 to 1024, or a locale that does not start with a known language code
+  /// ("en", "de", "es_ES", "tr", ...).
   void validate() const;
 };
 

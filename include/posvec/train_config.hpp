@@ -36,10 +36,11 @@ enum class Kernel { Classic, Batched };
 /// Every training option with its default. A plain value: set the fields, then
 /// validate() (train() validates too). Stored with the model as serialize() text.
 struct TrainConfig {
-  std::size_t dim = 512;      ///< vector dimension (1 to 100000)
-  int window = 5;             ///< maximum window (1 to 1000); each centre word draws a shrink in [0, window)
-  int negative = 5;           ///< noise words per positive (negative sampling; 1 to 1000)
-  Loss loss = Loss::NegativeSampling;                  ///< output layer
+  std::size_t dim = 512;  ///< vector dimension (1 to 100000)
+  /// maximum window (1 to 1000); each centre word draws a shrink in [0, window)
+  int window = 5;
+  int negative = 5;                    ///< noise words per positive (negative sampling; 1 to 1000)
+  Loss loss = Loss::NegativeSampling;  ///< output layer
   Architecture architecture = Architecture::SkipGram;  ///< skip-gram or CBOW
   double sample = 1e-3;       ///< subsampling threshold in [0, 1) (word2vec.c formula); 0 disables
   double alpha = 0.025;       ///< initial learning rate, in (0, 10] (CBOW users often pick 0.05)
@@ -48,7 +49,8 @@ struct TrainConfig {
   std::int64_t minCount = 5;  ///< words seen fewer times are dropped (at least 1)
   std::size_t maxVocab = 0;   ///< keep at most this many most frequent words; 0: no limit
   int threads = 0;            ///< training threads (0 to 4096); 0: all cores
-  std::uint64_t seed = 1;     ///< one seed, one initial matrix; at one thread, one result bit for bit
+  /// one seed, one initial matrix; at one thread, one result bit for bit
+  std::uint64_t seed = 1;
   Kernel kernel = Kernel::Batched;  ///< implementation of skip-gram with negative sampling
   /// Batched kernel: `combine` consecutive centre words trained together as one
   /// block whose context words share blockNegatives noise words (context

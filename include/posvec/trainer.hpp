@@ -24,8 +24,8 @@ namespace posvec {
 
 /// A progress snapshot for TrainObserver::progress.
 struct TrainProgress {
-  int epoch = 0;  ///< current epoch, 1-based
-  int epochs = 0;  ///< epochs in this run's schedule
+  int epoch = 0;              ///< current epoch, 1-based
+  int epochs = 0;             ///< epochs in this run's schedule
   double fraction = 0;        ///< of all training, 0..1
   double wordsPerSecond = 0;  ///< corpus words per second, wall clock (steady_clock), all threads
   double alpha = 0;           ///< current learning rate
