@@ -59,9 +59,11 @@ class Tokenizer {
   explicit Tokenizer(TokenizerOptions options = {});
   /// Releases the ICU objects.
   ~Tokenizer();
-  /// Takes over `other`'s state; `other` may then only be assigned or destroyed.
+  /// Takes over the state of the tokenizer moved from, which may then only be
+  /// assigned or destroyed.
   Tokenizer(Tokenizer&&) noexcept;
-  /// Takes over `other`'s state; `other` may then only be assigned or destroyed.
+  /// Takes over the state of the tokenizer moved from, which may then only be
+  /// assigned or destroyed.
   Tokenizer& operator=(Tokenizer&&) noexcept;
 
   /// The options this tokenizer was built with.
