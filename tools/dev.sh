@@ -5,6 +5,8 @@
 #                               sanitizer builds: ASan+UBSan unit tests and fuzz
 #                               harnesses (seeds + a short run each), TSan training
 #   tools/dev.sh mutate [ARGS]  mutation testing (tools/scripts/mutate.sh, tools/scripts/mutants.txt)
+#   tools/dev.sh docs           the C++ API reference (Doxygen, include/posvec) into
+#                               BUILD/docs/html; fails on any Doxygen warning
 # Also: tools/dev.sh build (set up and build only), tools/dev.sh sanitize (only the
 # sanitizer builds and runs of the test command), tools/dev.sh fuzz [SECONDS]
 # (build the fuzz harnesses and fuzz each for SECONDS, default 120).
@@ -158,6 +160,10 @@ case "$cmd" in
   build)
     do_build "$@"
     ;;
+  docs)
+    bash tools/scripts/setup.sh --docs
+    bash tools/scripts/api-reference.sh "$build/docs"
+    ;;
   mutate)
     bash tools/scripts/setup.sh --test
     exec bash tools/scripts/mutate.sh "$@"
@@ -171,7 +177,7 @@ case "$cmd" in
     fuzz "$@"
     ;;
   *)
-    echo "usage: tools/dev.sh study|test|build|sanitize|fuzz [SECONDS]|mutate" >&2
+    echo "usage: tools/dev.sh study|test|build|docs|sanitize|fuzz [SECONDS]|mutate" >&2
     exit 2
     ;;
 esac

@@ -1,9 +1,10 @@
-// Attention: scaled dot-product attention over transformer input rows, the place
-// where position encodings act. Single- and multi-head, identity or seeded random
-// projections (PyTorch nn.Linear's layout and initialisation), causal and padding
-// masks, and rotary position embedding (RoPE) as the alternative to adding PE to
-// the rows. Everything is computed in double; the softmax is stable for any
-// finite input.
+/// \file
+/// Attention: scaled dot-product attention over transformer input rows, the place
+/// where position encodings act. Single- and multi-head, identity or seeded random
+/// projections (PyTorch nn.Linear's layout and initialisation), causal and padding
+/// masks, and rotary position embedding (RoPE) as the alternative to adding PE to
+/// the rows. Everything is computed in double; the softmax is stable for any
+/// finite input.
 #pragma once
 
 #include <cstdint>
@@ -16,85 +17,113 @@
 
 namespace posvec {
 
+/// How queries, keys and values are made from the input rows.
 enum class Projection {
-  Identity,  // Q = K = V = the input rows (split into heads): the map is their raw similarity
-  Random     // seeded linear maps with bias, initialised like PyTorch's nn.Linear
+  Identity,  ///< Q = K = V = the input rows (split into heads): the map is their raw similarity
+  Random     ///< seeded linear maps with bias, initialised like PyTorch's nn.Linear
 };
-Projection parseProjection(const std::string& name);  // "identity" / "random"; ConfigError
+/// "identity" / "random"; ConfigError otherwise
+Projection parseProjection(const std::string& name);
+/// The name parseProjection() reads back.
 std::string projectionName(Projection projection);
 
-// How position enters attention.
+/// How position enters attention.
 enum class PositionMode {
-  None,      // word vectors only: attention cannot tell positions apart
-  Additive,  // PE[start + t] added to the scaled rows before the projections
-  Rotary     // Q and K of each head rotated by position (RoPE, Su et al.)
+  None,      ///< word vectors only: attention cannot tell positions apart
+  Additive,  ///< PE[start + t] added to the scaled rows before the projections
+  Rotary     ///< Q and K of each head rotated by position (RoPE, Su et al.)
 };
-PositionMode parsePositionMode(const std::string& name);  // "none" / "additive" / "rotary"
+/// "none" / "additive" / "rotary"; ConfigError otherwise
+PositionMode parsePositionMode(const std::string& name);
+/// The name parsePositionMode() reads back.
 std::string positionModeName(PositionMode mode);
 
+/// The shape of an Attention layer; every field has its default here.
 struct AttentionOptions {
-  std::size_t heads = 1;
-  // Size of each head's queries, keys and values. 0: d_model / heads (the heads
-  // split d_model, which must then be divisible). With Identity projections a
-  // head reads columns [h·headDim, (h+1)·headDim) of the input, so heads ·
-  // headDim must equal d_model, or headDim must be d_model (every head reads all).
+  std::size_t heads = 1;  ///< number of heads, at least 1
+  /// Size of each head's queries, keys and values. 0: d_model / heads (the heads
+  /// split d_model, which must then be divisible). With Identity projections a
+  /// head reads columns [h·headDim, (h+1)·headDim) of the input, so heads ·
+  /// headDim must equal d_model, or headDim must be d_model (every head reads all).
   std::size_t headDim = 0;
-  Projection projection = Projection::Identity;
-  std::uint64_t seed = 1;  // Random projections: one seed, one set of matrices
-  // Random projections only: map the concatenated heads back to d_model with a
-  // further nn.Linear (what nn.MultiheadAttention's out_proj does). Identity
-  // projections return the concatenation.
+  Projection projection = Projection::Identity;  ///< identity or seeded random maps
+  std::uint64_t seed = 1;  ///< Random projections: one seed, one set of matrices
+  /// Random projections only: map the concatenated heads back to d_model with a
+  /// further nn.Linear (what nn.MultiheadAttention's out_proj does). Identity
+  /// projections return the concatenation.
   bool outputProjection = true;
-  bool causal = false;  // query t sees keys 0..t: future scores are -inf before the softmax
-  // The common mistake, for comparison: softmax over every key, then zero the
-  // future weights. Rows then sum to less than 1 unless `renormalize` divides
-  // each row by its sum, which gives exactly the causal map. Needs `causal`.
+  bool causal = false;  ///< query t sees keys 0..t: future scores are -inf before the softmax
+  /// The common mistake, for comparison: softmax over every key, then zero the
+  /// future weights. Rows then sum to less than 1 unless `renormalize` divides
+  /// each row by its sum, which gives exactly the causal map. Needs `causal`.
   bool maskAfterSoftmax = false;
+  /// With maskAfterSoftmax: divide each row by its sum (needs maskAfterSoftmax).
   bool renormalize = false;
-  PositionMode positional = PositionMode::Additive;
-  // Rotary only: the rotation pairs and frequencies are those of relativeShift()
-  // of an encoder with dim = headDim, this layout and base (interleaved pairs are
-  // RoFormer's, concatenated halves GPT-NeoX's; tutorial has no rotation).
+  PositionMode positional = PositionMode::Additive;  ///< how position enters (see attentionInput())
+  /// Rotary only: the rotation pairs and frequencies are those of relativeShift()
+  /// of an encoder with dim = headDim, this layout and base (interleaved pairs are
+  /// RoFormer's, concatenated halves GPT-NeoX's; tutorial has no rotation).
   Encoding rotaryEncoding = Encoding::Interleaved;
-  double rotaryBase = 10000.0;
-  // Throws ConfigError naming the inconsistent options for inputs of d_model.
+  double rotaryBase = 10000.0;  ///< Rotary only: the frequencies' base (> 1)
+  /// Throws ConfigError naming the inconsistent options for inputs of d_model.
   void validate(std::size_t dModel) const;
+  /// The head size for inputs of `dModel` columns: headDim, or dModel / heads when 0.
   std::size_t resolvedHeadDim(std::size_t dModel) const;
 };
 
-// One linear map in nn.Linear's layout: y = x · weightᵀ + bias, weight is
-// (out × in). Empty (0 × 0) when the map is the identity.
+/// One linear map in nn.Linear's layout: y = x · weightᵀ + bias, weight is
+/// (out × in). Empty (0 × 0) when the map is the identity.
 struct LinearMap {
-  MatrixD weight;
-  Eigen::VectorXd bias;
+  MatrixD weight;        ///< out × in; empty for the identity
+  Eigen::VectorXd bias;  ///< out values; empty for the identity
+  /// True when the map is the identity (no weights).
   bool identity() const { return weight.size() == 0; }
 };
 
-// The projections of all heads together, as nn.MultiheadAttention keeps them:
-// rows h·headDim .. (h+1)·headDim - 1 of query/key/value belong to head h.
+/// The projections of all heads together, as nn.MultiheadAttention keeps them:
+/// rows h·headDim .. (h+1)·headDim - 1 of query/key/value belong to head h.
 struct AttentionProjections {
   LinearMap query, key, value, output;
+  /// \var query
+  /// W_Q: the queries of every head (heads·headDim × dModel; identity when empty).
+  /// \var key
+  /// W_K: the keys of every head (heads·headDim × dModel; identity when empty).
+  /// \var value
+  /// W_V: the values of every head (heads·headDim × dModel; identity when empty).
+  /// \var output
+  /// The output map (dModel × heads·headDim); empty for identity projections or
+  /// without AttentionOptions::outputProjection.
 };
 
+/// What Attention::compute() returns (T = the input's rows).
 struct AttentionResult {
-  std::vector<MatrixD> weights;  // one T × T map per head: row = query, column = key
-  MatrixD heads;                 // T × (heads · headDim): each head's weights · V, concatenated
-  MatrixD output;                // T × d_out: `heads` through the output projection
+  std::vector<MatrixD> weights;  ///< one T × T map per head: row = query, column = key
+  MatrixD heads;   ///< T × (heads · headDim): each head's weights · V, concatenated
+  MatrixD output;  ///< T × d_out: `heads` through the output projection
 };
 
+/// Scaled dot-product attention (softmax(Q·Kᵀ / √headDim) · V per head). Holds
+/// its projections and never changes after construction: compute() may be
+/// called from several threads at once.
 class Attention {
  public:
-  // Draws the random projections (if any) for inputs of dModel columns.
+  /// Draws the random projections (if any) for inputs of dModel columns.
+  /// \throws ConfigError when `options` are inconsistent for `dModel` (see
+  ///         AttentionOptions::validate()).
   Attention(std::size_t dModel, AttentionOptions options = {});
+  /// The options this layer was built with.
   const AttentionOptions& options() const { return options_; }
+  /// Columns of the input rows.
   std::size_t dModel() const { return dModel_; }
+  /// Size of each head's queries, keys and values.
   std::size_t headDim() const { return headDim_; }
+  /// The projection matrices (identity maps are empty).
   const AttentionProjections& projections() const { return projections_; }
 
-  // Attention over the rows of x (T × dModel); `start` is the position of row 0
-  // (used by rotary). `length` < T marks rows length..T-1 as padding: they neither
-  // attend nor are attended, and their weights and outputs are zero. InputError
-  // on a column mismatch or a non-finite value.
+  /// Attention over the rows of x (T × dModel); `start` is the position of row 0
+  /// (used by rotary). `length` < T marks rows length..T-1 as padding: they neither
+  /// attend nor are attended, and their weights and outputs are zero. InputError
+  /// on a column mismatch or a non-finite value; ConfigError for a negative start.
   AttentionResult compute(const MatrixD& x, std::int64_t start = 0,
                           std::size_t length = static_cast<std::size_t>(-1)) const;
 
@@ -105,38 +134,44 @@ class Attention {
   AttentionProjections projections_;
 };
 
-// Softmax of one row in place over the entries where `allowed` is true (others
-// become 0), stable for any finite or infinite scores: subtracting the row
-// maximum keeps exp() in range, and rows whose maximum is +inf share the weight
-// among their +inf entries. At least one entry must be allowed.
+/// Softmax of one row in place over the entries where `allowed` is true (others
+/// become 0), stable for any finite or infinite scores: subtracting the row
+/// maximum keeps exp() in range, and rows whose maximum is +inf share the weight
+/// among their +inf entries. At least one entry must be allowed (InputError
+/// otherwise, and for a NaN score). `row` and `allowed` hold `n` values.
 void stableSoftmax(double* row, const bool* allowed, std::size_t n);
 
 // ---- from a sentence to attention input ------------------------------------
 
+/// What lookUpTokens() does with a token the embeddings do not know.
 enum class UnknownWords {
-  Error,  // InputError naming the word
-  Zero,   // a zero vector: the row is just its position encoding
-  Token   // one shared out-of-vocabulary row, the mean of all vectors, named "<unk>"
+  Error,  ///< InputError naming the word
+  Zero,   ///< a zero vector: the row is just its position encoding
+  Token   ///< one shared out-of-vocabulary row, the mean of all vectors, named `<unk>`
 };
-UnknownWords parseUnknownWords(const std::string& name);  // "error" / "zero" / "token"
+/// "error" / "zero" / "token"; ConfigError otherwise
+UnknownWords parseUnknownWords(const std::string& name);
 
+/// A sentence's tokens and their vectors (lookUpTokens()).
 struct LookedUp {
-  std::vector<std::string> tokens;   // as looked up; unknown ones replaced by "<unk>" for Token
-  std::vector<std::size_t> unknown;  // indices of the tokens not in the vocabulary
-  MatrixF rows;                      // tokens × dim
+  std::vector<std::string> tokens;   ///< as looked up; unknown ones replaced by `<unk>` for Token
+  std::vector<std::size_t> unknown;  ///< indices of the tokens not in the vocabulary
+  MatrixF rows;                      ///< tokens × dim
 };
 
-// The row UnknownWords::Token gives every unknown word: the mean of all vectors
-// (accumulated in double), or zeros when there are no words.
+/// The row UnknownWords::Token gives every unknown word: the mean of all vectors
+/// (accumulated in double), or zeros when there are no words.
 Eigen::RowVectorXf unknownTokenRow(const Embeddings& embeddings);
 
-// Looks every token up in `embeddings`, handling unknown words by `unk`.
-// InputError for an empty sentence or (Error) an unknown word.
+/// Looks every token up in `embeddings`, handling unknown words by `unk`.
+/// InputError for an empty sentence or (Error) an unknown word.
 LookedUp lookUpTokens(const Embeddings& embeddings, const Sentence& tokens,
                       UnknownWords unk = UnknownWords::Error);
 
-// The attention input of one sentence: rows · scale, plus PE[start + t] from
-// `encoder` when mode is Additive (positionOffset() included, as encode() does).
+/// The attention input of one sentence: rows · scale, plus PE[start + t] from
+/// `encoder` when mode is Additive (positionOffset() included, as encode() does).
+/// ConfigError for a negative start; InputError when `rows` does not have the
+/// encoder's dim columns (Additive).
 MatrixD attentionInput(const MatrixF& rows, PositionMode mode, const PositionalEncoder& encoder,
                        std::int64_t start = 0, Scale scale = {});
 

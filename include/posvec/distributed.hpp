@@ -1,11 +1,15 @@
-// Distributed training: data-parallel word2vec over MPI. Every process (rank)
-// reads its own share of the corpus, the ranks reduce their word counts into the
-// vocabulary a single process would build, and each trains its share with its
-// own threads while the ranks combine their weights by collective operations
-// (Ji et al., "Parallelizing Word2Vec in Shared and Distributed Memory"): the
-// rows of the most frequent words often, every row at the end of each epoch.
-// Without MPI in the build (POSVEC_MPI=OFF), Cluster's constructor throws
-// ConfigError and nothing else changes.
+/// \file
+/// Distributed training: data-parallel word2vec over MPI. Every process (rank)
+/// reads its own share of the corpus, the ranks reduce their word counts into the
+/// vocabulary a single process would build, and each trains its share with its
+/// own threads while the ranks combine their weights by collective operations
+/// (Ji et al., "Parallelizing Word2Vec in Shared and Distributed Memory"): the
+/// rows of the most frequent words often, every row at the end of each epoch.
+/// Without MPI in the build (POSVEC_MPI=OFF), Cluster's constructor throws
+/// ConfigError and nothing else changes.
+///
+/// Every rank must make the same calls in the same order (they are collective);
+/// MPI is used from the thread that created the Cluster only (MPI_THREAD_FUNNELED).
 #pragma once
 
 #include <cstdint>
@@ -20,82 +24,100 @@
 
 namespace posvec {
 
-// How often, and how, the ranks combine their weights.
+/// How often, and how, the ranks combine their weights.
 struct SyncOptions {
-  // Words each rank trains between two synchronisations of the frequent rows.
-  // Every rank synchronises at the same fractions of its own share, so all stay in step.
+  /// Words each rank trains between two synchronisations of the frequent rows
+  /// (1000 to 10^12). Every rank synchronises at the same fractions of its own
+  /// share, so all stay in step.
   std::int64_t syncWords = 100'000;
-  // Warm-up: in the first epoch of a new model, the first interval is this many
-  // words and each next one twice the last, up to syncWords. From their common
-  // random start the ranks' rows move fast and in the same directions, so changes
-  // summed after long intervals overshoot; later the rows change slowly. 0 (or
-  // syncWords and more): none.
+  /// Warm-up: in the first epoch of a new model, the first interval is this many
+  /// words and each next one twice the last, up to syncWords. From their common
+  /// random start the ranks' rows move fast and in the same directions, so changes
+  /// summed after long intervals overshoot; later the rows change slowly. 0 (or
+  /// syncWords and more): none.
   std::int64_t syncWarmup = 5'000;
-  // Rows combined at those points: the most frequent words (input and, for
-  // negative sampling, output rows; the inner nodes nearest the root for
-  // hierarchical softmax). 0: every row every time.
+  /// Rows combined at those points: the most frequent words (input and, for
+  /// negative sampling, output rows; the inner nodes nearest the root for
+  /// hierarchical softmax). 0: every row every time.
   std::int64_t syncRows = 4096;
-  // How the ranks' rows are combined. Every rank starts from the same rows and
-  // trains 1/N of the words; SumChanges adds up every rank's change since the
-  // last synchronisation (all words count, as in one process), Average takes
-  // their mean (each rank's change counts 1/N: a word seen by one rank only
-  // moves N times less than it would in one process).
+  /// How the ranks' rows are combined. Every rank starts from the same rows and
+  /// trains 1/N of the words; SumChanges adds up every rank's change since the
+  /// last synchronisation (all words count, as in one process), Average takes
+  /// their mean (each rank's change counts 1/N: a word seen by one rank only
+  /// moves N times less than it would in one process).
   enum class Combine { SumChanges, Average };
+  /// \var Combine::SumChanges
+  /// Add up every rank's change since the last synchronisation (the default).
+  /// \var Combine::Average
+  /// Take the mean of the ranks' rows.
+
+  /// How the rows are combined (default SumChanges).
   Combine combine = Combine::SumChanges;
 
-  // ConfigError naming the option by meaning ("words between synchronisations ...").
+  /// ConfigError naming the option by meaning ("words between synchronisations ...").
   void validate() const;
 
-  // Where the frequent rows are combined in an epoch over `shareWords` words
-  // (the largest rank's share; the others at the same fractions of theirs): the
-  // words done at each point, increasing, each inside (0, shareWords). The
-  // epoch's end, where every row is combined, is not among them.
+  /// Where the frequent rows are combined in an epoch over `shareWords` words
+  /// (the largest rank's share; the others at the same fractions of theirs): the
+  /// words done at each point, increasing, each inside (0, shareWords). The
+  /// epoch's end, where every row is combined, is not among them. `warmUp`: the
+  /// first epoch of a new model (see syncWarmup).
   std::vector<std::int64_t> points(std::int64_t shareWords, bool warmUp) const;
-  // The same rule step by step: the first interval, and the one after `interval`.
+  /// The same rule step by step: the first interval (syncWarmup when warming up,
+  /// else syncWords) ...
   std::int64_t firstInterval(bool warmUp) const;
+  /// ... and the one after `interval` (twice it, at most syncWords).
   std::int64_t intervalAfter(std::int64_t interval) const;
 };
 
-// One MPI job. Constructed once per process; MPI is initialised by the first
-// Cluster and finalised when it is destroyed (after a failure, abort() ends
-// the whole job instead, because the other ranks may wait in a collective).
+/// One MPI job. Constructed once per process; MPI is initialised by the first
+/// Cluster and finalised when it is destroyed (after a failure, abort() ends
+/// the whole job instead, because the other ranks may wait in a collective).
+/// Not copyable; use it from the thread that created it.
 class Cluster {
  public:
-  // True when this process was started by an MPI launcher (mpirun, srun):
-  // then training is distributed, otherwise the one-process path runs.
+  /// True when this process was started by an MPI launcher (mpirun, srun):
+  /// then training is distributed, otherwise the one-process path runs.
+  /// Looks at the launchers' environment variables only; MPI is not touched.
   static bool launched();
-  // True when this build has MPI (POSVEC_MPI).
+  /// True when this build has MPI (POSVEC_MPI).
   static bool available();
 
-  // Initialises MPI; ConfigError when the build has no MPI.
+  /// Initialises MPI (unless already initialised); ConfigError when the build has no MPI.
   Cluster();
+  /// Finalises MPI (unless already finalised).
   ~Cluster();
+  /// Not copyable: one Cluster per process.
   Cluster(const Cluster&) = delete;
+  /// Not copyable: one Cluster per process.
   Cluster& operator=(const Cluster&) = delete;
 
+  /// This process's rank, 0 to size() - 1.
   int rank() const;
+  /// Number of ranks in the job.
   int size() const;
 
-  // Every rank passes a description of its options (key=value lines); a rank
-  // whose lines differ from rank 0's makes every rank throw ConfigError naming
-  // the rank and the first differing line.
+  /// Every rank passes a description of its options (key=value lines); a rank
+  /// whose lines differ from rank 0's makes every rank throw ConfigError naming
+  /// the rank and the first differing line. Collective.
   void requireSameOptions(const std::string& options);
-  // All ranks together: when any rank passes a non-empty `error`, every rank
-  // throws (the first failing rank's message, "rank R of N: ...", of the kind
-  // `kind` gave there: 2 config, 3 io, 4 format, 5 input, 1 other).
+  /// All ranks together: when any rank passes a non-empty `error`, every rank
+  /// throws (the first failing rank's message, "rank R of N: ...", of the kind
+  /// `kind` gave there: 2 config, 3 io, 4 format, 5 input, 1 other). Collective.
   void agree(const std::string& error, int kind = 1);
 
-  // This rank's share of `corpus`: the files seen as one byte stream, cut into
-  // `size()` ranges of about equal bytes, each cut moved to the next line start
-  // (the tokenizer never carries a sentence across a line break). Ranks in rank
-  // order read the corpus in file order. InputError for stdin or in-memory
-  // corpora (they cannot be shared).
+  /// This rank's share of `corpus`: the files seen as one byte stream, cut into
+  /// `size()` ranges of about equal bytes, each cut moved to the next line start
+  /// (the tokenizer never carries a sentence across a line break). Ranks in rank
+  /// order read the corpus in file order. ConfigError for stdin, InputError for
+  /// in-memory corpora or compressed files (they cannot be shared by byte
+  /// ranges), IoError for an unreadable file.
   CorpusSource share(const CorpusSource& corpus) const;
 
-  // Ends every rank of the job with `exitCode` (after an unrecoverable error).
+  /// Ends every rank of the job with `exitCode` (after an unrecoverable error).
   [[noreturn]] void abort(int exitCode) const;
 
-  // Rank-tagged copy of a message, "rank R of N: message".
+  /// Rank-tagged copy of a message, "rank R of N: message".
   std::string tag(const std::string& message) const;
 
  private:
@@ -103,15 +125,19 @@ class Cluster {
   int size_ = 1;
 };
 
-// train() across the cluster: vocabulary from reduced counts (identical on all
-// ranks and to a one-process run on the same corpus), the input matrix from
-// config.seed on every rank, training randomness from (seed, rank), the
-// learning rate on the global word count. Every rank returns the same combined
-// model; the observer's progress and epoch reports carry global numbers (give
-// observers to rank 0 only to report once).
+/// train() across the cluster: vocabulary from reduced counts (identical on all
+/// ranks and to a one-process run on the same corpus), the input matrix from
+/// config.seed on every rank, training randomness from (seed, rank), the
+/// learning rate on the global word count. Every rank returns the same combined
+/// model; the observer's progress and epoch reports carry global numbers (give
+/// observers to rank 0 only to report once). `share` is Cluster::share() of the
+/// corpus. Collective; throws on every rank what train() throws (ConfigError
+/// when the build has no MPI).
 ModelState trainDistributed(Cluster& cluster, const CorpusSource& share, const TrainConfig& config,
                             const SyncOptions& sync, const TrainObserver& observer = {});
-// resumeTraining() across the cluster; every rank holds the same model.
+/// resumeTraining() across the cluster; every rank holds the same model.
+/// ConfigError for a model stopped inside an epoch by a one-process run (resume
+/// it with one process, or from a checkpoint taken at an epoch's end).
 void resumeDistributed(Cluster& cluster, ModelState& model, const CorpusSource& share,
                        int moreEpochs, const SyncOptions& sync, const TrainObserver& observer = {});
 

@@ -1,6 +1,9 @@
-// File formats for word vectors: word2vec binary and text (as word2vec.c and
-// gensim write and read them), .npy matrix + vocabulary, and posvec's own
-// versioned full-state model. Loaders detect the format from the content.
+/// \file
+/// File formats for word vectors: word2vec binary and text (as word2vec.c and
+/// gensim write and read them), .npy matrix + vocabulary, and posvec's own
+/// versioned full-state model. Loaders detect the format from the content.
+/// Every function may be called from any thread (different output paths for
+/// concurrent saves).
 #pragma once
 
 #include <cstdint>
@@ -14,70 +17,87 @@
 
 namespace posvec {
 
+/// A file format for word vectors.
 enum class VectorFormat {
-  Auto,            // detect (loading) or from the extension (saving)
-  Word2VecBinary,  // "V D\n" then "word " + D little-endian float32 (+ "\n")
-  Word2VecText,    // "V D\n" then "word v1 v2 ... vD\n"
-  Npy,             // FILE.npy (float32 V x D, C order) + FILE.vocab ("word count" lines)
-  Model            // posvec full-state model (.posvec)
+  Auto,            ///< detect (loading) or from the extension (saving)
+  Word2VecBinary,  ///< `"V D\n"` then `"word "` + D little-endian float32 (+ `"\n"`)
+  Word2VecText,    ///< `"V D\n"` then `"word v1 v2 ... vD\n"`
+  Npy,             ///< FILE.npy (float32 V x D, C order) + FILE.vocab ("word count" lines)
+  Model            ///< posvec full-state model (.posvec)
 };
 
-// `bin` / `text` / `npy` / `model` (also `txt`, `vec`); throws ConfigError otherwise.
+/// `bin` / `text` / `npy` / `model` (also `auto`, `binary`, `txt`, `vec`, `posvec`);
+/// throws ConfigError otherwise.
 VectorFormat parseVectorFormat(const std::string& name);
+/// The name parseVectorFormat() reads back: "auto", "bin", "text", "npy" or "model".
 std::string formatName(VectorFormat format);
-// .bin -> binary, .txt/.vec -> text, .npy -> npy, .posvec -> model; ConfigError otherwise.
+/// .bin -> binary, .txt/.vec -> text, .npy -> npy, .posvec -> model (any case);
+/// ConfigError otherwise.
 VectorFormat formatFromExtension(const std::string& path);
-// Looks at the content (magic bytes, header line); FormatError when it is none of them.
+/// Looks at the content (magic bytes, header line); FormatError when it is none of
+/// them, IoError when the file cannot be read.
 VectorFormat detectFormat(const std::string& path);
 
-// Saves atomically; "-" streams to standard output (bin and text; npy, two files,
-// is refused with ConfigError). Auto means formatFromExtension(path). Model
-// format needs a ModelState and is refused here (use saveModel).
+/// Saves atomically; "-" streams to standard output (bin and text; npy, two files,
+/// is refused with ConfigError). Auto means formatFromExtension(path). Model
+/// format needs a ModelState and is refused here (use saveModel).
+/// \throws InputError for a word that is not valid UTF-8 or a value that is not
+///         finite; IoError when the file cannot be written.
 void saveVectors(const Embeddings& embeddings, const std::string& path,
                  VectorFormat format = VectorFormat::Auto);
-// What to do with a word that is not valid UTF-8 (gensim's `unicode_errors`,
-// Python's bytes.decode semantics).
+/// What to do with a word that is not valid UTF-8 (gensim's `unicode_errors`,
+/// Python's bytes.decode semantics).
 enum class UnicodeErrors {
-  Strict,   // FormatError naming the word (its bad bytes shown as \xNN) and where it is
-  Replace,  // each maximal invalid subsequence becomes U+FFFD
-  Ignore    // invalid bytes are dropped (a word left empty is an error)
+  Strict,   ///< FormatError naming the word (its bad bytes shown as `\xNN`) and where it is
+  Replace,  ///< each maximal invalid subsequence becomes U+FFFD
+  Ignore    ///< invalid bytes are dropped (a word left empty is an error)
 };
-// `strict` / `replace` / `ignore`; ConfigError otherwise.
+/// `strict` / `replace` / `ignore`; ConfigError otherwise.
 UnicodeErrors parseUnicodeErrors(const std::string& name);
+/// The name parseUnicodeErrors() reads back.
 std::string unicodeErrorsName(UnicodeErrors mode);
 
-// Options of loadVectors, with gensim's load_word2vec_format semantics.
+/// Options of loadVectors, with gensim's load_word2vec_format semantics.
 struct LoadOptions {
+  /// Words that are not valid UTF-8 (default: an error).
   UnicodeErrors unicodeErrors = UnicodeErrors::Strict;
-  // Read only the first `limit` records (0: all). Nothing after them is read or
-  // checked, so a large file loads in time proportional to `limit`.
+  /// Read only the first `limit` records (0: all). Nothing after them is read or
+  /// checked, so a large file loads in time proportional to `limit`.
   std::uint64_t limit = 0;
-  // word2vec text without the "V D" line (GloVe's files): every line is a record,
-  // the dimension is the first line's field count minus one. Text files only.
+  /// word2vec text without the "V D" line (GloVe's files): every line is a record,
+  /// the dimension is the first line's field count minus one. Text files only
+  /// (ConfigError for an .npy file or a model).
   bool noHeader = false;
 };
 
-// Loads any of the formats (a model file yields its input vectors). Throws
-// IoError / FormatError with the path and what is wrong (truncated, bad header...).
-// Like gensim: a repeated word keeps its first vector, data after the V-th
-// vector is ignored, text lines may end in spaces, binary vectors may or may
-// not be followed by "\n". Words must be valid UTF-8 (see LoadOptions) and
-// values finite. `detected`, when given, receives the format that was read.
+/// Loads any of the formats (a model file yields its input vectors). Throws
+/// IoError / FormatError with the path and what is wrong (truncated, bad header...).
+/// Like gensim: a repeated word keeps its first vector, data after the V-th
+/// vector is ignored, text lines may end in spaces, binary vectors may or may
+/// not be followed by `"\n"`. Words must be valid UTF-8 (see LoadOptions) and
+/// values finite. `detected`, when given, receives the format that was read.
+/// Lengths are checked against the file's size before anything is allocated.
 Embeddings loadVectors(const std::string& path, const LoadOptions& options = {},
                        VectorFormat* detected = nullptr);
 
-// The vocabulary file that goes with an .npy matrix: "x.npy" -> "x.vocab"
-// (other names get ".vocab" appended).
+/// The vocabulary file that goes with an .npy matrix: "x.npy" -> "x.vocab"
+/// (other names get ".vocab" appended).
 std::string npyVocabularyPath(const std::string& npyPath);
 
-// Writes a float32 / float64 array in NumPy's .npy format 1.0 ('<f4' / '<f8', C
-// order, `shape` in row-major order) to `out`.
+/// Writes a float32 array in NumPy's .npy format 1.0 ('<f4', C order, `shape` in
+/// row-major order, `data` holding their product of values) to `out`.
 void writeNpyArray(std::ostream& out, const float* data, const std::vector<std::size_t>& shape);
+/// writeNpyArray() for a float64 array ('<f8').
 void writeNpyArray(std::ostream& out, const double* data, const std::vector<std::size_t>& shape);
 
-// Magic "POSVECM1" + version + little-endian fixed-width fields; saved atomically
-// ("-" streams to standard output).
+/// Magic "POSVECM1" + version + little-endian fixed-width fields; saved atomically
+/// ("-" streams to standard output).
+/// \throws InputError when the state is inconsistent (word, count and row numbers
+///         differ, output rows of another dimension); IoError when writing fails.
 void saveModel(const ModelState& model, const std::string& path);
+/// Reads a model saveModel() wrote: the full state, both matrices included.
+/// \throws FormatError when the file is another vector format, another model
+///         generation, or corrupt or truncated; IoError when it cannot be read.
 ModelState loadModel(const std::string& path);
 
 }  // namespace posvec

@@ -1,5 +1,7 @@
-// File helpers shared by every stage: atomic output (temp file + rename, so a
-// failure never leaves a truncated file behind) and checked input.
+/// \file
+/// File helpers shared by every stage: atomic output (temp file + rename, so a
+/// failure never leaves a truncated file behind) and checked input. Every function
+/// may be called from any thread; concurrent writes must go to different paths.
 #pragma once
 
 #include <functional>
@@ -9,46 +11,57 @@
 
 namespace posvec {
 
-// Calls `write` with a stream to a temporary file beside `path`, then renames it
-// over `path`. On any failure (exception from `write`, stream error, rename
-// error) the temporary file is removed, `path` is untouched, and IoError (or the
-// writer's own exception) is thrown. The temporary is "PATH.tmp-PID-RAND"; one
-// left behind by a killed process (its PID no longer running) is removed by the
-// next write of the same `path`.
+/// Calls `write` with a stream to a temporary file beside `path`, then renames it
+/// over `path`. On any failure (exception from `write`, stream error, rename
+/// error) the temporary file is removed, `path` is untouched, and IoError (or the
+/// writer's own exception) is thrown. The temporary is "PATH.tmp-PID-RAND"; one
+/// left behind by a killed process (its PID no longer running) is removed by the
+/// next write of the same `path`. A symbolic link keeps pointing where it did (the
+/// file it points to is replaced); a device or pipe (e.g. /dev/stdout) is written
+/// in place.
+/// \throws IoError when `path` is empty or a directory, its directory does not
+///         exist, or the file cannot be created, written (disk full) or renamed.
 void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 
-// Deletes the temporary files of the atomic writes in progress, so a process that
-// must exit at once (a second Ctrl-C) leaves no partial file. Async-signal-safe
-// (fixed storage, atomics and unlink only): meant for a signal handler that calls
-// _exit() next; the writes themselves are not told.
+/// Deletes the temporary files of the atomic writes in progress, so a process that
+/// must exit at once (a second Ctrl-C) leaves no partial file. Async-signal-safe
+/// (fixed storage, atomics and unlink only): meant for a signal handler that calls
+/// _exit() next; the writes themselves are not told. Covers up to 16 writes in
+/// progress at once.
 void removeUnfinishedTemporaries() noexcept;
 
-// For front ends that let "-" mean standard output: "-" (or an empty path)
-// streams to std::cout and throws IoError if it fails; any other path goes
-// through writeFileAtomically.
+/// For front ends that let "-" mean standard output: "-" (or an empty path)
+/// streams to std::cout and throws IoError if it fails; any other path goes
+/// through writeFileAtomically.
 void writeToPathOrStdout(const std::string& path,
                          const std::function<void(std::ostream&)>& write);
 
-// Several files that belong together (an .npy matrix and its .vocab) as one
-// transaction: every writer runs to its own temporary file, then all are renamed
-// into place. If any writer or rename fails, no temporary stays behind and no
-// file of the set has been replaced (except in the rare case of a rename that
-// fails after another succeeded: then the renamed files are removed, so no
-// mismatched set remains). Devices are written in place, after every
-// temporary file succeeded.
+/// One file of writeFilesAtomically(): where it goes and what writes it.
 struct AtomicWrite {
+  /// destination (a regular file, a symlink or a device)
   std::string path;
-  std::function<void(std::ostream&)> write;
+  std::function<void(std::ostream&)> write;  ///< writes the whole content to the stream it is given
 };
+/// Several files that belong together (an .npy matrix and its .vocab) as one
+/// transaction: every writer runs to its own temporary file, then all are renamed
+/// into place. If any writer or rename fails, no temporary stays behind and no
+/// file of the set has been replaced (except in the rare case of a rename that
+/// fails after another succeeded: then the renamed files are removed, so no
+/// mismatched set remains). Devices are written in place, after every
+/// temporary file succeeded.
+/// \throws IoError as writeFileAtomically() does, for the first file that fails;
+///         a writer's own exception propagates unchanged.
 void writeFilesAtomically(const std::vector<AtomicWrite>& files);
 
-// Opens `path` for binary reading; throws IoError naming the path when it is
-// missing, a directory, or unreadable.
+/// Opens `path` for binary reading into `in`; throws IoError naming the path when
+/// it is missing, a directory, or unreadable. No decompression (see readFile()).
 void openForReading(const std::string& path, std::ifstream& in);
 
-// Reads a whole (small) file into memory, with openForReading's checks; "-" reads
-// stdin, and gzip, bzip2, xz or zstd content (recognised from its first bytes)
-// is decompressed.
+/// Reads a whole (small) file into memory, with openForReading's checks; "-" reads
+/// stdin, and gzip, bzip2, xz or zstd content (recognised from its first bytes)
+/// is decompressed. Returns the (decompressed) bytes as they are, with no UTF-8 check.
+/// \throws IoError when the file is missing, a directory, unreadable, or its
+///         compressed content is corrupt.
 std::string readFile(const std::string& path);
 
 }  // namespace posvec

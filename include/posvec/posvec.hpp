@@ -1,5 +1,16 @@
-// posvec: text to transformer input. One include for the whole library.
+/// \file
+/// posvec: text to transformer input. One include for the whole library.
+/// Link the CMake target posvec::posvec (or use `pkg-config --cflags --libs posvec`).
 #pragma once
+
+/// \namespace posvec
+/// Everything the library declares. Its stages, lowest first: base (error.hpp,
+/// io.hpp, types.hpp, vector_math.hpp), text (tokenizer.hpp, corpus.hpp,
+/// vocabulary.hpp), vectors (embeddings.hpp, evaluation.hpp, formats.hpp,
+/// model_state.hpp), train (train_config.hpp, trainer.hpp, distributed.hpp),
+/// transformer (positional.hpp, attention.hpp) and analysis (analysis.hpp,
+/// study.hpp, study_results.hpp, report.hpp). Failures are thrown as the kinds of
+/// posvec::Error; nothing prints or exits.
 
 #include "posvec/analysis.hpp"
 #include "posvec/attention.hpp"

@@ -1,6 +1,7 @@
-// StudyResults: everything the black/brown study computed, as plain values. It
-// sits between the study (which fills it, study.hpp) and the report (which draws
-// it, report.hpp), so the report does not depend on the stage that trains.
+/// \file
+/// StudyResults: everything the black/brown study computed, as plain values. It
+/// sits between the study (which fills it, study.hpp) and the report (which draws
+/// it, report.hpp), so the report does not depend on the stage that trains.
 #pragma once
 
 #include <cstdint>
@@ -13,65 +14,77 @@
 
 namespace posvec {
 
-// Where the vectors came from and the settings the numbers were computed with.
+/// Where the vectors came from and the settings the numbers were computed with.
 struct StudySettings {
-  std::string source;    // corpus or vectors file
-  bool trained = false;  // true: trained here from `source`
-  std::size_t dim = 0;
-  std::string scaleName;  // scaleLabel(scale, dim): "sqrt(d)" or the number
-  double scale = 0;       // factor actually used
-  double base = 0;
-  TrainConfig train;  // meaningful when trained
-  std::size_t vocabulary = 0;
-  std::int64_t corpusTokens = 0;
-  double trainSeconds = 0;
+  std::string source;             ///< corpus or vectors file
+  bool trained = false;           ///< true: trained here from `source`
+  std::size_t dim = 0;            ///< d_model of the vectors
+  std::string scaleName;          ///< scaleLabel(scale, dim): "sqrt(d)" or the number
+  double scale = 0;               ///< factor actually used
+  double base = 0;                ///< the encodings' base
+  TrainConfig train;              ///< meaningful when trained
+  std::size_t vocabulary = 0;     ///< words in the vectors' vocabulary
+  std::int64_t corpusTokens = 0;  ///< tokens of the corpus trained on (0 with vectors)
+  double trainSeconds = 0;        ///< wall-clock seconds training took (0 with vectors)
 };
 
-// How the study's numbers move with training: the word similarity of the first
-// pair and its combined similarity under each of StudyResults::encodings (scale
-// √d) after training on the first `fraction` of the corpus for `epochs` epochs.
-// NaN when a word is not in that part of the corpus.
+/// How the study's numbers move with training: the word similarity of the first
+/// pair and its combined similarity under each of StudyResults::encodings (scale
+/// √d) after training on the first `fraction` of the corpus for `epochs` epochs.
+/// NaN when a word is not in that part of the corpus.
 struct TrainingPoint {
-  int epochs = 0;
-  double fraction = 1;
-  std::size_t sentences = 0;
-  std::int64_t tokens = 0;
-  double wordSimilarity = 0;
-  std::vector<double> combinedSimilarity;  // one per StudyResults::encodings, same order
+  int epochs = 0;                          ///< epochs trained
+  double fraction = 1;                     ///< share of the corpus trained on, in (0, 1]
+  std::size_t sentences = 0;               ///< sentences in that share
+  std::int64_t tokens = 0;                 ///< tokens in that share
+  double wordSimilarity = 0;               ///< cos of the first pair's word vectors
+  std::vector<double> combinedSimilarity;  ///< one per StudyResults::encodings, same order
 };
 
-// One attention map of the study sentence (one head of one setting).
+/// One attention map of the study sentence (one head of one setting).
 struct AttentionMapResult {
-  std::string key;      // file stem: "attention-words", "attention-head-2", ...
-  std::string setting;  // what was computed, in words
-  PositionMode positional = PositionMode::None;
+  std::string key;      ///< file stem: "attention-words", "attention-head-2", ...
+  std::string setting;  ///< what was computed, in words
+  PositionMode positional = PositionMode::None;  ///< how position entered
   bool causal = false, maskAfterSoftmax = false;
+  /// \var causal
+  /// True for a causal mask (AttentionOptions::causal).
+  /// \var maskAfterSoftmax
+  /// True for the mask applied after the softmax (AttentionOptions::maskAfterSoftmax).
+
   std::size_t head = 0, heads = 1;
-  MatrixD weights;              // T × T, row = query, column = key
-  std::vector<double> rowSums;  // 1 except for the mask after the softmax
+  /// \var head
+  /// The head this map belongs to, 0-based.
+  /// \var heads
+  /// The number of heads of the setting.
+
+  MatrixD weights;              ///< T × T, row = query, column = key
+  std::vector<double> rowSums;  ///< 1 except for the mask after the softmax
 };
 
-// The attention section: maps of the study sentence through identity
-// projections (the raw similarity of the input rows) and a two-head example.
+/// The attention section: maps of the study sentence through identity
+/// projections (the raw similarity of the input rows) and a two-head example.
 struct AttentionStudy {
-  std::string sentence;
-  std::vector<std::string> tokens;  // "<unk>" for words the vectors lack
-  std::vector<AttentionMapResult> maps;
-  std::string repeatedWord;             // the most repeated token ("the")
-  std::vector<std::size_t> repeatedAt;  // its positions
-  // Largest |difference| between the rows of the repeated word's occurrences.
-  double repeatedRowsDiffWords = 0;     // word vectors only: 0, the rows are identical
-  double repeatedRowsDiffAdditive = 0;  // with additive encodings: they differ
+  std::string sentence;                  ///< the sentence attended over (kStudySentence)
+  std::vector<std::string> tokens;       ///< `<unk>` for words the vectors lack
+  std::vector<AttentionMapResult> maps;  ///< every map, in page order
+  std::string repeatedWord;              ///< the most repeated token ("the")
+  std::vector<std::size_t> repeatedAt;   ///< its positions
+  /// Largest |difference| between the rows of the repeated word's occurrences,
+  /// with word vectors only: 0, the rows are identical.
+  double repeatedRowsDiffWords = 0;
+  double repeatedRowsDiffAdditive = 0;  ///< the same with additive encodings: they differ
 };
 
+/// Everything the study computed (runStudy()), as plain values for the report.
 struct StudyResults {
-  StudySettings settings;
-  std::vector<WordAt> words;          // the placed words; the first two drive the experiments
-  std::vector<Encoding> encodings;    // as requested, in order
-  std::vector<PairSimilarity> pairs;  // every pair (i < j) of words, per encoding
-  PositionalExperiments experiments;
-  std::vector<TrainingPoint> training;  // empty unless the training sweep ran
-  AttentionStudy attention;
+  StudySettings settings;               ///< where the vectors came from, the settings used
+  std::vector<WordAt> words;            ///< the placed words; the first two drive the experiments
+  std::vector<Encoding> encodings;      ///< as requested, in order
+  std::vector<PairSimilarity> pairs;    ///< every pair (i < j) of words, per encoding
+  PositionalExperiments experiments;    ///< the positional-encoding experiments
+  std::vector<TrainingPoint> training;  ///< empty unless the training sweep ran
+  AttentionStudy attention;             ///< the attention section
 };
 
 }  // namespace posvec

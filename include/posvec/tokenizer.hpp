@@ -1,10 +1,11 @@
-// Tokenizer: UTF-8 text to sentences of tokens, with ICU sentence and word
-// segmentation and ICU full Unicode lowercasing. Streams: bounded memory on any
-// input size, the same sentences whatever the chunk size or thread count.
-// Tokens follow NLTK's word_tokenize conventions on English (punctuation as
-// tokens, clitics split, "rug.The" kept whole); a single line break inside a
-// paragraph is a space, a blank line ends a sentence, and a sentence longer
-// than 1 MiB is cut at a space.
+/// \file
+/// Tokenizer: UTF-8 text to sentences of tokens, with ICU sentence and word
+/// segmentation and ICU full Unicode lowercasing. Streams: bounded memory on any
+/// input size, the same sentences whatever the chunk size or thread count.
+/// Tokens follow NLTK's word_tokenize conventions on English (punctuation as
+/// tokens, clitics split, "rug.The" kept whole); a single line break inside a
+/// paragraph is a space, a blank line ends a sentence, and a sentence longer
+/// than 1 MiB is cut at a space.
 #pragma once
 
 #include <cstddef>
@@ -19,47 +20,67 @@
 
 namespace posvec {
 
+/// How a Tokenizer segments text; every field has its default here.
 struct TokenizerOptions {
+  /// How text is cut into sentences and tokens.
   enum class Mode {
-    Icu,        // ICU sentence + word segmentation (default)
-    Whitespace  // pre-tokenized: one sentence a line, tokens split on whitespace
+    Icu,        ///< ICU sentence + word segmentation (default)
+    Whitespace  ///< pre-tokenized: one sentence a line, tokens split on whitespace
   };
-  Mode mode = Mode::Icu;
-  bool lowercase = true;             // ICU full case mapping (e.g. ẞ -> ß, İ -> i̇)
-  bool keepPunctuation = true;       // punctuation marks as tokens, as NLTK's word_tokenize does
-  bool replaceInvalid = false;       // invalid UTF-8 -> U+FFFD instead of an InputError
-  std::size_t chunkBytes = 1 << 20;  // read size; output does not depend on it
-  int threads = 1;                   // >1: parallel, same output as 1; 0: all cores
-  std::string locale = "en";         // ICU locale for segmentation and case mapping
-  void validate() const;             // throws ConfigError
+  Mode mode = Mode::Icu;             ///< segmentation (default ICU)
+  bool lowercase = true;             ///< ICU full case mapping (e.g. ẞ -> ß, İ -> i̇)
+  bool keepPunctuation = true;       ///< punctuation marks as tokens, as NLTK's word_tokenize does
+  bool replaceInvalid = false;       ///< invalid UTF-8 -> U+FFFD instead of an InputError
+  std::size_t chunkBytes = 1 << 20;  ///< read size in bytes; output does not depend on it
+  int threads = 1;                   ///< >1: parallel, same output as 1; 0: all cores
+  std::string locale = "en";         ///< ICU locale for segmentation and case mapping
+  /// Throws ConfigError for a chunk size outside 1 byte to 1 GiB, threads outside
+  /// 0 to 1024, or a locale that does not start with a known language code
+  /// ("en", "de", "es_ES", "tr", ...).
+  void validate() const;
 };
 
-// Receives each sentence once, in input order, on the thread that called
-// tokenize(); sentences are never empty. Exceptions it throws propagate.
+/// Receives each sentence once, in input order, on the thread that called
+/// tokenize(); sentences are never empty. Exceptions it throws propagate.
 using SentenceSink = std::function<void(Sentence&&)>;
 
 namespace detail {
 struct TokenizerCore;  // options and ICU prototypes, shared by all calls
 }  // namespace detail
 
+/// Segments UTF-8 text into sentences of tokens (see tokenizer.hpp for the rules).
+/// Thread-safety: the const members may be called from several threads at once
+/// on one Tokenizer (each call works on its own copies of the ICU iterators);
+/// options.threads sets the threads one call uses internally. Movable, not copyable.
 class Tokenizer {
  public:
+  /// Validates `options` and prepares ICU's segmentation for its locale.
+  /// \throws ConfigError for invalid options or when ICU has no data for the locale.
   explicit Tokenizer(TokenizerOptions options = {});
+  /// Releases the ICU objects.
   ~Tokenizer();
+  /// Takes over the state of the tokenizer moved from, which may then only be
+  /// assigned or destroyed.
   Tokenizer(Tokenizer&&) noexcept;
+  /// Takes over the state of the tokenizer moved from, which may then only be
+  /// assigned or destroyed.
   Tokenizer& operator=(Tokenizer&&) noexcept;
 
+  /// The options this tokenizer was built with.
   const TokenizerOptions& options() const;
 
-  // Whole text in memory.
+  /// Whole text in memory: every sentence of `utf8`, in order.
+  /// \throws InputError for invalid UTF-8 (unless replaceInvalid), naming the byte offset.
   std::vector<Sentence> tokenize(std::string_view utf8) const;
-  // Streaming: sentences are handed to `sink` in input order. A leading BOM is
-  // skipped; CRLF is handled; invalid UTF-8 throws InputError naming the byte
-  // offset (unless replaceInvalid). `sourceName` is used in error messages.
+  /// Streaming: sentences are handed to `sink` in input order. A leading BOM is
+  /// skipped; CRLF is handled; invalid UTF-8 throws InputError naming the byte
+  /// offset (unless replaceInvalid). `sourceName` is used in error messages.
+  /// Memory stays bounded (about chunkBytes plus the longest sentence).
+  /// \throws IoError when reading `in` fails.
   void tokenize(std::istream& in, const SentenceSink& sink,
                 const std::string& sourceName = "<stdin>") const;
-  // Streaming from a file ("-" is stdin; gzip, bzip2, xz and zstd content is
-  // decompressed); IoError when missing/unreadable/a directory or corrupt.
+  /// Streaming from a file ("-" is stdin; gzip, bzip2, xz and zstd content is
+  /// decompressed); IoError when missing/unreadable/a directory or corrupt.
   void tokenizeFile(const std::string& path, const SentenceSink& sink) const;
 
  private:

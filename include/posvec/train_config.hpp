@@ -1,4 +1,5 @@
-// TrainConfig: every training option, its default, and one validate().
+/// \file
+/// TrainConfig: every training option, its default, and one validate().
 #pragma once
 
 #include <cstddef>
@@ -7,42 +8,72 @@
 
 namespace posvec {
 
+/// The word2vec model trained.
 enum class Architecture { SkipGram, Cbow };
-enum class Loss { NegativeSampling, HierarchicalSoftmax };
-enum class Kernel { Classic, Batched };
+/// \var Architecture::SkipGram
+/// Skip-gram: each word predicts the words of its window (the default).
+/// \var Architecture::Cbow
+/// Continuous bag of words: the mean of the window's words predicts the centre word.
 
+/// The output layer and its loss.
+enum class Loss { NegativeSampling, HierarchicalSoftmax };
+/// \var Loss::NegativeSampling
+/// Negative sampling: the true word against TrainConfig::negative noise words
+/// drawn from the unigram^0.75 distribution (the default).
+/// \var Loss::HierarchicalSoftmax
+/// Hierarchical softmax over a Huffman tree of the vocabulary (V - 1 inner nodes).
+
+/// Which implementation trains skip-gram with negative sampling (the other
+/// combinations always use the classic one).
+enum class Kernel { Classic, Batched };
+/// \var Kernel::Classic
+/// word2vec.c's update, one (context, centre) pair at a time with fresh negatives.
+/// \var Kernel::Batched
+/// A window (or a block of `combine` windows) at a time, its contexts sharing one
+/// set of noise words, as matrix products (the default, several times faster at
+/// the same quality).
+
+/// Every training option with its default. A plain value: set the fields, then
+/// validate() (train() validates too). Stored with the model as serialize() text.
 struct TrainConfig {
-  std::size_t dim = 512;
-  int window = 5;             // maximum window; each centre word draws a shrink in [0, window)
-  int negative = 5;           // noise words per positive (negative sampling)
-  Loss loss = Loss::NegativeSampling;
-  Architecture architecture = Architecture::SkipGram;
-  double sample = 1e-3;       // subsampling threshold (word2vec.c formula); 0 disables
-  double alpha = 0.025;       // initial learning rate (CBOW users often pick 0.05)
-  double minAlpha = 0.0001;   // final learning rate
-  int epochs = 5;
-  std::int64_t minCount = 5;
-  std::size_t maxVocab = 0;   // 0: no limit
-  int threads = 0;            // 0: all cores
+  std::size_t dim = 512;  ///< vector dimension (1 to 100000)
+  /// maximum window (1 to 1000); each centre word draws a shrink in [0, window)
+  int window = 5;
+  int negative = 5;                    ///< noise words per positive (negative sampling; 1 to 1000)
+  Loss loss = Loss::NegativeSampling;  ///< output layer
+  Architecture architecture = Architecture::SkipGram;  ///< skip-gram or CBOW
+  double sample = 1e-3;       ///< subsampling threshold in [0, 1) (word2vec.c formula); 0 disables
+  double alpha = 0.025;       ///< initial learning rate, in (0, 10] (CBOW users often pick 0.05)
+  double minAlpha = 0.0001;   ///< final learning rate, in [0, alpha]; the rate falls linearly to it
+  int epochs = 5;             ///< passes over the corpus (1 to 100000)
+  std::int64_t minCount = 5;  ///< words seen fewer times are dropped (at least 1)
+  std::size_t maxVocab = 0;   ///< keep at most this many most frequent words; 0: no limit
+  int threads = 0;            ///< training threads (0 to 4096); 0: all cores
+  /// one seed, one initial matrix; at one thread, one result bit for bit
   std::uint64_t seed = 1;
-  Kernel kernel = Kernel::Batched;
-  // Batched kernel: `combine` consecutive centre words trained together as one
-  // block whose context words share blockNegatives noise words (context
-  // combining); each pair still weighs as `negative` negatives. 1: each window is
-  // its own block, with `negative` noise words shared by its contexts.
-  // blockNegatives 0: automatic, blockNegativesFor(). 4 centre words with 5 shared
-  // negatives train 1.6 times as fast as 1 at its quality on Brown (README).
+  Kernel kernel = Kernel::Batched;  ///< implementation of skip-gram with negative sampling
+  /// Batched kernel: `combine` consecutive centre words trained together as one
+  /// block whose context words share blockNegatives noise words (context
+  /// combining); each pair still weighs as `negative` negatives. 1: each window is
+  /// its own block, with `negative` noise words shared by its contexts (1 to 1024).
+  /// 4 centre words with 5 shared
+  /// negatives train 1.6 times as fast as 1 at its quality on Brown (README).
   int combine = 4;
+  /// Noise words a block shares (0 to 10000); 0: automatic, blockNegativesFor().
   int blockNegatives = 0;
-  // The noise words a block shares: blockNegatives, or when 0 the larger of
-  // `negative` and 1.25 x combine (the ratio that kept quality on Brown).
+  /// The noise words a block shares: blockNegatives, or when 0 the larger of
+  /// `negative` and 1.25 x combine (the ratio that kept quality on Brown).
   int blockNegativesFor() const;
 
-  // Throws ConfigError naming the option by its meaning ("dimension must be between 1 and
-  // 100000 (got 0)") and the allowed range; the CLI adds its flag name.
+  /// Throws ConfigError naming the option by its meaning ("dimension must be between 1 and
+  /// 100000 (got 0)") and the allowed range; the CLI adds its flag name.
   void validate() const;
-  // key=value lines; deserialize accepts what serialize writes and rejects the rest (FormatError).
+  /// key=value lines, one per field (the text ModelState::config stores).
   std::string serialize() const;
+  /// Reads serialize()'s text: accepts what serialize writes and rejects the rest
+  /// (FormatError naming the line or key: unknown or repeated keys, invalid values).
+  /// Keys missing from `text` keep their defaults, except `combine`, which is 1
+  /// (configurations stored before context combining trained one window per block).
   static TrainConfig deserialize(const std::string& text);
 };
 

@@ -1,5 +1,13 @@
-// Trainer: word2vec from a corpus (skip-gram or CBOW, negative sampling or
-// hierarchical softmax), OpenMP threads, progress and per-epoch loss reporting.
+/// \file
+/// Trainer: word2vec from a corpus (skip-gram or CBOW, negative sampling or
+/// hierarchical softmax), OpenMP threads, progress and per-epoch loss reporting.
+///
+/// Threads: train() and resumeTraining() run config.threads OpenMP threads
+/// (Hogwild updates of the shared matrices) and return when all are done; every
+/// observer callback runs on the thread that called them. Reproducibility: the
+/// initial matrix depends on the seed only (never on the thread count); at one
+/// thread the same corpus, configuration and seed give bitwise identical vectors.
+/// Separate calls may run concurrently on separate models.
 #pragma once
 
 #include <functional>
@@ -14,97 +22,122 @@
 
 namespace posvec {
 
+/// A progress snapshot for TrainObserver::progress.
 struct TrainProgress {
-  int epoch = 0;  // 1-based
-  int epochs = 0;
-  double fraction = 0;        // of all training, 0..1
-  double wordsPerSecond = 0;  // wall clock (steady_clock), all threads
-  double alpha = 0;           // current learning rate
-  double loss = 0;            // running mean loss of the current epoch
-  double etaSeconds = 0;
-  std::int64_t wordsProcessed = 0;
+  int epoch = 0;              ///< current epoch, 1-based
+  int epochs = 0;             ///< epochs in this run's schedule
+  double fraction = 0;        ///< of all training, 0..1
+  double wordsPerSecond = 0;  ///< corpus words per second, wall clock (steady_clock), all threads
+  double alpha = 0;           ///< current learning rate
+  double loss = 0;            ///< running mean loss of the current epoch
+  double etaSeconds = 0;      ///< estimated seconds until training ends
+  std::int64_t wordsProcessed = 0;  ///< corpus words trained so far (before subsampling)
 };
 
+/// What one finished epoch did, for TrainObserver::epochEnd.
 struct EpochReport {
-  int epoch = 0;
-  double loss = 0;         // mean loss of the epoch (summed in double, fixed merge order)
-  std::int64_t words = 0;  // corpus words seen (before subsampling)
-  // Of them, the words this run trained: fewer than `words` when the epoch was
-  // resumed inside, so runWords / seconds is the speed of this run.
+  int epoch = 0;           ///< 1-based epoch number in the model's schedule
+  double loss = 0;         ///< mean loss of the epoch (summed in double, fixed merge order)
+  std::int64_t words = 0;  ///< corpus words seen (before subsampling)
+  /// Of them, the words this run trained: fewer than `words` when the epoch was
+  /// resumed inside, so runWords / seconds is the speed of this run.
   std::int64_t runWords = 0;
-  double seconds = 0;  // this run's time on the epoch
-  // (context, centre) predictions trained in the epoch: skip-gram's pairs after
-  // subsampling and window shrinking, the count the loss is averaged over.
+  double seconds = 0;  ///< this run's wall-clock time on the epoch, in seconds
+  /// (context, centre) predictions trained in the epoch: skip-gram's pairs after
+  /// subsampling and window shrinking, the count the loss is averaged over.
   std::int64_t predictions = 0;
 };
 
-// What TrainObserver::interrupt asks for at a safe point inside an epoch.
+/// What TrainObserver::interrupt asks for at a safe point inside an epoch.
 enum class Interrupt { None, Stop, Checkpoint };
+/// \var Interrupt::None
+/// Go on training.
+/// \var Interrupt::Stop
+/// Stop every thread at its next safe point and return the resumable state.
+/// \var Interrupt::Checkpoint
+/// Pause every thread, hand the resumable state to TrainObserver::checkpoint, go on.
 
+/// Callbacks of train() and resumeTraining(); every one is optional (empty) and
+/// runs on the thread that called train(). An exception a callback throws stops
+/// training and propagates.
 struct TrainObserver {
   std::function<void(const TrainProgress&)>
-      progress;  // called from one thread, a few times a second
+      progress;  ///< called from one thread, a few times a second
+  /// After each epoch, with its report.
   std::function<void(const EpochReport&)> epochEnd;
-  std::function<void(const std::string&)> log;  // one-off lines (config, vocabulary size)
-  // Asked before each epoch (the first included): true stops training there, with
-  // the schedule of config.epochs kept, so resumeTraining continues it exactly.
+  std::function<void(const std::string&)> log;  ///< one-off lines (config, vocabulary size)
+  /// Asked before each epoch (the first included): true stops training there, with
+  /// the schedule of config.epochs kept, so resumeTraining continues it exactly.
   std::function<bool()> stopRequested;
-  // Asked at every safe point inside an epoch (each time the calling thread has
-  // trained about 10,000 more words, and a few times a second while it waits for
-  // the other threads) and after each epoch, always on the thread that called
-  // train(). Stop: every thread stops at its next safe point and training
-  // returns with the model's `partial` recording where each thread was, so
-  // resumeTraining finishes that epoch exactly (bitwise at one thread). Checkpoint:
-  // the threads pause the same way, `checkpoint` gets that resumable state, and
-  // training goes on unchanged.
+  /// Asked at every safe point inside an epoch (each time the calling thread has
+  /// trained about 10,000 more words, and a few times a second while it waits for
+  /// the other threads) and after each epoch, always on the thread that called
+  /// train(). Stop: every thread stops at its next safe point and training
+  /// returns with the model's `partial` recording where each thread was, so
+  /// resumeTraining finishes that epoch exactly (bitwise at one thread). Checkpoint:
+  /// the threads pause the same way, `checkpoint` gets that resumable state, and
+  /// training goes on unchanged.
   std::function<Interrupt()> interrupt;
+  /// Receives the resumable state when interrupt() asks for a Checkpoint (the
+  /// reference is valid during the call only; copy or save it there).
   std::function<void(const ModelState&)> checkpoint;
-  // After the counting pass, before training: the vocabulary, and the number of
-  // sentences (word2vec.c counts them as the token "</s>").
+  /// After the counting pass, before training: the vocabulary, and the number of
+  /// sentences (word2vec.c counts them as the token "</s>").
   std::function<void(const Vocabulary&, std::int64_t sentences)> vocabulary;
 };
 
-// What training needs in memory once the corpus is counted, in bytes (the
-// counting table is gone by then; the id stream of a file corpus is on disk).
+/// What training needs in memory once the corpus is counted, in bytes (the
+/// counting table is gone by then; the id stream of a file corpus is on disk).
 struct MemoryEstimate {
-  std::size_t words = 0;         // vocabulary size
-  std::uint64_t matrices = 0;    // input and output matrices
-  std::uint64_t vocabulary = 0;  // words, counts, index, noise and subsampling tables
-  std::uint64_t buffers = 0;     // per-thread scratch, an in-memory id stream
-  std::uint64_t available = 0;   // physical memory, or POSVEC_MEMORY_LIMIT when set
+  std::size_t words = 0;         ///< vocabulary size
+  std::uint64_t matrices = 0;    ///< input and output matrices
+  std::uint64_t vocabulary = 0;  ///< words, counts, index, noise and subsampling tables
+  std::uint64_t buffers = 0;     ///< per-thread scratch, an in-memory id stream
+  std::uint64_t available = 0;   ///< physical memory, or POSVEC_MEMORY_LIMIT when set
+  /// Bytes training needs: matrices + vocabulary + buffers.
   std::uint64_t total() const { return matrices + vocabulary + buffers; }
 };
-// Physical memory of the machine; the environment variable POSVEC_MEMORY_LIMIT
-// (bytes, or with a K/M/G/T suffix) replaces it, to train in a fraction of a
-// shared machine. Throws ConfigError on a malformed value.
+/// Physical memory of the machine in bytes; the environment variable POSVEC_MEMORY_LIMIT
+/// (bytes, or with a K/M/G/T suffix) replaces it, to train in a fraction of a
+/// shared machine. Throws ConfigError on a malformed value.
 std::uint64_t availableMemory();
-// Counts the corpus (the vocabulary pass, nothing else) and estimates what
-// train() would need for it.
+/// Counts the corpus (the vocabulary pass, nothing else) and estimates what
+/// train() would need for it. Throws what train() throws for the corpus and
+/// the configuration (IoError, InputError, ConfigError).
 MemoryEstimate estimateTrainingMemory(const CorpusSource& corpus, const TrainConfig& config);
 
-// Builds the vocabulary and trains config.epochs epochs from scratch. Before the
-// matrices are allocated it checks the memory estimate against availableMemory()
-// and throws ConfigError naming --min-count, --max-vocab and --dim when training
-// would not fit.
+/// Builds the vocabulary and trains config.epochs epochs from scratch. Before the
+/// matrices are allocated it checks the memory estimate against availableMemory()
+/// and throws ConfigError saying which settings shrink it (minimum count,
+/// vocabulary limit, dimension) when training would not fit.
+/// \returns the trained state (ModelState::partial set when the observer stopped it).
+/// \throws ConfigError for an invalid `config`; IoError for an unreadable corpus
+///         file; InputError for invalid UTF-8, an empty corpus or one where no word
+///         reaches config.minCount; whatever an observer callback throws.
 ModelState train(const CorpusSource& corpus, const TrainConfig& config,
                  const TrainObserver& observer = {});
-// Same with a given vocabulary (e.g. readWord2vecVocabulary) instead of counting
-// the corpus: its words below config.minCount are dropped and config.maxVocab
-// applies; corpus words outside it are skipped.
+/// Same with a given vocabulary (e.g. readWord2vecVocabulary) instead of counting
+/// the corpus: its words below config.minCount are dropped and config.maxVocab
+/// applies; corpus words outside it are skipped. InputError when `vocabulary` is
+/// not sorted by count.
 ModelState train(const CorpusSource& corpus, const TrainConfig& config,
                  const Vocabulary& vocabulary, const TrainObserver& observer = {});
-// Continues a model for `moreEpochs` epochs with the learning-rate schedule it
-// would have had if trained for epochsDone + moreEpochs from the start. The
-// model is updated in place (no second copy of the matrices); the corpus must
-// be the one it was trained on for that promise to hold (other words are skipped).
-// A model stopped inside an epoch (model.partial) finishes that epoch first; it
-// counts as one of the `moreEpochs`.
+/// Continues a model for `moreEpochs` epochs with the learning-rate schedule it
+/// would have had if trained for epochsDone + moreEpochs from the start. The
+/// model is updated in place (no second copy of the matrices); the corpus must
+/// be the one it was trained on for that promise to hold (other words are skipped).
+/// A model stopped inside an epoch (model.partial) finishes that epoch first; it
+/// counts as one of the `moreEpochs`.
+/// \throws ConfigError for `moreEpochs` outside 1..100000; FormatError when the
+///         model's stored configuration or state is invalid; InputError when a
+///         model stopped inside an epoch is given another corpus.
 void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpochs,
                     const TrainObserver& observer = {});
-// Epochs of the model's stored schedule not finished yet (the one it was stopped
-// inside counts); 0 for a model that completed its schedule.
+/// Epochs of the model's stored schedule not finished yet (the one it was stopped
+/// inside counts); 0 for a model that completed its schedule. FormatError when
+/// the stored configuration cannot be read.
 int epochsLeft(const ModelState& model);
-// The input vectors as Embeddings (words, vectors, counts).
+/// The input vectors as Embeddings (words, vectors, counts); copies the matrix.
 Embeddings embeddingsOf(const ModelState& model);
 
 }  // namespace posvec

@@ -6,7 +6,9 @@
 #                           pip/venv for the install test, nbclient/ipykernel for the notebook;
 #                           clang, its sanitizer and libFuzzer runtimes and OpenMP for the
 #                           sanitizer builds and fuzz harnesses; Ninja, which keeps both
-#                           cores busy in the test command's builds)
+#                           cores busy in the test command's builds; Doxygen for the
+#                           C++ API reference the tests build)
+#   tools/scripts/setup.sh --docs   plus Doxygen (tools/dev.sh docs)
 #   tools/scripts/setup.sh --bench  plus the peers and tools the benchmarks run
 set -euo pipefail
 
@@ -16,10 +18,11 @@ pkgs=(g++ cmake make pkg-config libeigen3-dev libicu-dev libarchive-dev libcli11
 for arg in "$@"; do
   case "$arg" in
     --test) pkgs+=(python3-gensim python3-pytest python3-nbclient python3-ipykernel gzip bzip2 xz-utils zstd
-                   clang libclang-rt-14-dev libomp-dev ninja-build) ;;
+                   clang libclang-rt-14-dev libomp-dev ninja-build doxygen) ;;
+    --docs) pkgs+=(doxygen) ;;
     --bench) pkgs+=(python3-gensim fasttext hyperfine nodejs npm time) ;;
     --report) pkgs+=(chromium) ;;
-    *) echo "setup: unknown option '$arg' (use --test, --bench or --report)" >&2; exit 2 ;;
+    *) echo "setup: unknown option '$arg' (use --test, --docs, --bench or --report)" >&2; exit 2 ;;
   esac
 done
 
