@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's two entry points (see README):
+# The project's two entry points (see README.md and docs/development.md):
 #   tools/dev.sh study [ARGS]   set up, build, run the black/brown study on the shipped corpus
 #   tools/dev.sh test           set up, build, run the whole test suite, then the
 #                               sanitizer builds: ASan+UBSan unit tests and fuzz

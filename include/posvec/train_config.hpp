@@ -57,7 +57,7 @@ struct TrainConfig {
   /// combining); each pair still weighs as `negative` negatives. 1: each window is
   /// its own block, with `negative` noise words shared by its contexts (1 to 1024).
   /// 4 centre words with 5 shared
-  /// negatives train 1.6 times as fast as 1 at its quality on Brown (README).
+  /// negatives train 1.6 times as fast as 1 at its quality on Brown (docs/benchmarks.md).
   int combine = 4;
   /// Noise words a block shares (0 to 10000); 0: automatic, blockNegativesFor().
   int blockNegatives = 0;

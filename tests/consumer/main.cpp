@@ -1,6 +1,6 @@
 // A downstream program that uses posvec through find_package(posvec): the whole
 // pipeline, text -> tokens -> vectors -> transformer input -> study numbers.
-// It is also the library example in the README.
+// It is also the library example in docs/library.md.
 #include <posvec/posvec.hpp>
 
 #include <cmath>

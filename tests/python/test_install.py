@@ -1,4 +1,4 @@
-"""The README's install line works: a fresh venv in a temporary directory,
+"""docs/python.md's install line works: a fresh venv in a temporary directory,
 pip install --no-build-isolation from the source tree (offline), and posvec
 imports from outside the source tree."""
 
