@@ -31,6 +31,12 @@ struct Registrar {
 void refuseOutputOverInput(const std::string& output, const std::string& option,
                            const std::vector<std::string>& inputs);
 
+// Refuses two outputs of one command that are the same file: the same path, a
+// symlink to the other (followed even when its target does not exist yet), or
+// one file by device and inode (a hard link). The later write would silently
+// replace the earlier. `outputs` are {path, option name}; "-" and "" are skipped.
+void refuseSameOutputs(const std::vector<std::pair<std::string, std::string>>& outputs);
+
 // The sentences of --sentence (in order), then the non-blank lines of --input FILE
 // when given (CRLF endings accepted).
 std::vector<std::string> sentencesOf(const std::vector<std::string>& given, const std::string& inputFile);

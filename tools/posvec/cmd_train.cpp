@@ -214,6 +214,16 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
           "--checkpoint-every, --read-vocab and --dry-run are for one process, not under mpirun");
     every = o.checkpointEvery.empty() ? CheckpointEvery{} : parseCheckpointEvery(o.checkpointEvery);
     checkpoint = checkpointPath(o, format);
+    // Two outputs that are one file: the later write would replace the earlier.
+    // The checkpoint is --save-model, or a .posvec output, by design.
+    std::vector<std::pair<std::string, std::string>> outputs{{o.output, "output"}};
+    if (format == VectorFormat::Npy)
+      outputs.emplace_back(npyVocabularyPath(o.output), "output vocabulary");
+    outputs.emplace_back(o.saveModel, "--save-model");
+    outputs.emplace_back(o.saveVocab, "--save-vocab");
+    if (checkpoint != o.saveModel && checkpoint != o.output)
+      outputs.emplace_back(checkpoint, "checkpoint");
+    cli::refuseSameOutputs(outputs);
     if (writer) {
       checkWritable(o.output, "output");
       if (!o.saveModel.empty()) checkWritable(o.saveModel, "--save-model");

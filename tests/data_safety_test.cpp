@@ -1,0 +1,114 @@
+// Data safety of the command line: outputs that would replace one another, the
+// resume command and the settings a model records, small option mistakes, and
+// files that change or fail while they are used (docs/data-safety.md).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+
+#include "posvec/error.hpp"
+#include "posvec/formats.hpp"
+#include "posvec/vocabulary.hpp"
+#include "test_util.hpp"
+
+using posvec::test::quote;
+using posvec::test::readText;
+using posvec::test::runCli;
+using posvec::test::runShell;
+using posvec::test::RunResult;
+using posvec::test::TempDir;
+using posvec::test::writeText;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+// 200 lines of a small pre-tokenized corpus: every word occurs often enough to count.
+std::string writeCorpus(const TempDir& dir, const std::string& name = "corpus.txt") {
+  std::string text;
+  const char* words[] = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"};
+  for (int i = 0; i < 200; ++i) {
+    for (int j = 0; j < 8; ++j) text += std::string(words[(i * 3 + j * 5) % 8]) + " ";
+    text += "\n";
+  }
+  writeText(dir.file(name), text);
+  return dir.file(name);
+}
+
+const std::string kSmall = " --pretokenized --min-count 1 --dim 4 --epochs 1 -t 1 ";
+
+}  // namespace
+
+TEST_CASE("data safety: two outputs that are one file are refused before training", "[cli][data-safety]") {
+  TempDir dir;
+  const std::string corpus = writeCorpus(dir);
+  fs::create_symlink(dir.file("x.bin"), dir.file("link.bin"));  // dangling until written
+  const std::string same = (dir.path() / "." / "x.bin").string();
+  for (const std::string& outputs :
+       {"-o " + quote(dir.file("x.bin")) + " --save-model " + quote(dir.file("x.bin")),
+        "-o " + quote(dir.file("x.bin")) + " --save-model " + quote(same),
+        "-o " + quote(dir.file("x.bin")) + " --save-model " + quote(dir.file("link.bin")),
+        "-o " + quote(dir.file("w.npy")) + " --save-vocab " + quote(dir.file("w.vocab")),
+        "-o " + quote(dir.file("x.bin")) + " --save-vocab " + quote(dir.file("x.bin")),
+        "-o " + quote(dir.file("v.txt")) + " --save-vocab " + quote(dir.file("v.posvec"))}) {
+    INFO(outputs);
+    const RunResult r = runCli("train " + quote(corpus) + kSmall + outputs);
+    CHECK(r.status == 2);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.find("are the same file") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir.file("x.bin")));
+    CHECK_FALSE(fs::exists(dir.file("w.npy")));
+    CHECK_FALSE(fs::exists(dir.file("v.txt")));
+  }
+  // A hard link to an existing file: the same inode under another name.
+  writeText(dir.file("old.bin"), "keep me");
+  fs::create_hard_link(dir.file("old.bin"), dir.file("hard.bin"));
+  const RunResult r = runCli("train " + quote(corpus) + kSmall + "-o " + quote(dir.file("old.bin")) +
+                             " --save-model " + quote(dir.file("hard.bin")));
+  CHECK(r.status == 2);
+  CHECK(r.err.find("are the same file") != std::string::npos);
+  CHECK(readText(dir.file("old.bin")) == "keep me");
+  // Different files still pass.
+  const RunResult ok = runCli("train " + quote(corpus) + kSmall + "-o " + quote(dir.file("a.bin")) +
+                              " --save-model " + quote(dir.file("a.posvec")) + " --save-vocab " +
+                              quote(dir.file("a.vocab")));
+  CHECK(ok.status == 0);
+  CHECK(fs::exists(dir.file("a.vocab")));
+}
+
+namespace {
+posvec::ModelState smallModel() {
+  posvec::ModelState m;
+  m.words = {"the", "cat", "sat"};
+  m.counts = {30, 20, 10};
+  m.input = posvec::MatrixF(3, 4);
+  m.output = posvec::MatrixF(3, 4);
+  for (int i = 0; i < 12; ++i) {
+    m.input.data()[i] = 0.25f * static_cast<float>(i) - 1.0f;
+    m.output.data()[i] = 0.5f - 0.125f * static_cast<float>(i);
+  }
+  m.config = "dim=4\n";
+  m.epochsDone = 2;
+  m.epochLosses = {3.5, 2.75};
+  return m;
+}
+}  // namespace
+
+namespace {
+// Raw text in a subdirectory (read only with --recursive), with punctuation and
+// capital I's that Turkish lowercases to dotless ı: every reading option matters.
+std::string writeRawTree(const TempDir& dir, int lines) {
+  fs::create_directories(dir.file("tree/sub"));
+  std::string text;
+  for (int i = 0; i < lines; ++i)
+    text += "Isik " + std::to_string(i % 97) + " yolda, IRMAK kenarinda! Bir iki uc.\n";
+  writeText(dir.file("tree/sub/part.txt"), text);
+  return dir.file("tree");
+}
+}  // namespace
+
