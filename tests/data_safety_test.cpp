@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 
+#include "child_process.hpp"
 #include "posvec/error.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/vocabulary.hpp"
@@ -111,4 +112,60 @@ std::string writeRawTree(const TempDir& dir, int lines) {
   return dir.file("tree");
 }
 }  // namespace
+
+TEST_CASE("data safety: the printed resume command keeps every reading option and resumes",
+          "[cli][data-safety][interrupt]") {
+  TempDir dir;
+  const std::string tree = writeRawTree(dir, 20000);
+  posvec::test::Child child({"train", tree, "--recursive", "--no-punct", "--locale", "tr",
+                             "--min-count", "1", "--dim", "16", "-t", "1", "--epochs", "1000",
+                             "-o", dir.file("v.txt")},
+                            dir.file("err"));
+  REQUIRE(child.waitFor("epoch 1/1000"));
+  REQUIRE(::kill(child.pid, SIGINT) == 0);
+  INFO(child.err());
+  REQUIRE(child.waitExit() == 130);
+  const std::string err = child.err();
+  const std::string marker = "to continue: posvec ";
+  const auto at = err.find(marker);
+  REQUIRE(at != std::string::npos);
+  const std::string command = err.substr(at + marker.size(), err.find('\n', at) - at - marker.size());
+  CHECK(command.find(" --recursive") != std::string::npos);
+  CHECK(command.find(" --no-punct") != std::string::npos);
+  CHECK(command.find(" --locale tr") != std::string::npos);
+  // Run as printed, for one more epoch (the schedule's 1000 would take minutes).
+  const RunResult resumed = runCli("-q " + command + " --epochs 1");
+  INFO(resumed.err);
+  CHECK(resumed.status == 0);
+}
+
+TEST_CASE("data safety: a model records how its corpus was read and refuses another reading",
+          "[cli][data-safety]") {
+  TempDir dir;
+  const std::string tree = writeRawTree(dir, 300);
+  const std::string train = "-q train " + quote(tree) + " --recursive -t 1 ";
+  const RunResult first = runCli(train + "--min-count 1 --dim 4 --no-punct --locale tr --epochs 1 -o " +
+                                 quote(dir.file("m.posvec")));
+  REQUIRE(first.status == 0);
+  // At an epoch boundary nothing else would notice: the tokens differ in silence.
+  for (const auto& [options, meaning] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"--no-punct", "with locale 'tr'"},
+           {"--locale tr", "dropping punctuation tokens"},
+           {"--no-punct --locale tr --keep-case", "lowercased"}}) {
+    INFO(options);
+    const RunResult r = runCli(train + options + " --epochs 1 -o " + quote(dir.file("more.posvec")) +
+                               " --resume " + quote(dir.file("m.posvec")));
+    CHECK(r.status == 5);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.find(meaning) != std::string::npos);
+    CHECK_FALSE(fs::exists(dir.file("more.posvec")));
+  }
+  const RunResult same = runCli(train + "--no-punct --locale tr --epochs 1 -o " +
+                                quote(dir.file("more.posvec")) + " --resume " +
+                                quote(dir.file("m.posvec")));
+  INFO(same.err);
+  CHECK(same.status == 0);
+  CHECK(fs::exists(dir.file("more.posvec")));
+}
 

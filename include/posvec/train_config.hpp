@@ -41,7 +41,9 @@ struct TrainConfig {
   // Throws ConfigError naming the option by its meaning ("dimension must be between 1 and
   // 100000 (got 0)") and the allowed range; the CLI adds its flag name.
   void validate() const;
-  // key=value lines; deserialize accepts what serialize writes and rejects the rest (FormatError).
+  // key=value lines; deserialize accepts what serialize writes and rejects the rest
+  // (FormatError), except "corpus.*" lines: the trainer's record of how the corpus
+  // was read, stored after these in a model and skipped here.
   std::string serialize() const;
   static TrainConfig deserialize(const std::string& text);
 };

@@ -105,14 +105,21 @@ std::string shellWord(const std::string& w) {
   return q + "'";
 }
 
-// The command that continues from `checkpoint`: the same corpus, reading options and
-// outputs; the schedule and the rest of the options are in the checkpoint.
+// The command that continues from `checkpoint`: the same corpus, every option that
+// shapes the tokens read from it, and the outputs; the schedule and the rest of
+// the options are in the checkpoint (which also records the reading options and
+// refuses a resume that reads the corpus another way).
 std::string resumeCommand(const Options& o, const std::string& checkpoint) {
   std::string cmd = "posvec train";
   for (const auto& c : o.corpus) cmd += " " + shellWord(c);
+  if (o.recursive) cmd += " --recursive";
   if (o.pretokenized) cmd += " --pretokenized";
   if (o.keepCase) cmd += " --keep-case";
+  if (o.noPunct) cmd += " --no-punct";
+  if (o.locale != TokenizerOptions{}.locale) cmd += " --locale " + shellWord(o.locale);
   if (o.replaceInvalid) cmd += " --replace-invalid";
+  if (!o.saveVocab.empty()) cmd += " --save-vocab " + shellWord(o.saveVocab);
+  if (!o.memoryLimit.empty()) cmd += " --memory-limit " + shellWord(o.memoryLimit);
   cmd += " -o " + shellWord(o.output);
   if (!o.format.empty()) cmd += " --format " + shellWord(o.format);
   if (o.config.threads != 0) cmd += " --threads " + std::to_string(o.config.threads);
@@ -391,7 +398,12 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
                    o.config.alpha, stored.alpha);
       stored.alpha = o.config.alpha;
     }
-    model.config = stored.serialize();
+    // The trainer's record of how the corpus was read ("corpus." lines) stays.
+    std::string reading;
+    std::istringstream lines(model.config);
+    for (std::string line; std::getline(lines, line);)
+      if (line.rfind("corpus.", 0) == 0) reading += line + "\n";
+    model.config = stored.serialize() + reading;
     // Without --epochs a stopped or checkpointed model finishes its schedule.
     const int left = epochsLeft(model);
     const int more = o.epochsGiven || left == 0 ? o.config.epochs : left;
