@@ -457,3 +457,45 @@ TEST_CASE("distributed runs refuse compressed corpora and read invalid UTF-8 as 
   CHECK(replaced.status == 0);
   CHECK(fs::exists(dir.file("bad.bin")));
 }
+
+TEST_CASE("distributed ranks whose copies of the corpus differ are refused, naming rank and file",
+          "[distributed]") {
+  REQUIRE_MPI();
+  TempDir dir;
+  // Each rank runs in its own directory and reads "p.txt" there: the same command,
+  // two copies of the file.
+  fs::create_directories(dir.file("a"));
+  fs::create_directories(dir.file("b"));
+  writePlanted(dir.file("a/p.txt"), 6, 600);
+  std::string text = readText(dir.file("a/p.txt"));
+  const std::string args =
+      " -q train p.txt --pretokenized --min-count 1 --dim 8 --epochs 1 -t 1 -o " +
+      quote(dir.file("out.txt"));
+  auto rankIn = [&](const std::string& sub) {
+    return "-np 1 sh -c " + quote("cd " + quote(dir.file(sub)) + " && exec " + quote(POSVEC_CLI) + args);
+  };
+  for (const bool sameSize : {true, false}) {
+    INFO((sameSize ? "one byte changed" : "one line more"));
+    std::string other = text;
+    if (sameSize)
+      other[other.size() / 2] = other[other.size() / 2] == 'a' ? 'b' : 'a';
+    else
+      other += "c0w1 c0w2\n";
+    writeText(dir.file("b/p.txt"), other);
+    const RunResult r = mpirun(rankIn("a") + " : " + rankIn("b"));
+    INFO(r.err);
+    CHECK(r.status == static_cast<int>(ExitCode::Input));
+    CHECK(r.err.find("posvec: error: rank 1 of 2: corpus file 'p.txt' differs from rank 0's copy") !=
+          std::string::npos);
+    // One line from posvec (mpirun adds its own about the exit status).
+    CHECK(r.err.find("posvec: error:") == r.err.rfind("posvec: error:"));
+    CHECK_FALSE(fs::exists(dir.file("out.txt")));
+  }
+  // Identical copies train.
+  writeText(dir.file("b/p.txt"), text);
+  const RunResult same = mpirun(rankIn("a") + " : " + rankIn("b"));
+  INFO(same.err);
+  CHECK(same.status == 0);
+  CHECK(fs::exists(dir.file("out.txt")));
+}
+

@@ -200,7 +200,7 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
   CheckpointEvery every;
   std::string checkpoint;
   std::optional<Vocabulary> vocabulary;
-  CorpusSource corpus;
+  CorpusSource corpus, whole;
   auto check = [&] {
     // Decide the output format before training so a typo costs nothing.
     // Standard output has no extension: word2vec text, as word2vec.c writes by default.
@@ -263,6 +263,7 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
     if (!cluster) return;
     if (o.resume.empty()) o.config.validate();
     o.sync.validate();
+    whole = corpus;
     corpus = cluster->share(corpus);
   };
   if (!cluster) {
@@ -282,6 +283,8 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
       error = e.what(), kind = 5;
     }
     cluster->agree(error, kind);
+    // Each rank cuts its range from its own copy of the files: they must be equal.
+    cluster->requireSameCorpus(whole);
     *together = false;
   }
 
