@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import operator
 import os
+import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _posvec
@@ -91,6 +93,18 @@ class Word2Vec:
         locale: str = "en",
         progress: Progress = "auto",
     ) -> None:
+        # One training at a time: the C++ model is updated in place with the GIL
+        # released, so a second train() (or a save()) from another thread would
+        # read or write it half-way. Callbacks run on the training thread and may
+        # still save.
+        self._training = threading.Lock()
+        self._trainer: Optional[int] = None
+        try:
+            seed = operator.index(seed)  # ints and NumPy integers; not floats or strings
+        except TypeError:
+            raise TypeError(f"seed must be an integer (got {type(seed).__name__})") from None
+        if not 0 <= seed < 2**64:
+            raise ValueError(f"seed must be from 0 to 2**64 - 1 (got {seed})")
         self.options: Dict[str, Any] = dict(
             vector_size=vector_size, window=window, min_count=min_count, sg=sg, hs=hs,
             negative=negative, sample=sample, alpha=alpha, min_alpha=min_alpha, epochs=epochs,
@@ -145,7 +159,21 @@ class Word2Vec:
         on the stored learning-rate schedule (as if the model had been trained for
         the sum from the start). The corpus defaults to the one given before; a
         generator given before is spent, so pass the sentences again. gensim's
-        total_examples/total_words are accepted and ignored (posvec counts)."""
+        total_examples/total_words are accepted and ignored (posvec counts).
+        Raises RuntimeError when the model is already training (in another thread)."""
+        if not self._training.acquire(blocking=False):
+            raise RuntimeError("this Word2Vec model is already training (in another thread); "
+                               "wait for that train() to return, or train a separate model")
+        self._trainer = threading.get_ident()
+        try:
+            return self._train(corpus_iterable, corpus_file, epochs, pretokenized)
+        finally:
+            self._trainer = None
+            self._training.release()
+
+    def _train(self, corpus_iterable: Optional[Iterable[Sequence[str]]],
+               corpus_file: Optional[Union[str, os.PathLike]], epochs: Optional[int],
+               pretokenized: Optional[bool]) -> "Word2Vec":
         if pretokenized is not None:
             self.pretokenized = pretokenized
         if corpus_iterable is not None and corpus_file is not None:
@@ -189,6 +217,9 @@ class Word2Vec:
     def save(self, fname: Union[str, os.PathLike]) -> None:
         """The posvec model format (vectors, output weights, options, epochs done),
         written atomically; ``posvec train --resume`` reads it too."""
+        if self._trainer is not None and self._trainer != threading.get_ident():
+            raise RuntimeError("cannot save a Word2Vec model while another thread trains it; "
+                               "save after train() returns (or from a callback)")
         if self._model is None:
             raise ValueError("nothing to save: the model is not trained yet")
         self._model.save(os.fspath(fname))
