@@ -100,6 +100,51 @@ posvec::ModelState smallModel() {
 }
 }  // namespace
 
+TEST_CASE("data safety: every single-byte change of a model file is refused, old files still load",
+          "[formats][data-safety]") {
+  using namespace posvec;
+  TempDir dir;
+  const ModelState m = smallModel();
+  saveModel(m, dir.file("m.posvec"));
+  const std::string good = readText(dir.file("m.posvec"));
+  // Header 72, config 6, words 3 x 4 + 9, counts 24, losses 16, two 3 x 4 float
+  // matrices 96, and the 8-byte checksum.
+  REQUIRE(good.size() == 72 + 6 + 21 + 24 + 16 + 96 + 8);
+  std::size_t refused = 0, byChecksum = 0;
+  for (std::size_t at = 0; at < good.size(); ++at) {
+    std::string bad = good;
+    bad[at] = static_cast<char>(bad[at] ^ 0x10);
+    writeText(dir.file("bad.posvec"), bad);
+    try {
+      loadModel(dir.file("bad.posvec"));
+      FAIL_CHECK("a model with byte " << at << " changed loaded");
+    } catch (const FormatError& e) {
+      ++refused;
+      const std::string what = e.what();
+      byChecksum += what.find("checksum") != std::string::npos;
+      CHECK(what.find('\n') == std::string::npos);
+    }
+  }
+  CHECK(refused == good.size());
+  // The matrices and counts have no other check: the checksum finds those.
+  CHECK(byChecksum >= 96 + 24);
+  // The vectors alone (loadVectors) are checked too.
+  std::string flipped = good;
+  flipped[good.size() - 8 - 1] ^= 0x01;  // inside the output weights, which loadVectors skips
+  writeText(dir.file("bad.posvec"), flipped);
+  CHECK_THROWS_WITH(loadVectors(dir.file("bad.posvec")), Catch::Contains("checksum"));
+  // A file from before the checksum: flags 0 and no trailer. It loads as it is.
+  std::string old = good.substr(0, good.size() - 8);
+  old[12] = 0;
+  writeText(dir.file("old.posvec"), old);
+  const ModelState back = loadModel(dir.file("old.posvec"));
+  CHECK(back.words == m.words);
+  CHECK(back.counts == m.counts);
+  CHECK(back.epochLosses == m.epochLosses);
+  CHECK(back.output(2, 3) == m.output(2, 3));
+  CHECK(loadVectors(dir.file("old.posvec")).words() == m.words);
+}
+
 namespace {
 // Raw text in a subdirectory (read only with --recursive), with punctuation and
 // capital I's that Turkish lowercases to dotless ı: every reading option matters.
