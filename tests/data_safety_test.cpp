@@ -145,6 +145,27 @@ TEST_CASE("data safety: every single-byte change of a model file is refused, old
   CHECK(loadVectors(dir.file("old.posvec")).words() == m.words);
 }
 
+TEST_CASE("data safety: a periodic checkpoint that cannot be written warns and training goes on",
+          "[cli][data-safety]") {
+  if (!fs::exists("/dev/full")) POSVEC_SKIP("no /dev/full to stand for a full disk");
+  TempDir dir;
+  const std::string corpus = writeCorpus(dir);
+  // The checkpoint beside the output is a link to a device that is always full.
+  fs::create_symlink("/dev/full", dir.file("v.posvec"));
+  const RunResult r = runCli("train " + quote(corpus) +
+                             " --pretokenized --min-count 1 --dim 4 --epochs 3 -t 1 -o " +
+                             quote(dir.file("v.txt")) + " --checkpoint-every 1epochs");
+  INFO(r.err);
+  // Every epoch trained; the checkpoints after epochs 1 and 2 were warnings...
+  CHECK(r.err.find("epoch 3 done") != std::string::npos);
+  CHECK(r.err.find("warning: checkpoint not written") != std::string::npos);
+  CHECK(r.err.find("training goes on") != std::string::npos);
+  // ...and the final state, which cannot be written either, fails the run at the end.
+  CHECK(r.status == 3);
+  CHECK(r.err.find("posvec: error: ") != std::string::npos);
+  CHECK(r.err.find("to continue") == std::string::npos);
+}
+
 namespace {
 // Raw text in a subdirectory (read only with --recursive), with punctuation and
 // capital I's that Turkish lowercases to dotless ı: every reading option matters.

@@ -367,9 +367,19 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
     return Interrupt::None;
   };
   if (!cluster) observer.checkpoint = [&](const ModelState& state) {
-    saveModel(state, checkpoint);
     lastCheckpoint = std::chrono::steady_clock::now();
     epochCheckpointDue = false;
+    try {
+      saveModel(state, checkpoint);
+    } catch (const IoError& e) {
+      // A full disk or a lost directory costs this checkpoint, not the run: the
+      // previous checkpoint (if any) is still whole, and the final writes at the
+      // end report the error if it lasts.
+      progressLine->finish("");
+      std::fprintf(stderr, "posvec: warning: checkpoint not written (%s); training goes on\n",
+                   e.what());
+      return;
+    }
     if (!quiet) {
       std::string at = "after epoch " + std::to_string(state.epochsDone);
       if (state.partial.active()) at = "inside epoch " + std::to_string(state.epochsDone + 1);
