@@ -166,6 +166,24 @@ TEST_CASE("data safety: a periodic checkpoint that cannot be written warns and t
   CHECK(r.err.find("to continue") == std::string::npos);
 }
 
+TEST_CASE("data safety: --resume - refuses a stream that is not a model before copying it",
+          "[cli][data-safety]") {
+  TempDir dir;
+  const std::string corpus = writeCorpus(dir);
+  // 20 MB after 8 wrong magic bytes: whatever posvec did not read is counted after it exits.
+  const std::size_t bytes = 20'000'000;
+  const RunResult r =
+      runShell("( { printf NOTMODEL; head -c " + std::to_string(bytes) + " /dev/zero; } | { '" +
+               POSVEC_CLI + "' train " + quote(corpus) + " --pretokenized -o " +
+               quote(dir.file("v.txt")) + " --resume - ; echo \"status $?\" >&2; wc -c; } )");
+  INFO(r.err);
+  CHECK(r.err.find("status 4") != std::string::npos);
+  CHECK(r.err.find("bad magic") != std::string::npos);
+  CHECK(lines(r.err) == 2);  // the error and the status line
+  // It read at most one block of the pipe (64 KiB), not the whole stream.
+  CHECK(std::stoull(r.out) + 65536 >= bytes);
+}
+
 namespace {
 // Raw text in a subdirectory (read only with --recursive), with punctuation and
 // capital I's that Turkish lowercases to dotless ı: every reading option matters.

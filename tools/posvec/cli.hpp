@@ -6,6 +6,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -49,7 +50,11 @@ void addVectorLoadOptions(CLI::App* sub, LoadOptions& options);
 // "-" is standard input, copied into an unlinked temporary file whose
 // /proc/self/fd path is returned (messages show it as <stdin>); any other path
 // is returned as it is. Only one input of a command can be standard input.
-std::string seekableInput(const std::string& path);
+// `checkHead`, when given, sees the first 64 bytes of standard input (fewer if it
+// is shorter) before the rest is copied, and may throw: a stream that is not the
+// expected kind of file is refused at once, not after copying all of it.
+std::string seekableInput(const std::string& path,
+                          const std::function<void(std::string_view head)>& checkHead = {});
 
 // The closest of `names` to `typed` (edit distance at most a third of its
 // length, at least 1 and at most 3), or "" when none is close.

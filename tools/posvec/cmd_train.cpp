@@ -399,7 +399,12 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
   ModelState model;
   int scheduled = 0;  // the schedule's total epochs
   if (!o.resume.empty()) {
-    model = loadModel(cli::seekableInput(o.resume));
+    model = loadModel(cli::seekableInput(o.resume, [](std::string_view head) {
+      // Standard input may be endless: look at the magic before copying it.
+      if (head.substr(0, 8) != std::string_view("POSVECM1", 8))
+        throw FormatError(
+            "<stdin>: not a posvec model file (bad magic; expected 'POSVECM1')");
+    }));
     // Only the thread count (and, with a warning, the learning rate) may change when
     // resuming; the rest is the model's.
     TrainConfig stored = TrainConfig::deserialize(model.config);

@@ -128,7 +128,8 @@ std::vector<std::string> sentencesOf(const std::vector<std::string>& given, cons
   return texts;
 }
 
-std::string seekableInput(const std::string& path) {
+std::string seekableInput(const std::string& path,
+                          const std::function<void(std::string_view head)>& checkHead) {
   if (path != "-") return path;
   takeStdin();
   const char* dir = std::getenv("TMPDIR");
@@ -138,14 +139,30 @@ std::string seekableInput(const std::string& path) {
     throw IoError("cannot create a temporary file for standard input in '" +
                   std::string(dir && *dir ? dir : "/tmp") + "': " + std::strerror(errno));
   ::unlink(tmpl.c_str());  // gone with the process, however it ends
+  struct Closer {  // the copy is closed when it is refused; kept open when returned
+    int fd;
+    bool keep = false;
+    ~Closer() {
+      if (!keep) ::close(fd);
+    }
+  } closer{fd};
   std::vector<char> buf(1 << 16);
+  std::string head;  // the first bytes, for checkHead before the rest is copied
+  bool checked = !checkHead;
   for (;;) {
     const ssize_t got = ::read(STDIN_FILENO, buf.data(), buf.size());
-    if (got == 0) break;
     if (got < 0) {
       if (errno == EINTR) continue;
       throw IoError(std::string("error while reading standard input: ") + std::strerror(errno));
     }
+    if (!checked) {
+      head.append(buf.data(), static_cast<std::size_t>(got));
+      if (got == 0 || head.size() >= kHeadBytes) {
+        checkHead(std::string_view(head).substr(0, kHeadBytes));
+        checked = true;
+      }
+    }
+    if (got == 0) break;
     for (ssize_t done = 0; done < got;) {
       const ssize_t w = ::write(fd, buf.data() + done, static_cast<std::size_t>(got - done));
       if (w < 0 && errno == EINTR) continue;
@@ -155,6 +172,7 @@ std::string seekableInput(const std::string& path) {
       done += w;
     }
   }
+  closer.keep = true;
   stdinCopy() = "/proc/self/fd/" + std::to_string(fd);
   return stdinCopy();
 }
