@@ -82,6 +82,22 @@ TEST_CASE("data safety: two outputs that are one file are refused before trainin
   CHECK(fs::exists(dir.file("a.vocab")));
 }
 
+TEST_CASE("data safety: --save-vocab - writes the vocabulary to standard output", "[cli][data-safety]") {
+  TempDir dir;
+  const std::string corpus = writeCorpus(dir);
+  const RunResult r = runShell("cd " + quote(dir.path().string()) + " && '" + POSVEC_CLI +
+                               "' -q train " + quote(corpus) + kSmall + "-o v.txt --save-vocab -");
+  CHECK(r.status == 0);
+  // 200 sentences; each of the 8 words 200 times (every line holds each word once).
+  CHECK(r.out.rfind("</s> 200\n", 0) == 0);
+  CHECK(lines(r.out) == 9);
+  CHECK(r.out.find("alpha 200\n") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir.file("-")));
+  const RunResult both = runCli("-q train " + quote(corpus) + kSmall + "-o - --save-vocab -");
+  CHECK(both.status == 2);
+  CHECK(both.err.find("standard output") != std::string::npos);
+}
+
 namespace {
 posvec::ModelState smallModel() {
   posvec::ModelState m;
@@ -253,3 +269,62 @@ TEST_CASE("data safety: a model records how its corpus was read and refuses anot
   CHECK(fs::exists(dir.file("more.posvec")));
 }
 
+TEST_CASE("data safety: small option mistakes are refused with what was typed",
+          "[cli][data-safety]") {
+  TempDir dir;
+  const std::string corpus = writeCorpus(dir);
+  writeText(dir.file("v.txt"), "2 2\na 1 0\nb 0 1\n");
+  // --limit -1 is not "all" (that is 0).
+  const RunResult limit = runCli("similarity " + quote(dir.file("v.txt")) + " a b --limit -1");
+  CHECK(limit.status == 2);
+  CHECK(limit.err.find("--limit") != std::string::npos);
+  CHECK(limit.err.find("must not be negative (got -1)") != std::string::npos);
+  // A 5000-digit dimension is quoted back as typed (shortened), not as 2^64 - 1.
+  const std::string huge = "9" + std::string(4999, '1');
+  const RunResult dim = runCli("train " + quote(corpus) + kSmall + "--dim " + huge + " -o " +
+                               quote(dir.file("w.txt")));
+  CHECK(dim.status == 2);
+  CHECK(lines(dim.err) == 1);
+  CHECK(dim.err.find("--dim") != std::string::npos);
+  CHECK(dim.err.find("is too large (got 9111111111111111...1111111111111111, 5000 characters)") !=
+        std::string::npos);
+  CHECK(dim.err.find("18446744073709551615") == std::string::npos);
+  // 2^64 - 1 itself passes this check (and is then refused as a dimension); 2^64 does not.
+  CHECK(runCli("train " + quote(corpus) + kSmall + "--max-vocab 18446744073709551616 -o " +
+               quote(dir.file("w.txt")))
+            .err.find("is too large") != std::string::npos);
+  // A checkpoint period no run reaches would never fire.
+  for (const char* never : {"1e308m", "1e300s", "100000h"}) {
+    INFO(never);
+    const RunResult r = runCli("train " + quote(corpus) + kSmall + "-o " + quote(dir.file("w.txt")) +
+                               " --checkpoint-every " + never);
+    CHECK(r.status == 2);
+    CHECK(r.err.find("--checkpoint-every: at most a year") != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(dir.file("w.txt")));
+}
+
+TEST_CASE("data safety: study refuses an unusable report directory before it trains",
+          "[cli][data-safety]") {
+  TempDir dir;
+  writeText(dir.file("file"), "not a directory");
+  for (const std::string& report : {std::string("/dev/null"), dir.file("file"), dir.file("file/sub")}) {
+    INFO(report);
+    const RunResult r = runCli("study --report " + quote(report));
+    CHECK(r.status == 3);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.find("cannot create the report directory") != std::string::npos);
+    // Nothing was trained or swept first.
+    CHECK(r.err.find("epoch") == std::string::npos);
+    CHECK(r.err.find("sweep") == std::string::npos);
+  }
+}
+
+TEST_CASE("data safety: a byte-order mark does not become part of a vocabulary file's first word",
+          "[data-safety]") {
+  TempDir dir;
+  writeText(dir.file("v.vocab"), "\xEF\xBB\xBFthe 10\ncat 4\n");
+  const posvec::Vocabulary v = posvec::readWord2vecVocabulary(dir.file("v.vocab"));
+  CHECK(v.words() == std::vector<std::string>{"the", "cat"});
+  CHECK(v.counts() == std::vector<std::int64_t>{10, 4});
+}

@@ -1,5 +1,7 @@
 #include "posvec/study.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,6 +10,7 @@
 #include <limits>
 
 #include "posvec/attention.hpp"
+#include "posvec/error.hpp"
 #include "posvec/embeddings.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/io.hpp"
@@ -284,6 +287,19 @@ void StudyOptions::validate() const {
 StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
   // Everything that can be refused is checked before any training starts.
   o.validate();
+  if (!o.reportDir.empty()) {
+    // The report directory too: a sweep that runs for minutes must not end in
+    // "cannot create the report directory" (/dev/null, a file, no permission).
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::create_directories(o.reportDir, ec);
+    if (ec || !fs::is_directory(o.reportDir) || ::access(o.reportDir.c_str(), W_OK) != 0)
+      throw IoError("cannot create the report directory '" + o.reportDir + "'" +
+                    (ec ? ": " + ec.message()
+                        : fs::exists(o.reportDir) && !fs::is_directory(o.reportDir)
+                              ? std::string(": it exists and is not a directory")
+                              : std::string(": not writable")));
+  }
 
   StudyResults results;
   StudySettings& settings = results.settings;

@@ -77,12 +77,27 @@ inline std::string jsonText(const nlohmann::json& j, int indent = 2) {
 
 // For unsigned options: CLI11 reads "-1" as 2^64 - 1, so "--dim -1" said "got
 // 18446744073709551615" and "--restrict -1" silently meant all words.
+// A number too large for 64 bits was read as 2^64 - 1 and quoted back as that:
+// it is refused here, quoting (the ends of) what was typed.
 inline CLI::Validator notNegative() {
   return CLI::Validator(
       [](std::string& value) -> std::string {
+        const std::string shown =
+            value.size() <= 40 ? value
+                               : value.substr(0, 16) + "..." + value.substr(value.size() - 16) +
+                                     ", " + std::to_string(value.size()) + " characters";
         const auto first = value.find_first_not_of(" \t");
         if (first != std::string::npos && value[first] == '-')
-          return "must not be negative (got " + value + ")";
+          return "must not be negative (got " + shown + ")";
+        if (first != std::string::npos && value.find_first_not_of("0123456789", first) ==
+                                              std::string::npos) {
+          const std::size_t digits = value.find_first_not_of('0', first) == std::string::npos
+                                         ? 0
+                                         : value.size() - value.find_first_not_of('0', first);
+          if (digits > 20 || (digits == 20 && value.substr(value.size() - 20) >
+                                                  "18446744073709551615"))
+            return "is too large (got " + shown + ")";
+        }
         return {};
       },
       "", "NOT_NEGATIVE");

@@ -76,6 +76,11 @@ CheckpointEvery parseCheckpointEvery(const std::string& text) {
     if ((unit == "epoch" || unit == "epochs") && whole && n <= 100000)
       every.epochs = static_cast<int>(n);
   }
+  // A period no run reaches (1e308m is infinite seconds) would silently never fire.
+  constexpr double kMaxSeconds = 366.0 * 24 * 3600;
+  if (every.seconds > kMaxSeconds)
+    throw ConfigError("--checkpoint-every: at most a year (8784h), got '" + text +
+                      "'; for fewer checkpoints give a number of epochs (2epochs)");
   if (every.seconds == 0 && every.epochs == 0)
     throw ConfigError(
         "--checkpoint-every: expected a duration (30s, 10m, 2h) or a whole number "
@@ -219,6 +224,12 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
     if (cluster && (!o.checkpointEvery.empty() || !o.readVocab.empty() || o.dryRun))
       throw ConfigError(
           "--checkpoint-every, --read-vocab and --dry-run are for one process, not under mpirun");
+    if (o.saveVocab == "-" && (o.output == "-" || o.json || o.saveModel == "-"))
+      throw ConfigError("--save-vocab '-' and " +
+                        std::string(o.output == "-" ? "output '-'"
+                                    : o.json        ? "--json"
+                                                    : "--save-model '-'") +
+                        " would both write to standard output; send one of them to a file");
     every = o.checkpointEvery.empty() ? CheckpointEvery{} : parseCheckpointEvery(o.checkpointEvery);
     checkpoint = checkpointPath(o, format);
     // Two outputs that are one file: the later write would replace the earlier.
