@@ -288,17 +288,20 @@ StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
   // Everything that can be refused is checked before any training starts.
   o.validate();
   if (!o.reportDir.empty()) {
-    // The report directory too: a sweep that runs for minutes must not end in
-    // "cannot create the report directory" (/dev/null, a file, no permission).
+    // The report directory too (without creating it: a refused run leaves nothing):
+    // a sweep that runs for minutes must not end in "cannot create the report
+    // directory" (/dev/null, a file, no permission). It exists as a writable
+    // directory, or its nearest existing ancestor is one.
     namespace fs = std::filesystem;
     std::error_code ec;
-    fs::create_directories(o.reportDir, ec);
-    if (ec || !fs::is_directory(o.reportDir) || ::access(o.reportDir.c_str(), W_OK) != 0)
-      throw IoError("cannot create the report directory '" + o.reportDir + "'" +
-                    (ec ? ": " + ec.message()
-                        : fs::exists(o.reportDir) && !fs::is_directory(o.reportDir)
-                              ? std::string(": it exists and is not a directory")
-                              : std::string(": not writable")));
+    fs::path at = fs::absolute(o.reportDir, ec);
+    while (!ec && !fs::exists(at, ec) && at.has_parent_path() && at.parent_path() != at)
+      at = at.parent_path();
+    const bool directory = !ec && fs::is_directory(at, ec);
+    if (!directory || ::access(at.c_str(), W_OK) != 0)
+      throw IoError("cannot create the report directory '" + o.reportDir + "': " +
+                    (directory ? "'" + at.string() + "' is not writable"
+                               : "'" + at.string() + "' is not a directory"));
   }
 
   StudyResults results;
