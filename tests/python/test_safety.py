@@ -117,3 +117,14 @@ def test_encode_ids_refuses_ids_outside_the_vocabulary():
     for bad in (2, 1 << 30, -2):
         with pytest.raises(IndexError, match="out of range for 2 words"):
             _posvec.encode_ids(e, [[0, bad]], "interleaved", 10000.0, "sqrt", 0, False, False)
+
+
+@pytest.mark.parametrize("sentences, error, where", [
+    ([["a", "b"], ["a", 1]], TypeError, "token 2 of sentence 2 is int"),
+    ([["a", "b"], "a b"], TypeError, "str"),
+    ([["a", "\ud800"]], ValueError, "token 2 of sentence 1"),
+    (iter([["a", 2.5]]), TypeError, "every token must be a str"),
+])
+def test_bad_tokens_are_python_errors_naming_the_token(sentences, error, where):
+    with pytest.raises(error, match=where):
+        posvec.Word2Vec(sentences, epochs=1, progress=False, vector_size=4, min_count=1)

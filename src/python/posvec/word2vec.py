@@ -56,6 +56,27 @@ class _Progress:
             self.bar.close()
 
 
+def _token_error(sentences: Any) -> Exception:
+    """The Python error for sentences the engine could not read: the first bad
+    token when the sentences are a list or tuple (a generator is spent by then)."""
+    if isinstance(sentences, (list, tuple)):
+        for i, sentence in enumerate(sentences, 1):
+            if isinstance(sentence, (str, bytes)):
+                return TypeError(f"sentence {i} is a {type(sentence).__name__}; a sentence is a "
+                                 "list of str tokens")
+            for j, token in enumerate(sentence, 1):
+                if not isinstance(token, str):
+                    return TypeError(f"token {j} of sentence {i} is {type(token).__name__} "
+                                     f"{token!r}, not str")
+                try:
+                    token.encode("utf-8")
+                except UnicodeEncodeError:
+                    return ValueError(f"token {j} of sentence {i} ({token!r}) is not valid "
+                                      "Unicode (a lone surrogate) and has no UTF-8 form")
+    return TypeError("every token must be a str of valid Unicode (no lone surrogates); "
+                     "a sentence held something else")
+
+
 class Word2Vec:
     """Skip-gram or CBOW word2vec, trained by posvec's C++ engine.
 
@@ -144,6 +165,12 @@ class Word2Vec:
                         log=lambda line: logger.info("%s", line), **kwargs)
             finished = True
             return result
+        except RuntimeError as e:
+            # pybind11's "Unable to cast": a token that is not a str, or a str that
+            # is not valid Unicode (a lone surrogate), met while sentences were read.
+            if "Unable to cast" not in str(e):
+                raise
+            raise _token_error(kwargs.get("sentences")) from None
         finally:
             reporter.close(finished)
 
