@@ -457,3 +457,97 @@ TEST_CASE("distributed runs refuse compressed corpora and read invalid UTF-8 as 
   CHECK(replaced.status == 0);
   CHECK(fs::exists(dir.file("bad.bin")));
 }
+
+TEST_CASE("distributed ranks whose copies of the corpus differ are refused, naming rank and file",
+          "[distributed]") {
+  REQUIRE_MPI();
+  TempDir dir;
+  // Each rank runs in its own directory and reads "p.txt" there: the same command,
+  // two copies of the file.
+  fs::create_directories(dir.file("a"));
+  fs::create_directories(dir.file("b"));
+  writePlanted(dir.file("a/p.txt"), 6, 600);
+  std::string text = readText(dir.file("a/p.txt"));
+  const std::string args =
+      " -q train p.txt --pretokenized --min-count 1 --dim 8 --epochs 1 -t 1 -o " +
+      quote(dir.file("out.txt"));
+  auto rankIn = [&](const std::string& sub) {
+    return "-np 1 sh -c " + quote("cd " + quote(dir.file(sub)) + " && exec " + quote(POSVEC_CLI) + args);
+  };
+  for (const bool sameSize : {true, false}) {
+    INFO((sameSize ? "one byte changed" : "one line more"));
+    std::string other = text;
+    if (sameSize)
+      other[other.size() / 2] = other[other.size() / 2] == 'a' ? 'b' : 'a';
+    else
+      other += "c0w1 c0w2\n";
+    writeText(dir.file("b/p.txt"), other);
+    const RunResult r = mpirun(rankIn("a") + " : " + rankIn("b"));
+    INFO(r.err);
+    CHECK(r.status == static_cast<int>(ExitCode::Input));
+    CHECK(r.err.find("posvec: error: rank 1 of 2: corpus file 'p.txt' differs from rank 0's copy") !=
+          std::string::npos);
+    // One line from posvec (mpirun adds its own about the exit status).
+    CHECK(r.err.find("posvec: error:") == r.err.rfind("posvec: error:"));
+    CHECK_FALSE(fs::exists(dir.file("out.txt")));
+  }
+  // Identical copies train.
+  writeText(dir.file("b/p.txt"), text);
+  const RunResult same = mpirun(rankIn("a") + " : " + rankIn("b"));
+  INFO(same.err);
+  CHECK(same.status == 0);
+  CHECK(fs::exists(dir.file("out.txt")));
+}
+
+TEST_CASE("distributed combine modes: average is half the sum when one rank changes nothing",
+          "[distributed]") {
+  REQUIRE_MPI();
+  TempDir dir;
+  // Rank 0's share holds sentences; rank 1's only one-word lines, which give no
+  // skip-gram pair, so its change to every row is exactly zero. The output
+  // weights start at zero and the ranks meet only at the epoch's end (no
+  // synchronisation inside it): summed, the output weights are rank 0's own;
+  // averaged over 2 ranks, exactly half of them (a power of two: no rounding).
+  writePlanted(dir.file("p.txt"), 7, 1500);
+  std::string text = readText(dir.file("p.txt"));
+  const std::size_t sentences = text.size();
+  for (int i = 0; text.size() < 2 * sentences + 4096; ++i)
+    text += "c" + std::to_string(i % kClasses) + "w" + std::to_string(i % kPerClass) + "\n";
+  writeText(dir.file("p.txt"), text);
+  const std::string args = "-np 2 POSVEC -q train " + quote(dir.file("p.txt")) +
+                           " --pretokenized --min-count 1 --dim 8 --epochs 1 -t 1 --seed 5 "
+                           "--sync-words 1000000000 --sync-warmup 0 --sample 0 -o ";
+  const RunResult sum = mpirun(args + quote(dir.file("sum.posvec")) + " --sync-combine sum");
+  const RunResult average =
+      mpirun(args + quote(dir.file("average.posvec")) + " --sync-combine average");
+  INFO(sum.err << average.err);
+  REQUIRE(sum.status == 0);
+  REQUIRE(average.status == 0);
+  const ModelState s = loadModel(dir.file("sum.posvec"));
+  const ModelState a = loadModel(dir.file("average.posvec"));
+  REQUIRE(s.output.size() == a.output.size());
+  REQUIRE(s.output.size() > 0);
+  REQUIRE(s.output.cwiseAbs().maxCoeff() > 0);  // rank 0 trained
+  std::size_t exact = 0;
+  for (Eigen::Index i = 0; i < s.output.size(); ++i)
+    exact += a.output.data()[i] == 0.5f * s.output.data()[i];
+  CHECK(exact == static_cast<std::size_t>(s.output.size()));
+
+  // With every row synchronised every 1000 words: summing rank 1's zero changes
+  // leaves rank 0's rows as they were (up to rounding of base + change), while
+  // averaging halves rank 0's progress at every point, so its rows grow less.
+  const std::string often = "-np 2 POSVEC -q train " + quote(dir.file("p.txt")) +
+                            " --pretokenized --min-count 1 --dim 8 --epochs 1 -t 1 --seed 5 "
+                            "--sync-words 1000 --sync-warmup 0 --sync-rows 0 --sample 0 -o ";
+  const RunResult sumOften = mpirun(often + quote(dir.file("so.posvec")) + " --sync-combine sum");
+  const RunResult averageOften =
+      mpirun(often + quote(dir.file("ao.posvec")) + " --sync-combine average");
+  INFO(sumOften.err << averageOften.err);
+  REQUIRE(sumOften.status == 0);
+  REQUIRE(averageOften.status == 0);
+  const ModelState so = loadModel(dir.file("so.posvec"));
+  const ModelState ao = loadModel(dir.file("ao.posvec"));
+  CHECK((so.output - s.output).cwiseAbs().maxCoeff() <= 1e-4f * s.output.cwiseAbs().maxCoeff());
+  CHECK((so.input - s.input).cwiseAbs().maxCoeff() <= 1e-4f * s.input.cwiseAbs().maxCoeff());
+  CHECK(ao.output.norm() < 0.75f * so.output.norm());
+}

@@ -3,6 +3,7 @@
 // compressors (gzip, bzip2, xz, zstd), so the expected text is the original.
 #include "input.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -223,4 +224,73 @@ TEST_CASE("input: the CLI reads compressed corpora and directories, from stdin t
   REQUIRE(a.status == 0);
   REQUIRE(b.status == 0);
   CHECK(readText(dir.file("a.txt")) == readText(dir.file("b.txt")));
+}
+
+namespace {
+// A message that says the data is not a stream the detected decompressor takes.
+void requireRefusedAsCorrupt(const std::string& path, const std::string& kind) {
+  try {
+    const std::string text = readFile(path);
+    FAIL("read " << text.size() << " bytes from a corrupt " << kind << " file");
+  } catch (const IoError& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find(path) != std::string::npos);
+    CHECK(what.find(kind) != std::string::npos);
+    CHECK(what.find("corrupt or unsupported compressed file") != std::string::npos);
+    CHECK(what.find('\n') == std::string::npos);
+  }
+}
+}  // namespace
+
+TEST_CASE("input: only the detected decompressor runs, and a header it refuses is an error",
+          "[input]") {
+  TempDir dir;
+  const std::string plain = dir.file("p.txt");
+  writeText(plain, "one two three\nfour five six\n");
+  SECTION("a gzip header with an unknown method byte") {
+    const std::string packed = dir.file("p.gz");
+    if (!compress(kCompressors[0], plain, packed)) POSVEC_SKIP("gzip is not installed");
+    std::string bytes = readText(packed);
+    REQUIRE(static_cast<unsigned char>(bytes[2]) == 8);  // deflate, RFC 1952
+    bytes[2] = 7;
+    writeText(packed, bytes);
+    requireRefusedAsCorrupt(packed, "gzip");
+    // Through the CLI with --replace-invalid: still refused, one line, not trained on.
+    const RunResult r = runCli("-q train " + quote(packed) +
+                               " --replace-invalid --min-count 1 --dim 4 --epochs 1 -o " +
+                               quote(dir.file("v.txt")));
+    CHECK(r.status != 0);
+    CHECK(r.err.find("corrupt or unsupported compressed file") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_FALSE(fs::exists(dir.file("v.txt")));
+  }
+  SECTION("a bzip2 stream whose first block magic is wrong") {
+    const std::string packed = dir.file("p.bz2");
+    if (!compress(kCompressors[1], plain, packed)) POSVEC_SKIP("bzip2 is not installed");
+    std::string bytes = readText(packed);
+    REQUIRE(bytes.substr(4, 6) == "1AY&SY");  // the block magic 0x314159265359
+    bytes[4] = '2';
+    writeText(packed, bytes);
+    requireRefusedAsCorrupt(packed, "bzip2");
+  }
+  SECTION("decompressed text that starts like a uuencoded file is not decoded again") {
+    const std::string text =
+        "begin 644 name\nthe first line\nsecond line\nthird\nfourth\nfifth\nsixth\n";
+    writeText(plain, text);
+    const std::string packed = dir.file("uu.gz");
+    if (!compress(kCompressors[0], plain, packed)) POSVEC_SKIP("gzip is not installed");
+    CHECK(readFile(packed) == text);
+    CHECK(tokensOf(CorpusSource::fromFiles({packed}, true)) ==
+          tokensOf(CorpusSource::fromFiles({plain}, true)));
+  }
+  SECTION("an xz file whose content looks like an lzma header") {
+    // 0x5d, a 64 KiB dictionary and an unknown size: the header xz --format=lzma writes.
+    const std::string text = std::string("\x5d\x00\x00\x01\x00\xff\xff\xff\xff\xff\xff\xff\xff", 13) +
+                             "and then plain words follow\n";
+    writeText(plain, text);
+    const std::string packed = dir.file("l.xz");
+    if (!compress(kCompressors[2], plain, packed)) POSVEC_SKIP("xz is not installed");
+    CHECK(readFile(packed) == text);
+  }
 }

@@ -128,6 +128,37 @@ TEST_CASE("io a set of files is written all or nothing", "[io]") {
   CHECK(entries == 2);
 }
 
+TEST_CASE("io a set whose second rename fails keeps the old first file", "[io]") {
+  test::TempDir dir;
+  const std::string a = dir.file("m.npy"), b = dir.file("m.vocab");
+  test::writeText(a, "old a");
+  // The second target turns into a directory after every temporary was written
+  // (another program, or a busy or immutable file): its rename fails after the
+  // first one succeeded. The old first file must come back, byte for byte.
+  CHECK_THROWS_AS(writeFilesAtomically({{a, [](std::ostream& out) { out << "new a"; }},
+                                        {b,
+                                         [&](std::ostream& out) {
+                                           out << "new b";
+                                           fs::create_directory(b);
+                                         }}}),
+                  IoError);
+  CHECK(test::readText(a) == "old a");
+  // The same when the first file did not exist before: it does not exist after.
+  const std::string c = dir.file("n.npy"), d = dir.file("n.vocab");
+  CHECK_THROWS_AS(writeFilesAtomically({{c, [](std::ostream& out) { out << "new c"; }},
+                                        {d,
+                                         [&](std::ostream& out) {
+                                           out << "new d";
+                                           fs::create_directory(d);
+                                         }}}),
+                  IoError);
+  CHECK_FALSE(fs::exists(c));
+  // No temporary or kept copy stays behind: only the old file and the two directories.
+  std::size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir.path())) files += e.is_regular_file();
+  CHECK(files == 1);
+}
+
 TEST_CASE("io removeUnfinishedTemporaries deletes the temporary of a write in progress", "[io]") {
   test::TempDir dir;
   const std::string path = dir.file("model.posvec");

@@ -101,6 +101,13 @@ class Cluster {
   /// whose lines differ from rank 0's makes every rank throw ConfigError naming
   /// the rank and the first differing line. Collective.
   void requireSameOptions(const std::string& options);
+  /// Every rank passes the corpus it was given (before share()): rank 0's list of
+  /// files, their sizes and a cheap fingerprint of each (start, middle and end)
+  /// are compared with every rank's own, and a difference makes every rank throw
+  /// (InputError "rank R of N: corpus file 'F' differs from rank 0's copy ...";
+  /// IoError when a rank cannot read its copy). Each rank cuts its byte range
+  /// from its own copy, so copies that differ would train on a wrong corpus. Collective.
+  void requireSameCorpus(const CorpusSource& corpus);
   /// All ranks together: when any rank passes a non-empty `error`, every rank
   /// throws (the first failing rank's message, "rank R of N: ...", of the kind
   /// `kind` gave there: 2 config, 3 io, 4 format, 5 input, 1 other). Collective.

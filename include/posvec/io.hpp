@@ -45,10 +45,10 @@ struct AtomicWrite {
 /// Several files that belong together (an .npy matrix and its .vocab) as one
 /// transaction: every writer runs to its own temporary file, then all are renamed
 /// into place. If any writer or rename fails, no temporary stays behind and no
-/// file of the set has been replaced (except in the rare case of a rename that
-/// fails after another succeeded: then the renamed files are removed, so no
-/// mismatched set remains). Devices are written in place, after every
-/// temporary file succeeded.
+/// file of the set has been replaced: when a rename fails after another
+/// succeeded, the files already renamed get their old content back (kept under a
+/// second name until every rename is done), or are removed if they did not exist.
+/// Devices are written in place, after every temporary file succeeded.
 /// \throws IoError as writeFileAtomically() does, for the first file that fails;
 ///         a writer's own exception propagates unchanged.
 void writeFilesAtomically(const std::vector<AtomicWrite>& files);

@@ -68,11 +68,13 @@ struct TrainConfig {
   /// Throws ConfigError naming the option by its meaning ("dimension must be between 1 and
   /// 100000 (got 0)") and the allowed range; the CLI adds its flag name.
   void validate() const;
-  /// key=value lines, one per field (the text ModelState::config stores).
+  /// key=value lines, one per field (the text ModelState::config stores); a model
+  /// stores the trainer's "corpus.*" lines (how the corpus was read) after these.
   std::string serialize() const;
   /// Reads serialize()'s text: accepts what serialize writes and rejects the rest
-  /// (FormatError naming the line or key: unknown or repeated keys, invalid values).
-  /// Keys missing from `text` keep their defaults, except `combine`, which is 1
+  /// (FormatError naming the line or key: unknown or repeated keys, invalid values),
+  /// except "corpus.*" lines (the trainer's record of how the corpus was read),
+  /// which are skipped here. Keys missing from `text` keep their defaults, except `combine`, which is 1
   /// (configurations stored before context combining trained one window per block).
   static TrainConfig deserialize(const std::string& text);
 };

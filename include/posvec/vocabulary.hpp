@@ -61,7 +61,8 @@ class Vocabulary {
 
 /// word2vec.c's vocabulary file (-save-vocab / -read-vocab): one "word count" line
 /// per word, in vocabulary order, after a first line "</s> N" for word2vec.c's
-/// sentence-end token (N = the number of sentences). Written atomically.
+/// sentence-end token (N = the number of sentences). Written atomically; "-"
+/// writes to standard output.
 /// \throws IoError when `path` cannot be written.
 void saveWord2vecVocabulary(const Vocabulary& vocabulary, std::int64_t sentences,
                             const std::string& path);

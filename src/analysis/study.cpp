@@ -1,5 +1,7 @@
 #include "posvec/study.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,6 +10,7 @@
 #include <limits>
 
 #include "posvec/attention.hpp"
+#include "posvec/error.hpp"
 #include "posvec/embeddings.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/io.hpp"
@@ -284,6 +287,22 @@ void StudyOptions::validate() const {
 StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
   // Everything that can be refused is checked before any training starts.
   o.validate();
+  if (!o.reportDir.empty()) {
+    // The report directory too (without creating it: a refused run leaves nothing):
+    // a sweep that runs for minutes must not end in "cannot create the report
+    // directory" (/dev/null, a file, no permission). It exists as a writable
+    // directory, or its nearest existing ancestor is one.
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path at = fs::absolute(o.reportDir, ec);
+    while (!ec && !fs::exists(at, ec) && at.has_parent_path() && at.parent_path() != at)
+      at = at.parent_path();
+    const bool directory = !ec && fs::is_directory(at, ec);
+    if (!directory || ::access(at.c_str(), W_OK) != 0)
+      throw IoError("cannot create the report directory '" + o.reportDir + "': " +
+                    (directory ? "'" + at.string() + "' is not writable"
+                               : "'" + at.string() + "' is not a directory"));
+  }
 
   StudyResults results;
   StudySettings& settings = results.settings;

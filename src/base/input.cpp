@@ -52,11 +52,21 @@ class InputBuf : public std::streambuf {
     out_.resize(kBlock);
     archive_ = archive_read_new();
     if (!archive_) throw std::bad_alloc();
-    archive_read_support_filter_all(archive_);
+    // Only the decompressor the first bytes named: with every filter enabled,
+    // libarchive would read a header its bidder refuses as raw bytes, and run a
+    // second filter (uudecode, lzma) over decompressed text that happens to look
+    // like its input.
+    enableFilter(kind);
     archive_read_support_format_raw(archive_);
     archive_read_support_format_empty(archive_);
     if (archive_read_open(archive_, this, nullptr, &InputBuf::readCallback, nullptr) != ARCHIVE_OK)
       fail();
+    // The "none" filter at the bottom is always there; ours must sit on it.
+    if (archive_filter_count(archive_) < 2) {
+      if (!readError_.empty()) throw IoError(readError_);
+      throw IoError("cannot decompress '" + name_ + "': corrupt or unsupported compressed file (" +
+                    kind_ + " signature, but its header is not valid " + kind_ + ")");
+    }
     archive_entry* entry = nullptr;
     const int rc = archive_read_next_header(archive_, &entry);
     if (rc == ARCHIVE_EOF) {
@@ -122,6 +132,22 @@ class InputBuf : public std::streambuf {
       if (errno == EINTR) continue;
       throw IoError("error while reading '" + name_ + "': " + std::strerror(errno));
     }
+  }
+
+  void enableFilter(const std::string& kind) {
+    int rc = ARCHIVE_FATAL;
+    if (kind == "gzip")
+      rc = archive_read_support_filter_gzip(archive_);
+    else if (kind == "bzip2")
+      rc = archive_read_support_filter_bzip2(archive_);
+    else if (kind == "xz")
+      rc = archive_read_support_filter_xz(archive_);
+    else if (kind == "zstd")
+      rc = archive_read_support_filter_zstd(archive_);
+    // ARCHIVE_WARN: libarchive will run the external program instead of a library.
+    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
+      throw IoError("cannot decompress '" + name_ + "': this build of libarchive cannot read " +
+                    kind + " data; decompress it first");
   }
 
   static la_ssize_t readCallback(archive*, void* self, const void** buffer) {

@@ -102,6 +102,7 @@ struct Planned {
   bool inPlace;     // a device, pipe or /dev/stdout-style link
   std::string tmp;  // temporary name, once created
   bool renamed = false;
+  std::string kept;  // the old target's second name, while a rename may be undone
   int slot = -1;  // in tmpSlots while the temporary exists
 };
 
@@ -119,7 +120,7 @@ Planned plan(const AtomicWrite& file) {
   const bool exists = fs::exists(fs::symlink_status(target, ec));
   if ((exists && (isUnder(absolute, "dev") || isUnder(absolute, "proc"))) ||
       (fs::exists(target, ec) && !fs::is_regular_file(target, ec)))
-    return Planned{&file, target, true, {}};
+    return Planned{&file, target, true, {}, false, {}, -1};
   // Any other symlink keeps pointing where it did: replace the file it points to.
   if (fs::is_symlink(fs::symlink_status(target, ec))) {
     const fs::path resolved = fs::weakly_canonical(target, ec);
@@ -128,7 +129,7 @@ Planned plan(const AtomicWrite& file) {
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec))
     throw IoError("cannot write '" + path + "': directory '" + dir.string() + "' does not exist");
-  return Planned{&file, target, false, {}};
+  return Planned{&file, target, false, {}, false, {}, -1};
 }
 
 }  // namespace
@@ -160,6 +161,27 @@ void writeFilesAtomically(const std::vector<AtomicWrite>& files) {
     }
     for (const Planned& p : plans)
       if (p.inPlace) writeInPlace(p.file->path, p.file->write);
+    // Before a rename that a later one could undo, the old file gets a second
+    // name (a hard link, a copy where links are refused), so a failed later rename
+    // can put it back: the set changes entirely or not at all.
+    std::size_t last = plans.size();
+    for (std::size_t i = 0; i < plans.size(); ++i)
+      if (!plans[i].inPlace) last = i;
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      Planned& p = plans[i];
+      if (p.inPlace || i == last) continue;
+      std::error_code ec;
+      if (!fs::is_regular_file(fs::symlink_status(p.target, ec))) continue;
+      // Named like a temporary, so one a killed process leaves is removed later.
+      const fs::path dir = p.target.has_parent_path() ? p.target.parent_path() : fs::path(".");
+      const std::string keep = (dir / tmpPrefix(p.target)).string() +
+                               std::to_string(::getpid()) + "-" + std::to_string(rd());
+      p.kept = keep;  // removed by the rollback if the copy fails half-way
+      if (::link(p.target.c_str(), keep.c_str()) != 0) {
+        fs::copy_file(p.target, keep, fs::copy_options::overwrite_existing, ec);
+        if (ec) throw IoError("cannot keep a copy of '" + p.file->path + "': " + ec.message());
+      }
+    }
     for (Planned& p : plans) {
       if (p.inPlace) continue;
       std::error_code ec;
@@ -169,15 +191,25 @@ void writeFilesAtomically(const std::vector<AtomicWrite>& files) {
       releaseTemporary(p.slot);
       p.slot = -1;
     }
+    for (const Planned& p : plans) {
+      std::error_code ec;
+      if (!p.kept.empty()) fs::remove(p.kept, ec);
+    }
   } catch (...) {
     // Nothing of a failed transaction stays: its temporaries, and the files it
-    // already renamed into place (they would not match the ones it could not write).
+    // already renamed into place go back to what they were (removed when they
+    // did not exist), so no mismatched set remains.
     std::error_code ec;
     for (const Planned& p : plans) {
-      if (p.renamed)
-        fs::remove(p.target, ec);
-      else if (!p.tmp.empty())
-        fs::remove(p.tmp, ec);
+      if (p.renamed) {
+        if (p.kept.empty())
+          fs::remove(p.target, ec);
+        else
+          fs::rename(p.kept, p.target, ec);
+      } else {
+        if (!p.tmp.empty()) fs::remove(p.tmp, ec);
+        if (!p.kept.empty()) fs::remove(p.kept, ec);
+      }
       releaseTemporary(p.slot);
     }
     throw;

@@ -488,6 +488,13 @@ PYBIND11_MODULE(_posvec, m) {
                             " dimensions; the position encoding needs an even d_model");
         o.validate();
         const Scale s = Scale::parse(scale);
+        // Rows are read by id below: an id past the vocabulary would read past the matrix.
+        for (const auto& seq : ids)
+          for (const WordId id : seq)
+            if (id < -1 || (id >= 0 && static_cast<std::size_t>(id) >= e.size()))
+              throw py::index_error("word id " + std::to_string(id) + " is out of range for " +
+                                    std::to_string(e.size()) +
+                                    " words (ids are 0 to words - 1, or -1 for an unknown word)");
         std::vector<MatrixD> encoded;
         {
           py::gil_scoped_release nogil;

@@ -14,7 +14,7 @@ namespace posvec {
 
 void saveWord2vecVocabulary(const Vocabulary& vocabulary, std::int64_t sentences,
                             const std::string& path) {
-  writeFileAtomically(path, [&](std::ostream& out) {
+  writeToPathOrStdout(path, [&](std::ostream& out) {
     std::string text = "</s> " + std::to_string(sentences) + "\n";
     for (std::size_t i = 0; i < vocabulary.size(); ++i) {
       const auto id = static_cast<WordId>(i);
@@ -35,6 +35,8 @@ Vocabulary readWord2vecVocabulary(const std::string& path) {
   };
   std::vector<Entry> entries;
   std::size_t lineNo = 0, at = 0;
+  // A byte-order mark (Windows editors write one) is not part of the first word.
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) at = 3;
   auto isSpace = [](char c) {
     return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
   };

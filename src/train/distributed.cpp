@@ -170,6 +170,41 @@ std::vector<Piece> piecesOf(const CorpusSource& corpus, int rank, int size) {
   return pieces;
 }
 
+// Each corpus file as "path<TAB>size<TAB>fingerprint" lines: the fingerprint hashes
+// (FNV-1a, 64 bits) up to 64 KiB at the start, the middle and the end, so two
+// copies that differ in length or at either end, or whose middle was edited,
+// are told apart in three reads however large the file is.
+std::string corpusFingerprint(const CorpusSource& corpus) {
+  std::string lines;
+  std::vector<char> buf(1 << 16);
+  for (const auto& path : corpus.paths()) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
+    const off_t size = ::lseek(fd, 0, SEEK_END);
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    const off_t block = static_cast<off_t>(buf.size());
+    for (const off_t at : {off_t{0}, std::max<off_t>(0, size / 2 - block / 2),
+                           std::max<off_t>(0, size - block)}) {
+      ssize_t got;
+      do {
+        got = ::pread(fd, buf.data(), buf.size(), at);
+      } while (got < 0 && errno == EINTR);
+      if (got < 0) {
+        const int err = errno;
+        ::close(fd);
+        throw IoError("cannot read '" + path + "': " + std::strerror(err));
+      }
+      for (ssize_t i = 0; i < got; ++i) {
+        h ^= static_cast<unsigned char>(buf[static_cast<std::size_t>(i)]);
+        h *= 0x100000001b3ULL;
+      }
+    }
+    ::close(fd);
+    lines += path + "\t" + std::to_string(size) + "\t" + std::to_string(h) + "\n";
+  }
+  return lines;
+}
+
 }  // namespace
 
 CorpusSource Cluster::share(const CorpusSource& corpus) const {
@@ -621,6 +656,46 @@ void Cluster::requireSameOptions(const std::string& options) {
   agree(error, 2);
 }
 
+void Cluster::requireSameCorpus(const CorpusSource& corpus) {
+  std::string error, mine;
+  int kind = 5;
+  try {
+    mine = corpusFingerprint(corpus);
+  } catch (const IoError& e) {
+    error = e.what(), kind = 3;
+  }
+  std::string reference = mine;
+  broadcast(reference, 0);
+  if (error.empty() && reference != mine) {
+    std::istringstream a(mine), b(reference);
+    std::string here, there;
+    for (;;) {
+      const bool more = static_cast<bool>(std::getline(a, here));
+      const bool moreThere = static_cast<bool>(std::getline(b, there));
+      if (!more || !moreThere || here != there) break;
+    }
+    if (here.empty()) {
+      error = "has fewer corpus files than rank 0 (its list ends before '" +
+              there.substr(0, there.find('\t')) + "')";
+    } else {
+      const std::string file = here.substr(0, here.find('\t'));
+      const std::size_t sizeAt = here.find('\t') + 1;
+      const std::string size = here.substr(sizeAt, here.find('\t', sizeAt) - sizeAt);
+      if (there.empty() || there.substr(0, there.find('\t')) != file)
+        error = "corpus file '" + file + "' is not in rank 0's list of corpus files";
+      else {
+        const std::size_t refAt = there.find('\t') + 1;
+        const std::string refSize = there.substr(refAt, there.find('\t', refAt) - refAt);
+        error = "corpus file '" + file + "' differs from rank 0's copy (" +
+                (size != refSize ? size + " bytes here, " + refSize + " on rank 0"
+                                 : std::string("same size, other content")) +
+                "); every rank must read identical copies of the corpus";
+      }
+    }
+  }
+  agree(error, kind);
+}
+
 ModelState trainDistributed(Cluster& cluster, const CorpusSource& share, const TrainConfig& config,
                             const SyncOptions& sync, const TrainObserver& observer) {
   sync.validate();
@@ -662,6 +737,7 @@ int Cluster::size() const { return size_; }
 void Cluster::abort(int) const { std::abort(); }
 void Cluster::agree(const std::string&, int) { noMpi(); }
 void Cluster::requireSameOptions(const std::string&) { noMpi(); }
+void Cluster::requireSameCorpus(const CorpusSource&) { noMpi(); }
 ModelState trainDistributed(Cluster&, const CorpusSource&, const TrainConfig&, const SyncOptions&,
                             const TrainObserver&) {
   noMpi();

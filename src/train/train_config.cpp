@@ -111,6 +111,9 @@ TrainConfig TrainConfig::deserialize(const std::string& text) {
       throw FormatError("training config line " + std::to_string(lineNo) + " is not key=value: '" +
                         line + "'");
     const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+    // How the corpus was read ("corpus.locale=tr"): the trainer's record, checked
+    // when resuming, not a training option.
+    if (key.rfind("corpus.", 0) == 0) continue;
     if (!seen.insert(key).second) throw FormatError("training config: '" + key + "' appears twice");
     if (key == "dim")
       c.dim = parseInt<std::size_t>(key, value);

@@ -319,8 +319,73 @@ void logCorpus(const TrainObserver& observer, const detail::PreparedCorpus& c) {
 
 namespace {
 
+// How a file corpus was read, as "corpus.KEY=VALUE" lines stored after the
+// training config: the same files read another way (another locale, without
+// punctuation) give other tokens in silence, so resuming checks them.
+// Sentences in memory and generators record nothing.
+std::string readingOf(const CorpusSource& corpus) {
+  if (corpus.paths().empty()) return {};
+  const TokenizerOptions& t = corpus.tokenizer();
+  std::string s = std::string("corpus.reading=") + (corpus.pretokenized() ? "pretokenized" : "raw") +
+                  "\ncorpus.invalid_utf8=" + (t.replaceInvalid ? "replace" : "refuse") + "\n";
+  if (!corpus.pretokenized())
+    s += std::string("corpus.case=") + (t.lowercase ? "lowercase" : "keep") +
+         "\ncorpus.punctuation=" + (t.keepPunctuation ? "keep" : "drop") +
+         "\ncorpus.locale=" + t.locale + "\n";
+  return s;
+}
+
+// The "corpus." lines of a stored config.
+std::string recordedReading(const std::string& config) {
+  std::string out;
+  std::size_t at = 0;
+  while (at < config.size()) {
+    std::size_t end = config.find('\n', at);
+    if (end == std::string::npos) end = config.size();
+    if (config.compare(at, 7, "corpus.") == 0) out += config.substr(at, end - at) + "\n";
+    at = end + 1;
+  }
+  return out;
+}
+
+// What each key means in a message.
+std::string readingMeaning(const std::string& key, const std::string& value) {
+  if (key == "corpus.reading")
+    return value == "pretokenized" ? "as pre-tokenized lines" : "as raw text through the tokenizer";
+  if (key == "corpus.invalid_utf8")
+    return value == "replace" ? "replacing invalid UTF-8" : "refusing invalid UTF-8";
+  if (key == "corpus.case") return value == "keep" ? "keeping case" : "lowercased";
+  if (key == "corpus.punctuation")
+    return value == "keep" ? "keeping punctuation tokens" : "dropping punctuation tokens";
+  if (key == "corpus.locale") return "with locale '" + value + "'";
+  return key + "=" + value;
+}
+
+// InputError when a model's recorded reading differs from how `corpus` is read.
+void checkReading(const std::string& recorded, const CorpusSource& corpus) {
+  const std::string now = readingOf(corpus);
+  if (recorded.empty() || now.empty() || recorded == now) return;
+  auto valueOf = [](const std::string& lines, const std::string& key) {
+    const std::size_t at = lines.find(key + "=");
+    if (at == std::string::npos) return std::string();
+    const std::size_t from = at + key.size() + 1;
+    return lines.substr(from, lines.find('\n', from) - from);
+  };
+  for (const char* key : {"corpus.reading", "corpus.invalid_utf8", "corpus.case",
+                          "corpus.punctuation", "corpus.locale"}) {
+    const std::string was = valueOf(recorded, key), is = valueOf(now, key);
+    if (was != is && !was.empty() && !is.empty())
+      throw InputError("the model was trained on its corpus read " + readingMeaning(key, was) +
+                       ", but this corpus is read " + readingMeaning(key, is) +
+                       "; resume with the reading options it was trained with");
+  }
+  throw InputError("the model was trained on its corpus read another way (" + recorded.substr(0, 60) +
+                   "); resume with the reading options it was trained with");
+}
+
 ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& config,
-                         const TrainObserver& observer, const detail::TrainHooks& hooks) {
+                         const TrainObserver& observer, const detail::TrainHooks& hooks,
+                         const std::string& reading) {
   const int threads = detail::resolveThreads(config.threads);
   const auto v = static_cast<Eigen::Index>(prepared.vocabulary.size());
   if (config.loss == Loss::HierarchicalSoftmax && v < 2)
@@ -346,7 +411,7 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
   ModelState model;
   model.words = prepared.vocabulary.words();
   model.counts = prepared.vocabulary.counts();
-  model.config = config.serialize();
+  model.config = config.serialize() + reading;
   model.input.resize(v, d);
   detail::initInputMatrix(model.input, config.seed, threads);
   model.output = MatrixF::Zero(config.loss == Loss::HierarchicalSoftmax ? v - 1 : v, d);
@@ -372,7 +437,7 @@ ModelState detail::trainWith(const CorpusSource& corpus, const TrainConfig& conf
   detail::PreparedCorpus prepared =
       detail::prepareCorpus(corpus, config.minCount, config.maxVocab, 20'000'000,
                             detail::resolveThreads(config.threads), hooks.merge);
-  return trainPrepared(prepared, config, observer, hooks);
+  return trainPrepared(prepared, config, observer, hooks, readingOf(corpus));
 }
 
 ModelState train(const CorpusSource& corpus, const TrainConfig& config,
@@ -398,7 +463,7 @@ ModelState train(const CorpusSource& corpus, const TrainConfig& config,
   detail::PreparedCorpus prepared =
       detail::prepareCorpus(corpus, Vocabulary(std::move(words), std::move(counts)));
   prepared.distinctWords = static_cast<std::int64_t>(prepared.vocabulary.size());
-  return trainPrepared(prepared, config, observer, {});
+  return trainPrepared(prepared, config, observer, {}, readingOf(corpus));
 }
 
 int epochsLeft(const ModelState& model) {
@@ -426,6 +491,9 @@ void detail::resumeWith(ModelState& model, const CorpusSource& corpus, int moreE
   TrainConfig resumed = config;
   resumed.epochs = total;
   const int threads = detail::resolveThreads(resumed.threads);
+  // Before the corpus is counted: a different reading is refused at once.
+  const std::string recorded = recordedReading(model.config);
+  checkReading(recorded, corpus);
   Vocabulary vocab(model.words, model.counts);
   detail::PreparedCorpus prepared = detail::prepareCorpus(corpus, vocab, hooks.sync != nullptr);
   if (model.partial.active()) {
@@ -463,7 +531,7 @@ void detail::resumeWith(ModelState& model, const CorpusSource& corpus, int moreE
   }
   if (observer.vocabulary) observer.vocabulary(vocab, prepared.sentences);
   // Trained in place (a copy would double peak memory); the stored schedule is the new total.
-  model.config = resumed.serialize();
+  model.config = resumed.serialize() + (recorded.empty() ? readingOf(corpus) : recorded);
   runEpochs(model, prepared, resumed, total, observer, hooks.sync, hooks.batchedPath);
 }
 

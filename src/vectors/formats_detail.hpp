@@ -292,6 +292,22 @@ Embeddings loadNpy(const std::string& path);
 void writeNpy(const Embeddings& e, const std::string& path);
 // A model's words, counts, losses and input vectors; the output weights only with `withOutput`.
 ModelState readModel(const std::string& path, bool withOutput);
+// The 64-bit checksum that ends a model file (over every byte before it), fed in
+// pieces of any size. Not cryptographic: it catches damage, not tampering; a
+// change confined to 8 aligned bytes (any single flipped byte) always shows.
+class ModelChecksum {
+ public:
+  void update(const char* data, std::size_t n);
+  std::uint64_t value() const;
+
+ private:
+  void block(const unsigned char* p);
+  std::uint64_t lane_[4] = {0x243F6A8885A308D3ULL, 0x13198A2E03707344ULL, 0xA4093822299F31D0ULL,
+                            0x082EFA98EC4E6C89ULL};
+  unsigned char tail_[32] = {};
+  std::size_t pending_ = 0;
+  std::uint64_t total_ = 0;
+};
 
 // Loads `path` as the given format, without content detection (the fuzz
 // harnesses drive each loader on its own). Auto is refused (FormatError); Model

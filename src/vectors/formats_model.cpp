@@ -1,7 +1,9 @@
 // posvec's own full-state model: magic "POSVECM1", a version, little-endian
 // fixed-width fields, every length checked against the file size before anything
 // is allocated.
+#include <algorithm>
 #include <limits>
+#include <streambuf>
 #include <unordered_set>
 
 #include "formats_detail.hpp"
@@ -23,6 +25,33 @@ constexpr std::uint64_t kModelHeaderBytes = 72;
 constexpr std::uint64_t kShardBytes = 40;
 constexpr std::uint32_t kMaxShards = 1 << 16;
 
+// Header flag: the file ends with an 8-byte ModelChecksum of every byte before
+// it. Written since the checksum came; files without it still load.
+constexpr std::uint32_t kFlagChecksum = 1;
+
+// Feeds every byte written through it to a ModelChecksum, then on to `to`.
+class ChecksumBuf : public std::streambuf {
+ public:
+  explicit ChecksumBuf(std::streambuf* to) : to_(to) {}
+  ModelChecksum sum;
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    sum.update(s, static_cast<std::size_t>(n));
+    return to_->sputn(s, n);
+  }
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const char ch = traits_type::to_char_type(c);
+    sum.update(&ch, 1);
+    return to_->sputc(ch);
+  }
+  int sync() override { return to_->pubsync(); }
+
+ private:
+  std::streambuf* to_;
+};
+
 struct ModelHeader {
   std::uint32_t version = 0, flags = 0;
   std::uint64_t words = 0, dim = 0, outputRows = 0, configBytes = 0, wordBytes = 0, losses = 0;
@@ -38,13 +67,67 @@ T get(const unsigned char* p) {
 
 }  // namespace
 
+namespace {
+constexpr std::uint64_t kP1 = 0x9E3779B97F4A7C15ULL, kP2 = 0xC2B2AE3D27D4EB4FULL;
+constexpr std::uint64_t rotl(std::uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+// One step is a bijection of the lane for a fixed word and of the word for a fixed
+// lane, so a change confined to one word always changes the result.
+constexpr std::uint64_t step(std::uint64_t lane, std::uint64_t word) {
+  return rotl((lane ^ word) * kP1, 29);
+}
+}  // namespace
+
+void ModelChecksum::block(const unsigned char* p) {
+  for (int k = 0; k < 4; ++k) {
+    std::uint64_t w;
+    std::memcpy(&w, p + 8 * k, 8);
+    lane_[k] = step(lane_[k], fromLittle(w));
+  }
+}
+
+void ModelChecksum::update(const char* data, std::size_t n) {
+  const auto* p = reinterpret_cast<const unsigned char*>(data);
+  total_ += n;
+  if (pending_ > 0) {
+    const std::size_t take = std::min(n, sizeof tail_ - pending_);
+    std::memcpy(tail_ + pending_, p, take);
+    pending_ += take, p += take, n -= take;
+    if (pending_ < sizeof tail_) return;
+    block(tail_);
+    pending_ = 0;
+  }
+  for (; n >= sizeof tail_; p += sizeof tail_, n -= sizeof tail_) block(p);
+  std::memcpy(tail_, p, n);
+  pending_ = n;
+}
+
+std::uint64_t ModelChecksum::value() const {
+  ModelChecksum c = *this;
+  if (c.pending_ > 0) {
+    std::memset(c.tail_ + c.pending_, 0, sizeof c.tail_ - c.pending_);
+    c.block(c.tail_);  // zero-padded; the length below tells "ab" from "ab\0"
+  }
+  std::uint64_t h = total_ * kP2;
+  for (std::uint64_t lane : c.lane_) h = rotl((h ^ lane) * kP2, 31);
+  h ^= h >> 33;
+  h *= kP1;
+  return h ^ (h >> 29);
+}
+
 ModelState readModel(const std::string& path, bool withOutput) {
   ChunkReader r(path);
+  ModelChecksum sum;
+  // Every byte of the file before the trailer passes through the checksum.
+  const auto take = [&](void* dst, std::uint64_t n) {
+    const std::size_t got = r.read(static_cast<char*>(dst), static_cast<std::size_t>(n));
+    sum.update(static_cast<const char*>(dst), got);
+    return got;
+  };
   unsigned char raw[kModelHeaderBytes];
-  if (r.read(reinterpret_cast<char*>(raw), 8) != 8 || std::memcmp(raw, kModelMagic, 8) != 0)
+  if (take(raw, 8) != 8 || std::memcmp(raw, kModelMagic, 8) != 0)
     throw FormatError(inQuotes(path) +
                       ": not a posvec model file (bad magic; expected 'POSVECM1')");
-  if (r.read(reinterpret_cast<char*>(raw) + 8, kModelHeaderBytes - 8) != kModelHeaderBytes - 8)
+  if (take(raw + 8, kModelHeaderBytes - 8) != kModelHeaderBytes - 8)
     throw FormatError(inQuotes(path) + ": posvec model file is truncated inside its header");
   ModelHeader h;
   h.version = get<std::uint32_t>(raw + 8);
@@ -60,7 +143,8 @@ ModelState readModel(const std::string& path, bool withOutput) {
     throw FormatError(inQuotes(path) + ": posvec model version " + std::to_string(h.version) +
                       " is not supported (this posvec reads versions 1 and 2)");
   const std::uint32_t shards = get<std::uint32_t>(raw + 68);
-  if (h.flags != 0 || (h.version == kModelVersion && shards != 0))
+  const bool checksummed = (h.flags & kFlagChecksum) != 0;
+  if ((h.flags & ~kFlagChecksum) != 0 || (h.version == kModelVersion && shards != 0))
     throw FormatError(inQuotes(path) + ": posvec model header has unknown flags (corrupt file?)");
   if (h.version == kModelVersionPartial && (shards == 0 || shards > kMaxShards))
     throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(shards) +
@@ -89,6 +173,7 @@ ModelState readModel(const std::string& path, bool withOutput) {
                  overflow),
       overflow);
   if (shards > 0) need = addChecked(need, 16 + kShardBytes * shards, overflow);
+  if (checksummed) need = addChecked(need, 8, overflow);
   if (overflow || need != r.fileSize())
     throw FormatError(inQuotes(path) + ": posvec model header describes " +
                       std::to_string(h.words) + " words x " + std::to_string(h.dim) + " (" +
@@ -99,20 +184,20 @@ ModelState readModel(const std::string& path, bool withOutput) {
   ModelState m;
   m.epochsDone = h.epochsDone;
   m.config.resize(h.configBytes);
-  r.read(m.config.data(), h.configBytes);
+  take(m.config.data(), h.configBytes);
   m.words.reserve(h.words);
   std::uint64_t wordBytesSeen = 0;
   std::unordered_set<std::string_view> seen;
   for (std::uint64_t i = 0; i < h.words; ++i) {
     unsigned char l[4];
-    r.read(reinterpret_cast<char*>(l), 4);
+    take(l, 4);
     const std::uint32_t len = get<std::uint32_t>(l);
     wordBytesSeen += len;
     if (wordBytesSeen > h.wordBytes)
       throw FormatError(inQuotes(path) + ": word " + std::to_string(i + 1) +
                         " runs past the word table (corrupt file)");
     std::string w(len, '\0');
-    r.read(w.data(), len);
+    take(w.data(), len);
     checkWord(w, [&] { return inQuotes(path) + " word " + std::to_string(i + 1); });
     m.words.push_back(std::move(w));
   }
@@ -125,23 +210,23 @@ ModelState readModel(const std::string& path, bool withOutput) {
       throw FormatError(inQuotes(path) + ": word " + std::to_string(i + 1) + " ('" +
                         shown(m.words[i]) + "') appears twice");
   m.counts.resize(h.words);
-  r.read(reinterpret_cast<char*>(m.counts.data()), h.words * 8);
+  take(m.counts.data(), h.words * 8);
   for (auto& c : m.counts) {
     c = fromLittle(c);
     if (c < 0) throw FormatError(inQuotes(path) + ": negative word count (corrupt file)");
   }
   m.epochLosses.resize(h.losses);
-  r.read(reinterpret_cast<char*>(m.epochLosses.data()), h.losses * 8);
+  take(m.epochLosses.data(), h.losses * 8);
   for (auto& l : m.epochLosses) l = fromLittle(l);
   m.input.resize(h.words, h.dim);
-  r.read(reinterpret_cast<char*>(m.input.data()), h.words * h.dim * 4);
+  take(m.input.data(), h.words * h.dim * 4);
   swapFloatsIfBigEndian(m.input.data(), h.words * h.dim);
   for (std::uint64_t i = 0; i < h.words; ++i)
     checkFinite(m.input.row(i).data(), h.dim, m.words[i],
                 [&] { return inQuotes(path) + " input vector " + std::to_string(i + 1); });
   if (withOutput) {
     m.output.resize(h.outputRows, h.outputRows > 0 ? h.dim : 0);
-    r.read(reinterpret_cast<char*>(m.output.data()), h.outputRows * h.dim * 4);
+    take(m.output.data(), h.outputRows * h.dim * 4);
     swapFloatsIfBigEndian(m.output.data(), h.outputRows * h.dim);
     for (std::uint64_t i = 0; i < h.outputRows * h.dim; ++i)
       if (!std::isfinite(m.output.data()[i]))
@@ -149,7 +234,7 @@ ModelState readModel(const std::string& path, bool withOutput) {
                           " is not finite");
     if (shards > 0) {
       std::vector<unsigned char> b(16 + kShardBytes * shards);
-      r.read(reinterpret_cast<char*>(b.data()), b.size());
+      take(b.data(), b.size());
       m.partial.words = get<std::int64_t>(b.data());
       m.partial.streamSize = get<std::int64_t>(b.data() + 8);
       for (std::uint32_t t = 0; t < shards; ++t) {
@@ -167,6 +252,22 @@ ModelState readModel(const std::string& path, bool withOutput) {
         m.partial.shards.push_back(s);
       }
     }
+  }
+  if (checksummed) {
+    // The parts this load skipped (the output weights when only the vectors are
+    // wanted) still count.
+    std::vector<char> rest(1 << 16);
+    for (std::uint64_t left = r.remaining() - 8; left > 0;) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, rest.size()));
+      take(rest.data(), n);
+      left -= n;
+    }
+    unsigned char stored[8];
+    r.read(reinterpret_cast<char*>(stored), 8);
+    if (get<std::uint64_t>(stored) != sum.value())
+      throw FormatError(inQuotes(path) +
+                        ": posvec model checksum does not match its content (the file was "
+                        "damaged after it was written; use another copy or a checkpoint)");
   }
   return m;
 }
@@ -213,10 +314,12 @@ void saveModel(const ModelState& model, const std::string& path) {
   if (shards > kMaxShards)
     throw InputError("cannot save model " + inQuotes(path) + ": " + std::to_string(shards) +
                      " threads inside an epoch (at most " + std::to_string(kMaxShards) + ")");
-  writeToPathOrStdout(path, [&](std::ostream& out) {
+  writeToPathOrStdout(path, [&](std::ostream& file) {
+    ChecksumBuf summed(file.rdbuf());
+    std::ostream out(&summed);
     std::string buf(kModelMagic, 8);
     put(buf, shards > 0 ? kModelVersionPartial : kModelVersion);
-    put(buf, std::uint32_t{0});
+    put(buf, kFlagChecksum);
     put(buf, v);
     put(buf, d);
     put(buf, outRows);
@@ -249,6 +352,10 @@ void saveModel(const ModelState& model, const std::string& path) {
       }
       out.write(tail.data(), static_cast<std::streamsize>(tail.size()));
     }
+    if (!out) file.setstate(std::ios::badbit);
+    std::string trailer;
+    put(trailer, summed.sum.value());
+    file.write(trailer.data(), static_cast<std::streamsize>(trailer.size()));
   });
 }
 

@@ -120,6 +120,19 @@ inline std::string writeNpyPair(std::string_view bytes, const std::string& stem 
   return npy;
 }
 
+// A model file whose header says it ends with a checksum gets the right one, so
+// that mutated bytes reach the parser instead of stopping at the checksum (files
+// without the flag, as the older seeds, are left as they are).
+inline std::string withModelChecksum(std::string_view bytes) {
+  std::string s(bytes);
+  if (s.size() < 80 || s.compare(0, 8, "POSVECM1") != 0 || (s[12] & 1) == 0) return s;
+  detail::ModelChecksum sum;
+  sum.update(s.data(), s.size() - 8);
+  std::uint64_t v = sum.value();
+  for (int k = 0; k < 8; ++k) s[s.size() - 8 + static_cast<std::size_t>(k)] = static_cast<char>((v >> (8 * k)) & 0xFF);
+  return s;
+}
+
 // What every loaded set of vectors promises (formats.hpp): at least one word,
 // as many rows as words, words non-empty, without whitespace, distinct
 // (Embeddings checks that when it is built), values finite.

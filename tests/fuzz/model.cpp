@@ -22,8 +22,8 @@ bool sameModel(const posvec::ModelState& a, const posvec::ModelState& b) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace posvec;
   const auto& scratch = fuzz::scratch();
-  const std::string path =
-      scratch.write("input.posvec", {reinterpret_cast<const char*>(data), size});
+  const std::string path = scratch.write(
+      "input.posvec", fuzz::withModelChecksum({reinterpret_cast<const char*>(data), size}));
   ModelState m;
   if (!fuzz::refusesCleanly([&] { m = loadModel(path); })) return 0;
   fuzz::check(!m.words.empty(), "a model without words");

@@ -6,6 +6,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,12 @@ struct Registrar {
 void refuseOutputOverInput(const std::string& output, const std::string& option,
                            const std::vector<std::string>& inputs);
 
+// Refuses two outputs of one command that are the same file: the same path, a
+// symlink to the other (followed even when its target does not exist yet), or
+// one file by device and inode (a hard link). The later write would silently
+// replace the earlier. `outputs` are {path, option name}; "-" and "" are skipped.
+void refuseSameOutputs(const std::vector<std::pair<std::string, std::string>>& outputs);
+
 // The sentences of --sentence (in order), then the non-blank lines of --input FILE
 // when given (CRLF endings accepted).
 std::vector<std::string> sentencesOf(const std::vector<std::string>& given, const std::string& inputFile);
@@ -43,7 +50,11 @@ void addVectorLoadOptions(CLI::App* sub, LoadOptions& options);
 // "-" is standard input, copied into an unlinked temporary file whose
 // /proc/self/fd path is returned (messages show it as <stdin>); any other path
 // is returned as it is. Only one input of a command can be standard input.
-std::string seekableInput(const std::string& path);
+// `checkHead`, when given, sees the first 64 bytes of standard input (fewer if it
+// is shorter) before the rest is copied, and may throw: a stream that is not the
+// expected kind of file is refused at once, not after copying all of it.
+std::string seekableInput(const std::string& path,
+                          const std::function<void(std::string_view head)>& checkHead = {});
 
 // The closest of `names` to `typed` (edit distance at most a third of its
 // length, at least 1 and at most 3), or "" when none is close.
@@ -66,12 +77,27 @@ inline std::string jsonText(const nlohmann::json& j, int indent = 2) {
 
 // For unsigned options: CLI11 reads "-1" as 2^64 - 1, so "--dim -1" said "got
 // 18446744073709551615" and "--restrict -1" silently meant all words.
+// A number too large for 64 bits was read as 2^64 - 1 and quoted back as that:
+// it is refused here, quoting (the ends of) what was typed.
 inline CLI::Validator notNegative() {
   return CLI::Validator(
       [](std::string& value) -> std::string {
+        const std::string shown =
+            value.size() <= 40 ? value
+                               : value.substr(0, 16) + "..." + value.substr(value.size() - 16) +
+                                     ", " + std::to_string(value.size()) + " characters";
         const auto first = value.find_first_not_of(" \t");
         if (first != std::string::npos && value[first] == '-')
-          return "must not be negative (got " + value + ")";
+          return "must not be negative (got " + shown + ")";
+        if (first != std::string::npos && value.find_first_not_of("0123456789", first) ==
+                                              std::string::npos) {
+          const std::size_t digits = value.find_first_not_of('0', first) == std::string::npos
+                                         ? 0
+                                         : value.size() - value.find_first_not_of('0', first);
+          if (digits > 20 || (digits == 20 && value.substr(value.size() - 20) >
+                                                  "18446744073709551615"))
+            return "is too large (got " + shown + ")";
+        }
         return {};
       },
       "", "NOT_NEGATIVE");

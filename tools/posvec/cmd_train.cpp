@@ -76,6 +76,11 @@ CheckpointEvery parseCheckpointEvery(const std::string& text) {
     if ((unit == "epoch" || unit == "epochs") && whole && n <= 100000)
       every.epochs = static_cast<int>(n);
   }
+  // A period no run reaches (1e308m is infinite seconds) would silently never fire.
+  constexpr double kMaxSeconds = 366.0 * 24 * 3600;
+  if (every.seconds > kMaxSeconds)
+    throw ConfigError("--checkpoint-every: at most a year (8784h), got '" + text +
+                      "'; for fewer checkpoints give a number of epochs (2epochs)");
   if (every.seconds == 0 && every.epochs == 0)
     throw ConfigError(
         "--checkpoint-every: expected a duration (30s, 10m, 2h) or a whole number "
@@ -105,14 +110,21 @@ std::string shellWord(const std::string& w) {
   return q + "'";
 }
 
-// The command that continues from `checkpoint`: the same corpus, reading options and
-// outputs; the schedule and the rest of the options are in the checkpoint.
+// The command that continues from `checkpoint`: the same corpus, every option that
+// shapes the tokens read from it, and the outputs; the schedule and the rest of
+// the options are in the checkpoint (which also records the reading options and
+// refuses a resume that reads the corpus another way).
 std::string resumeCommand(const Options& o, const std::string& checkpoint) {
   std::string cmd = "posvec train";
   for (const auto& c : o.corpus) cmd += " " + shellWord(c);
+  if (o.recursive) cmd += " --recursive";
   if (o.pretokenized) cmd += " --pretokenized";
   if (o.keepCase) cmd += " --keep-case";
+  if (o.noPunct) cmd += " --no-punct";
+  if (o.locale != TokenizerOptions{}.locale) cmd += " --locale " + shellWord(o.locale);
   if (o.replaceInvalid) cmd += " --replace-invalid";
+  if (!o.saveVocab.empty()) cmd += " --save-vocab " + shellWord(o.saveVocab);
+  if (!o.memoryLimit.empty()) cmd += " --memory-limit " + shellWord(o.memoryLimit);
   cmd += " -o " + shellWord(o.output);
   if (!o.format.empty()) cmd += " --format " + shellWord(o.format);
   if (o.config.threads != 0) cmd += " --threads " + std::to_string(o.config.threads);
@@ -193,7 +205,7 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
   CheckpointEvery every;
   std::string checkpoint;
   std::optional<Vocabulary> vocabulary;
-  CorpusSource corpus;
+  CorpusSource corpus, whole;
   auto check = [&] {
     // Decide the output format before training so a typo costs nothing.
     // Standard output has no extension: word2vec text, as word2vec.c writes by default.
@@ -212,8 +224,24 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
     if (cluster && (!o.checkpointEvery.empty() || !o.readVocab.empty() || o.dryRun))
       throw ConfigError(
           "--checkpoint-every, --read-vocab and --dry-run are for one process, not under mpirun");
+    if (o.saveVocab == "-" && (o.output == "-" || o.json || o.saveModel == "-"))
+      throw ConfigError("--save-vocab '-' and " +
+                        std::string(o.output == "-" ? "output '-'"
+                                    : o.json        ? "--json"
+                                                    : "--save-model '-'") +
+                        " would both write to standard output; send one of them to a file");
     every = o.checkpointEvery.empty() ? CheckpointEvery{} : parseCheckpointEvery(o.checkpointEvery);
     checkpoint = checkpointPath(o, format);
+    // Two outputs that are one file: the later write would replace the earlier.
+    // The checkpoint is --save-model, or a .posvec output, by design.
+    std::vector<std::pair<std::string, std::string>> outputs{{o.output, "output"}};
+    if (format == VectorFormat::Npy)
+      outputs.emplace_back(npyVocabularyPath(o.output), "output vocabulary");
+    outputs.emplace_back(o.saveModel, "--save-model");
+    outputs.emplace_back(o.saveVocab, "--save-vocab");
+    if (checkpoint != o.saveModel && checkpoint != o.output)
+      outputs.emplace_back(checkpoint, "checkpoint");
+    cli::refuseSameOutputs(outputs);
     if (writer) {
       checkWritable(o.output, "output");
       if (!o.saveModel.empty()) checkWritable(o.saveModel, "--save-model");
@@ -246,6 +274,7 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
     if (!cluster) return;
     if (o.resume.empty()) o.config.validate();
     o.sync.validate();
+    whole = corpus;
     corpus = cluster->share(corpus);
   };
   if (!cluster) {
@@ -265,6 +294,8 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
       error = e.what(), kind = 5;
     }
     cluster->agree(error, kind);
+    // Each rank cuts its range from its own copy of the files: they must be equal.
+    cluster->requireSameCorpus(whole);
     *together = false;
   }
 
@@ -347,9 +378,19 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
     return Interrupt::None;
   };
   if (!cluster) observer.checkpoint = [&](const ModelState& state) {
-    saveModel(state, checkpoint);
     lastCheckpoint = std::chrono::steady_clock::now();
     epochCheckpointDue = false;
+    try {
+      saveModel(state, checkpoint);
+    } catch (const IoError& e) {
+      // A full disk or a lost directory costs this checkpoint, not the run: the
+      // previous checkpoint (if any) is still whole, and the final writes at the
+      // end report the error if it lasts.
+      progressLine->finish("");
+      std::fprintf(stderr, "posvec: warning: checkpoint not written (%s); training goes on\n",
+                   e.what());
+      return;
+    }
     if (!quiet) {
       std::string at = "after epoch " + std::to_string(state.epochsDone);
       if (state.partial.active()) at = "inside epoch " + std::to_string(state.epochsDone + 1);
@@ -369,7 +410,12 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
   ModelState model;
   int scheduled = 0;  // the schedule's total epochs
   if (!o.resume.empty()) {
-    model = loadModel(cli::seekableInput(o.resume));
+    model = loadModel(cli::seekableInput(o.resume, [](std::string_view head) {
+      // Standard input may be endless: look at the magic before copying it.
+      if (head.substr(0, 8) != std::string_view("POSVECM1", 8))
+        throw FormatError(
+            "<stdin>: not a posvec model file (bad magic; expected 'POSVECM1')");
+    }));
     // Only the thread count (and, with a warning, the learning rate) may change when
     // resuming; the rest is the model's.
     TrainConfig stored = TrainConfig::deserialize(model.config);
@@ -381,7 +427,12 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
                    o.config.alpha, stored.alpha);
       stored.alpha = o.config.alpha;
     }
-    model.config = stored.serialize();
+    // The trainer's record of how the corpus was read ("corpus." lines) stays.
+    std::string reading;
+    std::istringstream lines(model.config);
+    for (std::string line; std::getline(lines, line);)
+      if (line.rfind("corpus.", 0) == 0) reading += line + "\n";
+    model.config = stored.serialize() + reading;
     // Without --epochs a stopped or checkpointed model finishes its schedule.
     const int left = epochsLeft(model);
     const int more = o.epochsGiven || left == 0 ? o.config.epochs : left;

@@ -290,7 +290,8 @@ void addVectorLoadOptions(CLI::App* sub, LoadOptions& options) {
       ->check(CLI::IsMember({"strict", "replace", "ignore"}))
       ->default_str("strict");
   sub->add_option("--limit", options.limit, "Read only the first N vectors of the file (0: all)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(notNegative());
   sub->add_flag("--no-header", options.noHeader,
                 "The word2vec text file has no 'WORDS DIMENSION' first line (GloVe's files)");
 }

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include "cli.hpp"
@@ -39,6 +40,47 @@ void refuseOutputOverInput(const std::string& output, const std::string& option,
     if (in.st_dev == out.st_dev && in.st_ino == out.st_ino)
       throw ConfigError(option + " '" + output + "' is the input file '" + input +
                         "'; writing it would replace the input: choose another output file");
+  }
+}
+
+namespace {
+// How much of standard input seekableInput's checkHead sees.
+constexpr std::size_t kHeadBytes = 64;
+
+// Where a write to `path` lands: symlinks followed (a dangling one to its target's
+// name, as the atomic write does), then made absolute and normal.
+std::filesystem::path landing(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
+    const fs::path to = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = to.is_absolute() ? to : p.parent_path() / to;
+  }
+  const fs::path canonical = fs::weakly_canonical(p, ec);
+  return ec ? p.lexically_normal() : canonical;
+}
+}  // namespace
+
+void refuseSameOutputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [a, aName] = outputs[i];
+    if (a.empty() || a == "-") continue;
+    struct stat as {};
+    const bool aExists = ::stat(a.c_str(), &as) == 0;
+    for (std::size_t j = i + 1; j < outputs.size(); ++j) {
+      const auto& [b, bName] = outputs[j];
+      if (b.empty() || b == "-") continue;
+      struct stat bs {};
+      const bool same = (aExists && ::stat(b.c_str(), &bs) == 0 && as.st_dev == bs.st_dev &&
+                         as.st_ino == bs.st_ino) ||
+                        landing(a) == landing(b);
+      if (same)
+        throw ConfigError(aName + " '" + a + "' and " + bName + " '" + b +
+                          "' are the same file; the second write would replace the first: "
+                          "give them different names");
+    }
   }
 }
 
@@ -86,7 +128,8 @@ std::vector<std::string> sentencesOf(const std::vector<std::string>& given, cons
   return texts;
 }
 
-std::string seekableInput(const std::string& path) {
+std::string seekableInput(const std::string& path,
+                          const std::function<void(std::string_view head)>& checkHead) {
   if (path != "-") return path;
   takeStdin();
   const char* dir = std::getenv("TMPDIR");
@@ -96,14 +139,30 @@ std::string seekableInput(const std::string& path) {
     throw IoError("cannot create a temporary file for standard input in '" +
                   std::string(dir && *dir ? dir : "/tmp") + "': " + std::strerror(errno));
   ::unlink(tmpl.c_str());  // gone with the process, however it ends
+  struct Closer {  // the copy is closed when it is refused; kept open when returned
+    int fd;
+    bool keep = false;
+    ~Closer() {
+      if (!keep) ::close(fd);
+    }
+  } closer{fd};
   std::vector<char> buf(1 << 16);
+  std::string head;  // the first bytes, for checkHead before the rest is copied
+  bool checked = !checkHead;
   for (;;) {
     const ssize_t got = ::read(STDIN_FILENO, buf.data(), buf.size());
-    if (got == 0) break;
     if (got < 0) {
       if (errno == EINTR) continue;
       throw IoError(std::string("error while reading standard input: ") + std::strerror(errno));
     }
+    if (!checked) {
+      head.append(buf.data(), static_cast<std::size_t>(got));
+      if (got == 0 || head.size() >= kHeadBytes) {
+        checkHead(std::string_view(head).substr(0, kHeadBytes));
+        checked = true;
+      }
+    }
+    if (got == 0) break;
     for (ssize_t done = 0; done < got;) {
       const ssize_t w = ::write(fd, buf.data() + done, static_cast<std::size_t>(got - done));
       if (w < 0 && errno == EINTR) continue;
@@ -113,6 +172,7 @@ std::string seekableInput(const std::string& path) {
       done += w;
     }
   }
+  closer.keep = true;
   stdinCopy() = "/proc/self/fd/" + std::to_string(fd);
   return stdinCopy();
 }

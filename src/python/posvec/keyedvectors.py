@@ -141,6 +141,12 @@ class KeyedVectors:
             raise ValueError("posvec's add_vectors takes new keys and weights only")
         keys = list(keys)
         weights = np.asarray(weights, dtype=np.float32).reshape(len(keys), -1)
+        finite = np.isfinite(weights).all(axis=1)
+        if not finite.all():
+            # Refused here, not when the vectors are saved much later.
+            row = int(np.argmin(finite))
+            raise ValueError(f"the vector of {keys[row]!r} (row {row}) holds NaN or infinity; "
+                             "every vector must be finite")
         if self._e is not None:
             keys = list(self._e.words) + keys
             weights = np.vstack([self.vectors, weights])

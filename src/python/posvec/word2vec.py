@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import operator
 import os
+import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _posvec
@@ -54,6 +56,27 @@ class _Progress:
             self.bar.close()
 
 
+def _token_error(sentences: Any) -> Exception:
+    """The Python error for sentences the engine could not read: the first bad
+    token when the sentences are a list or tuple (a generator is spent by then)."""
+    if isinstance(sentences, (list, tuple)):
+        for i, sentence in enumerate(sentences, 1):
+            if isinstance(sentence, (str, bytes)):
+                return TypeError(f"sentence {i} is a {type(sentence).__name__}; a sentence is a "
+                                 "list of str tokens")
+            for j, token in enumerate(sentence, 1):
+                if not isinstance(token, str):
+                    return TypeError(f"token {j} of sentence {i} is {type(token).__name__} "
+                                     f"{token!r}, not str")
+                try:
+                    token.encode("utf-8")
+                except UnicodeEncodeError:
+                    return ValueError(f"token {j} of sentence {i} ({token!r}) is not valid "
+                                      "Unicode (a lone surrogate) and has no UTF-8 form")
+    return TypeError("every token must be a str of valid Unicode (no lone surrogates); "
+                     "a sentence held something else")
+
+
 class Word2Vec:
     """Skip-gram or CBOW word2vec, trained by posvec's C++ engine.
 
@@ -91,6 +114,18 @@ class Word2Vec:
         locale: str = "en",
         progress: Progress = "auto",
     ) -> None:
+        # One training at a time: the C++ model is updated in place with the GIL
+        # released, so a second train() (or a save()) from another thread would
+        # read or write it half-way. Callbacks run on the training thread and may
+        # still save.
+        self._training = threading.Lock()
+        self._trainer: Optional[int] = None
+        try:
+            seed = operator.index(seed)  # ints and NumPy integers; not floats or strings
+        except TypeError:
+            raise TypeError(f"seed must be an integer (got {type(seed).__name__})") from None
+        if not 0 <= seed < 2**64:
+            raise ValueError(f"seed must be from 0 to 2**64 - 1 (got {seed})")
         self.options: Dict[str, Any] = dict(
             vector_size=vector_size, window=window, min_count=min_count, sg=sg, hs=hs,
             negative=negative, sample=sample, alpha=alpha, min_alpha=min_alpha, epochs=epochs,
@@ -130,6 +165,12 @@ class Word2Vec:
                         log=lambda line: logger.info("%s", line), **kwargs)
             finished = True
             return result
+        except RuntimeError as e:
+            # pybind11's "Unable to cast": a token that is not a str, or a str that
+            # is not valid Unicode (a lone surrogate), met while sentences were read.
+            if "Unable to cast" not in str(e):
+                raise
+            raise _token_error(kwargs.get("sentences")) from None
         finally:
             reporter.close(finished)
 
@@ -145,7 +186,21 @@ class Word2Vec:
         on the stored learning-rate schedule (as if the model had been trained for
         the sum from the start). The corpus defaults to the one given before; a
         generator given before is spent, so pass the sentences again. gensim's
-        total_examples/total_words are accepted and ignored (posvec counts)."""
+        total_examples/total_words are accepted and ignored (posvec counts).
+        Raises RuntimeError when the model is already training (in another thread)."""
+        if not self._training.acquire(blocking=False):
+            raise RuntimeError("this Word2Vec model is already training (in another thread); "
+                               "wait for that train() to return, or train a separate model")
+        self._trainer = threading.get_ident()
+        try:
+            return self._train(corpus_iterable, corpus_file, epochs, pretokenized)
+        finally:
+            self._trainer = None
+            self._training.release()
+
+    def _train(self, corpus_iterable: Optional[Iterable[Sequence[str]]],
+               corpus_file: Optional[Union[str, os.PathLike]], epochs: Optional[int],
+               pretokenized: Optional[bool]) -> "Word2Vec":
         if pretokenized is not None:
             self.pretokenized = pretokenized
         if corpus_iterable is not None and corpus_file is not None:
@@ -189,6 +244,9 @@ class Word2Vec:
     def save(self, fname: Union[str, os.PathLike]) -> None:
         """The posvec model format (vectors, output weights, options, epochs done),
         written atomically; ``posvec train --resume`` reads it too."""
+        if self._trainer is not None and self._trainer != threading.get_ident():
+            raise RuntimeError("cannot save a Word2Vec model while another thread trains it; "
+                               "save after train() returns (or from a callback)")
         if self._model is None:
             raise ValueError("nothing to save: the model is not trained yet")
         self._model.save(os.fspath(fname))
