@@ -1,15 +1,82 @@
 // posvec::Error and its kinds: everything the library throws. Messages say what
 // went wrong and what to do about it; the CLI maps each kind to an exit code.
+// A message names a setting by its meaning ("lower the minimum count") and
+// records where (mentions()), so each front end can put its own spelling there
+// (the CLI a flag, Python a keyword): the library knows no front end.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace posvec {
 
+// A setting as an error message names it: the option struct's member name
+// ("minCount", "dim", "unk") and the words that stand for it in the message
+// ("the minimum count").
+struct Setting {
+  std::string_view name;
+  std::string_view meaning;
+};
+
+// Where a message names a setting: what()[offset, offset + length) is its meaning.
+struct SettingMention {
+  std::size_t offset = 0;
+  std::size_t length = 0;
+  std::string setting;
+};
+
+// An error message being built: text, and the settings it names by meaning.
+//   throw InputError(ErrorText("no word is frequent enough; lower ")
+//                    << Setting{"minCount", "the minimum count"});
+class ErrorText {
+ public:
+  ErrorText() = default;
+  explicit ErrorText(std::string_view text) : text_(text) {}
+  ErrorText& operator<<(std::string_view text) {
+    text_ += text;
+    return *this;
+  }
+  ErrorText& operator<<(const Setting& s) {
+    mentions_.push_back({text_.size(), s.meaning.size(), std::string(s.name)});
+    text_ += s.meaning;
+    return *this;
+  }
+  const std::string& text() const { return text_; }
+  const std::vector<SettingMention>& mentions() const { return mentions_; }
+
+ private:
+  std::string text_;
+  std::vector<SettingMention> mentions_;
+};
+
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string& message) : std::runtime_error(message) {}
+  explicit Error(const char* message) : std::runtime_error(message) {}
+  explicit Error(const ErrorText& message)
+      : std::runtime_error(message.text()), mentions_(message.mentions()) {}
+  // The settings the message names by meaning, in order.
+  const std::vector<SettingMention>& mentions() const { return mentions_; }
+  // The message with each mentioned setting in a front end's words: `spelling`
+  // returns them for a setting's name ("minCount" -> "--min-count"), or "" to keep
+  // the meaning.
+  std::string spelled(const std::function<std::string(const std::string&)>& spelling) const {
+    std::string out = what();
+    // From the last mention back, so the earlier offsets stay valid.
+    for (auto m = mentions_.rbegin(); m != mentions_.rend(); ++m) {
+      const std::string word = spelling(m->setting);
+      if (!word.empty() && m->offset + m->length <= out.size())
+        out.replace(m->offset, m->length, word);
+    }
+    return out;
+  }
+
+ private:
+  std::vector<SettingMention> mentions_;
 };
 
 // A file could not be opened, read, written or renamed.

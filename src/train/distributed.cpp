@@ -263,9 +263,9 @@ template <typename T>
 std::vector<T> gather(const std::vector<T>& mine, int rank, int size,
                       std::vector<std::int64_t>* offsets = nullptr) {
   if (mine.size() > static_cast<std::size_t>(INT32_MAX))
-    throw InputError(
-        "this rank counted too many distinct words to send (more than 2^31 bytes); "
-        "use more ranks or --min-count");
+    throw InputError(ErrorText("this rank counted too many distinct words to send (more than 2^31 "
+                               "bytes); use more ranks or ")
+                     << Setting{"minCount", "a higher minimum count"});
   const int n = static_cast<int>(mine.size());
   std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
   MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -274,7 +274,8 @@ std::vector<T> gather(const std::vector<T>& mine, int rank, int size,
     std::int64_t total = 0;
     for (int r = 0; r < size; ++r) {
       if (total > INT32_MAX)
-        throw InputError("the ranks' word tables exceed 2^31 entries; raise --min-count");
+        throw InputError(ErrorText("the ranks' word tables exceed 2^31 entries; raise ")
+                         << Setting{"minCount", "the minimum count"});
       displs[static_cast<std::size_t>(r)] = static_cast<int>(total);
       total += counts[static_cast<std::size_t>(r)];
     }
@@ -303,6 +304,8 @@ std::vector<T> gather(const std::vector<T>& mine, int rank, int size,
       throw Error(message);
   }
 }
+
+constexpr const char* kNoWords = "contains no words";
 
 // The vocabulary of all ranks' counts, as one process would count the whole
 // corpus: ties in count are broken by first occurrence, which is the order
@@ -357,11 +360,10 @@ Vocabulary mergeVocabulary(const Cluster& cluster, VocabularyBuilder& local, std
       if (t.count >= minCount) kept.emplace_back(w, t);
     }
     if (tokens == 0) {
-      error = "contains no words";
+      error = kNoWords;
     } else if (kept.empty()) {
       error = "no word occurs at least " + std::to_string(minCount) +
-              " times (the most frequent occurs " + std::to_string(best) +
-              "); lower --min-count or give a larger corpus";
+              " times (the most frequent occurs " + std::to_string(best) + ")";
     }
     std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
       return a.second.count != b.second.count ? a.second.count > b.second.count
@@ -374,7 +376,10 @@ Vocabulary mergeVocabulary(const Cluster& cluster, VocabularyBuilder& local, std
     }
   }
   broadcast(error, 0);
-  if (!error.empty()) throw InputError(error);
+  if (error == kNoWords) throw InputError(error);
+  if (!error.empty())
+    throw InputError(ErrorText(error + "; lower ") << Setting{"minCount", "the minimum count"}
+                                                   << " or give a larger corpus");
   std::string packed;
   std::vector<std::int32_t> wordLengths;
   if (rank == 0) {

@@ -112,12 +112,18 @@ void checkMemory(const MemoryEstimate& e, const TrainConfig& config) {
   s << "training needs about " << humanBytes(e.total()) << " (matrices " << humanBytes(e.matrices)
     << " for " << e.words << " words x dim " << config.dim << ", vocabulary "
     << humanBytes(e.vocabulary) << ", buffers " << humanBytes(e.buffers) << ") but only "
-    << humanBytes(e.available)
-    << (std::getenv("POSVEC_MEMORY_LIMIT") ? " are allowed (--memory-limit or POSVEC_MEMORY_LIMIT)"
-                                           : " of physical memory exist")
-    << "; shrink the vocabulary with --min-count (now " << config.minCount
-    << ") or --max-vocab (now " << config.maxVocab << ", 0: no limit), or lower --dim";
-  throw ConfigError(s.str());
+    << humanBytes(e.available);
+  ErrorText message(s.str());
+  if (std::getenv("POSVEC_MEMORY_LIMIT"))
+    message << " are allowed (" << Setting{"memoryLimit", "the memory limit"} << ")";
+  else
+    message << " of physical memory exist";
+  message << "; shrink the vocabulary with " << Setting{"minCount", "the minimum count"}
+          << " (now " + std::to_string(config.minCount) + ") or "
+          << Setting{"maxVocab", "the vocabulary limit"}
+          << " (now " + std::to_string(config.maxVocab) + ", 0: no limit), or lower "
+          << Setting{"dim", "the dimension"};
+  throw ConfigError(message);
 }
 
 }  // namespace detail

@@ -96,8 +96,10 @@ void checkModel(const ModelState& m, const TrainConfig& c) {
     s << "nan";
   else
     s << loss;
-  s << "); lower the learning rate (--alpha, now " << alpha << ")";
-  throw ConfigError(s.str());
+  s << "); lower the learning rate (";
+  std::ostringstream now;
+  now << ", now " << alpha << ")";
+  throw ConfigError(ErrorText(s.str()) << Setting{"alpha", "alpha"} << now.str());
 }
 
 // Runs epochs [model.epochsDone, totalEpochs) of the schedule for totalEpochs,
@@ -324,8 +326,9 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
   const int threads = detail::resolveThreads(config.threads);
   const auto v = static_cast<Eigen::Index>(prepared.vocabulary.size());
   if (config.loss == Loss::HierarchicalSoftmax && v < 2)
-    throw InputError("hierarchical softmax needs at least 2 words in the vocabulary (got " +
-                     std::to_string(v) + "); lower --min-count");
+    throw InputError(ErrorText("hierarchical softmax needs at least 2 words in the vocabulary (got " +
+                               std::to_string(v) + "); lower ")
+                     << Setting{"minCount", "the minimum count"});
   // Before the matrices: refuse at once what would not fit, rather than swap for hours.
   const MemoryEstimate memory = detail::estimateMemory(prepared, config, threads);
   detail::checkMemory(memory, config);

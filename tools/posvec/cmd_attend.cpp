@@ -323,7 +323,7 @@ void runAttend(const AttendOptions& o) {
     try {
       it.words = lookUpTokens(emb, tokens, unk);
     } catch (const InputError& e) {
-      throw InputError("sentence " + std::to_string(s + 1) + ": " + e.what());
+      throw InputError("sentence " + std::to_string(s + 1) + ": " + cli::spelledMessage(e));
     }
     longest = std::max(longest, tokens.size());
     items.push_back(std::move(it));

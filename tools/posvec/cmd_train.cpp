@@ -256,13 +256,13 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
     try {
       cli::withFlagNames(kFlags, check);
     } catch (const ConfigError& e) {
-      error = e.what(), kind = 2;
+      error = cli::spelledMessage(e), kind = 2;
     } catch (const IoError& e) {
-      error = e.what(), kind = 3;
+      error = cli::spelledMessage(e), kind = 3;
     } catch (const FormatError& e) {
-      error = e.what(), kind = 4;
+      error = cli::spelledMessage(e), kind = 4;
     } catch (const InputError& e) {
-      error = e.what(), kind = 5;
+      error = cli::spelledMessage(e), kind = 5;
     }
     cluster->agree(error, kind);
     *together = false;
@@ -504,7 +504,7 @@ void runOnCluster(Options o) {
     run(o, &*cluster, &together);
   } catch (const std::exception& e) {
     if (!together) {
-      std::fprintf(stderr, "posvec: error: %s\n", cluster->tag(e.what()).c_str());
+      std::fprintf(stderr, "posvec: error: %s\n", cluster->tag(cli::spelledMessage(e)).c_str());
       std::fflush(stderr);
       cluster->abort(exitCodeOf(e));
     }
