@@ -34,6 +34,10 @@ struct TrainConfig {
   // negatives train 1.6 times as fast as 1 at its quality on Brown (README).
   int combine = 4;
   int blockNegatives = 0;
+  // Memory training may use, in bytes (0: the machine's physical memory): train()
+  // refuses before it allocates when its estimate exceeds it. A property of the
+  // machine, not of the model: serialize() leaves it out.
+  std::uint64_t memoryLimit = 0;
   // The noise words a block shares: blockNegatives, or when 0 the larger of
   // `negative` and 1.25 x combine (the ratio that kept quality on Brown).
   int blockNegativesFor() const;

@@ -71,21 +71,24 @@ struct MemoryEstimate {
   std::uint64_t matrices = 0;    // input and output matrices
   std::uint64_t vocabulary = 0;  // words, counts, index, noise and subsampling tables
   std::uint64_t buffers = 0;     // per-thread scratch, an in-memory id stream
-  std::uint64_t available = 0;   // physical memory, or POSVEC_MEMORY_LIMIT when set
+  std::uint64_t available = 0;   // physical memory, or TrainConfig::memoryLimit when set
   std::uint64_t total() const { return matrices + vocabulary + buffers; }
 };
-// Physical memory of the machine; the environment variable POSVEC_MEMORY_LIMIT
-// (bytes, or with a K/M/G/T suffix) replaces it, to train in a fraction of a
-// shared machine. Throws ConfigError on a malformed value.
+// Physical memory of the machine (TrainConfig::memoryLimit, when set, replaces it
+// to train in a fraction of a shared machine).
 std::uint64_t availableMemory();
+// A size such as "8G", "512M", "1.5GiB" or "1000000" (bytes; K/M/G/T are powers
+// of 1024), for TrainConfig::memoryLimit. Throws ConfigError ("memory limit must
+// be a positive size ...") on a malformed value.
+std::uint64_t parseMemorySize(const std::string& text);
 // Counts the corpus (the vocabulary pass, nothing else) and estimates what
 // train() would need for it.
 MemoryEstimate estimateTrainingMemory(const CorpusSource& corpus, const TrainConfig& config);
 
 // Builds the vocabulary and trains config.epochs epochs from scratch. Before the
-// matrices are allocated it checks the memory estimate against availableMemory()
-// and throws ConfigError naming --min-count, --max-vocab and --dim when training
-// would not fit.
+// matrices are allocated it checks the memory estimate against the memory
+// available (MemoryEstimate::available) and throws ConfigError naming the
+// minimum count, the vocabulary limit and the dimension when training would not fit.
 ModelState train(const CorpusSource& corpus, const TrainConfig& config,
                  const TrainObserver& observer = {});
 // Same with a given vocabulary (e.g. readWord2vecVocabulary) instead of counting

@@ -12,44 +12,45 @@
 
 namespace posvec {
 
-std::uint64_t availableMemory() {
-  if (const char* env = std::getenv("POSVEC_MEMORY_LIMIT"); env && *env) {
-    errno = 0;
-    char* end = nullptr;
-    const double value = std::strtod(env, &end);
-    double scale = 1;
-    switch (*end) {
-      case 'k':
-      case 'K':
-        scale = 1024.0;
-        ++end;
-        break;
-      case 'm':
-      case 'M':
-        scale = 1024.0 * 1024;
-        ++end;
-        break;
-      case 'g':
-      case 'G':
-        scale = 1024.0 * 1024 * 1024;
-        ++end;
-        break;
-      case 't':
-      case 'T':
-        scale = 1024.0 * 1024 * 1024 * 1024;
-        ++end;
-        break;
-      default:
-        break;
-    }
-    if (*end == 'i' || *end == 'B') ++end;  // "MiB", "MB", "Mi" all mean the same here
-    if (*end == 'B') ++end;
-    if (errno != 0 || end == env || *end != '\0' || !(value > 0) || value * scale > 1.8e19)
-      throw ConfigError(std::string("POSVEC_MEMORY_LIMIT must be a positive size such as "
-                                    "4G, 512M or 1000000 (got '") +
-                        env + "')");
-    return static_cast<std::uint64_t>(value * scale);
+std::uint64_t parseMemorySize(const std::string& text) {
+  const char* begin = text.c_str();
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(begin, &end);
+  double scale = 1;
+  switch (*end) {
+    case 'k':
+    case 'K':
+      scale = 1024.0;
+      ++end;
+      break;
+    case 'm':
+    case 'M':
+      scale = 1024.0 * 1024;
+      ++end;
+      break;
+    case 'g':
+    case 'G':
+      scale = 1024.0 * 1024 * 1024;
+      ++end;
+      break;
+    case 't':
+    case 'T':
+      scale = 1024.0 * 1024 * 1024 * 1024;
+      ++end;
+      break;
+    default:
+      break;
   }
+  if (*end == 'i' || *end == 'B') ++end;  // "MiB", "MB", "Mi" all mean the same here
+  if (*end == 'B') ++end;
+  if (errno != 0 || end == begin || *end != '\0' || !(value > 0) || value * scale > 1.8e19)
+    throw ConfigError("memory limit must be a positive size such as 4G, 512M or 1000000 (got '" +
+                      text + "')");
+  return static_cast<std::uint64_t>(value * scale);
+}
+
+std::uint64_t availableMemory() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
   return pages > 0 && page > 0
              ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
@@ -102,7 +103,7 @@ MemoryEstimate estimateMemory(const PreparedCorpus& corpus, const TrainConfig& c
                                   2 * static_cast<std::uint64_t>(config.window + 2) * d * 4;
   e.buffers = static_cast<std::uint64_t>(threads) * perThread + IdStream::kChunk * 4;
   if (corpus.stream.inMemory()) e.buffers += static_cast<std::uint64_t>(corpus.stream.size()) * 4;
-  e.available = availableMemory();
+  e.available = config.memoryLimit > 0 ? config.memoryLimit : availableMemory();
   return e;
 }
 
@@ -114,7 +115,7 @@ void checkMemory(const MemoryEstimate& e, const TrainConfig& config) {
     << humanBytes(e.vocabulary) << ", buffers " << humanBytes(e.buffers) << ") but only "
     << humanBytes(e.available);
   ErrorText message(s.str());
-  if (std::getenv("POSVEC_MEMORY_LIMIT"))
+  if (config.memoryLimit > 0)
     message << " are allowed (" << Setting{"memoryLimit", "the memory limit"} << ")";
   else
     message << " of physical memory exist";

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -134,7 +135,8 @@ const cli::FlagNames kFlags{{"dimension", "--dim"},
                             {"threads", "--threads"},
                             {"words between synchronisations", "--sync-words"},
                             {"rows per synchronisation", "--sync-rows"},
-                            {"words of the first warm-up interval", "--sync-warmup"}};
+                            {"words of the first warm-up interval", "--sync-warmup"},
+                            {"memory limit", "--memory-limit"}};
 
 // Fails before hours of training, not after: the directory must exist and be writable.
 void checkWritable(const std::string& path, const std::string& option) {
@@ -172,6 +174,19 @@ std::string bytesText(std::uint64_t bytes) {
   else
     std::snprintf(buf, sizeof buf, "%.1f MiB", b / mib);
   return buf;
+}
+
+// --memory-limit, else the environment variable POSVEC_MEMORY_LIMIT (0: neither,
+// the physical memory).
+std::uint64_t memoryLimitOf(const std::string& option) {
+  if (!option.empty()) return parseMemorySize(option);
+  const char* env = std::getenv("POSVEC_MEMORY_LIMIT");
+  if (!env || !*env) return 0;
+  try {
+    return parseMemorySize(env);
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string("POSVEC_MEMORY_LIMIT: ") + e.what());
+  }
 }
 
 std::string clock(double seconds) {
@@ -268,9 +283,10 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
     *together = false;
   }
 
-  if (!o.memoryLimit.empty()) ::setenv("POSVEC_MEMORY_LIMIT", o.memoryLimit.c_str(), 1);
+  const std::uint64_t memoryLimit = memoryLimitOf(o.memoryLimit);
   if (o.dryRun) {
     TrainConfig config = o.config;
+    config.memoryLimit = memoryLimit;
     config.loss = o.hs ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
     if (!o.resume.empty()) throw ConfigError("--dry-run estimates a new training, not --resume");
     const MemoryEstimate e = estimateTrainingMemory(corpus, config);
@@ -392,6 +408,7 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
       resumeTraining(model, corpus, more, observer);
   } else {
     TrainConfig config = o.config;
+    config.memoryLimit = memoryLimit;
     config.loss = o.hs ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
     config.architecture = o.cbow ? Architecture::Cbow : Architecture::SkipGram;
     config.kernel = o.kernel == "batched" ? Kernel::Batched : Kernel::Classic;
