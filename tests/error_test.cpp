@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <map>
+#include <stdexcept>
 #include <string>
 
 using namespace posvec;
@@ -39,4 +40,28 @@ TEST_CASE("error: a message names settings by meaning, and a front end spells th
   // Copies (a rethrow, an exception_ptr) keep the mentions.
   const Error copy = e;
   CHECK(copy.spelled(spell) == e.spelled(spell));
+}
+
+TEST_CASE("error: each kind has one exit code, and travels as a value", "[error]") {
+  // The codes the command line documents: 2 a refused option, 3 a file that cannot
+  // be read or written, 4 a malformed file, 5 unusable data, 1 anything else.
+  CHECK(exitCodeOf(ConfigError("x")) == ExitCode::Usage);
+  CHECK(exitCodeOf(IoError("x")) == ExitCode::Io);
+  CHECK(exitCodeOf(FormatError("x")) == ExitCode::Format);
+  CHECK(exitCodeOf(InputError("x")) == ExitCode::Input);
+  CHECK(exitCodeOf(Error("x")) == ExitCode::Failure);
+  CHECK(exitCodeOf(std::runtime_error("x")) == ExitCode::Failure);
+  CHECK(static_cast<int>(ExitCode::Usage) == 2);
+  CHECK(static_cast<int>(ExitCode::Input) == 5);
+  // A kind sent as an integer (between MPI ranks) comes back as the same exception.
+  for (const ErrorKind kind : {ErrorKind::Other, ErrorKind::Config, ErrorKind::Io,
+                               ErrorKind::Format, ErrorKind::Input}) {
+    const auto sent = static_cast<ErrorKind>(static_cast<int>(kind));
+    try {
+      throwError(sent, "message");
+    } catch (const Error& e) {
+      CHECK(errorKind(e) == kind);
+      CHECK(std::string(e.what()) == "message");
+    }
+  }
 }

@@ -1,11 +1,12 @@
 // posvec::Error and its kinds: everything the library throws. Messages say what
-// went wrong and what to do about it; the CLI maps each kind to an exit code.
+// went wrong and what to do about it; each kind has one exit code (exitCode()).
 // A message names a setting by its meaning ("lower the minimum count") and
 // records where (mentions()), so each front end can put its own spelling there
 // (the CLI a flag, Python a keyword): the library knows no front end.
 #pragma once
 
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -103,7 +104,54 @@ class ConfigError : public Error {
   using Error::Error;
 };
 
-// Exit codes used by the command line for each kind (0 is success).
+// The kinds above as values: to send an error between processes (distributed
+// training) and to choose an exit code. Other: any other exception.
+enum class ErrorKind : int { Other = 0, Config = 1, Io = 2, Format = 3, Input = 4 };
+
+inline ErrorKind errorKind(const std::exception& e) noexcept {
+  if (dynamic_cast<const ConfigError*>(&e)) return ErrorKind::Config;
+  if (dynamic_cast<const IoError*>(&e)) return ErrorKind::Io;
+  if (dynamic_cast<const FormatError*>(&e)) return ErrorKind::Format;
+  if (dynamic_cast<const InputError*>(&e)) return ErrorKind::Input;
+  return ErrorKind::Other;
+}
+
+// Throws the exception of `kind` (Other: a plain Error) with `message`.
+[[noreturn]] inline void throwError(ErrorKind kind, const std::string& message) {
+  switch (kind) {
+    case ErrorKind::Config:
+      throw ConfigError(message);
+    case ErrorKind::Io:
+      throw IoError(message);
+    case ErrorKind::Format:
+      throw FormatError(message);
+    case ErrorKind::Input:
+      throw InputError(message);
+    default:
+      throw Error(message);
+  }
+}
+
+// Exit codes of the command line (0 is success), and the one mapping from an
+// error's kind to its code: a refused option is a usage error (2), like a
+// command-line syntax error.
 enum class ExitCode : int { Failure = 1, Usage = 2, Io = 3, Format = 4, Input = 5 };
+
+constexpr ExitCode exitCode(ErrorKind kind) noexcept {
+  switch (kind) {
+    case ErrorKind::Config:
+      return ExitCode::Usage;
+    case ErrorKind::Io:
+      return ExitCode::Io;
+    case ErrorKind::Format:
+      return ExitCode::Format;
+    case ErrorKind::Input:
+      return ExitCode::Input;
+    default:
+      return ExitCode::Failure;
+  }
+}
+
+inline ExitCode exitCodeOf(const std::exception& e) noexcept { return exitCode(errorKind(e)); }
 
 }  // namespace posvec

@@ -290,21 +290,6 @@ std::vector<T> gather(const std::vector<T>& mine, int rank, int size,
   return all;
 }
 
-[[noreturn]] void throwKind(int kind, const std::string& message) {
-  switch (kind) {
-    case 2:
-      throw ConfigError(message);
-    case 3:
-      throw IoError(message);
-    case 4:
-      throw FormatError(message);
-    case 5:
-      throw InputError(message);
-    default:
-      throw Error(message);
-  }
-}
-
 constexpr const char* kNoWords = "contains no words";
 
 // The vocabulary of all ranks' counts, as one process would count the whole
@@ -601,14 +586,15 @@ void Cluster::abort(int exitCode) const {
   std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest
 }
 
-void Cluster::agree(const std::string& error, int kind) {
+void Cluster::agree(const std::string& error, ErrorKind kind) {
   const int first = static_cast<int>(reduceInt(error.empty() ? size_ : rank_, MPI_MIN));
   if (first == size_) return;
   std::string message = error;
   broadcast(message, first);
-  MPI_Bcast(&kind, 1, MPI_INT, first, MPI_COMM_WORLD);
-  throwKind(kind,
-            "rank " + std::to_string(first) + " of " + std::to_string(size_) + ": " + message);
+  int sent = static_cast<int>(kind);
+  MPI_Bcast(&sent, 1, MPI_INT, first, MPI_COMM_WORLD);
+  throwError(static_cast<ErrorKind>(sent),
+             "rank " + std::to_string(first) + " of " + std::to_string(size_) + ": " + message);
 }
 
 void Cluster::requireSameOptions(const std::string& options) {
@@ -623,7 +609,7 @@ void Cluster::requireSameOptions(const std::string& options) {
     error = "started with other options than rank 0 ('" + mine + "' where rank 0 has '" + theirs +
             "'); every rank must run the same command";
   }
-  agree(error, 2);
+  agree(error, ErrorKind::Config);
 }
 
 ModelState trainDistributed(Cluster& cluster, const CorpusSource& share, const TrainConfig& config,
@@ -665,7 +651,7 @@ Cluster::~Cluster() = default;
 int Cluster::rank() const { return rank_; }
 int Cluster::size() const { return size_; }
 void Cluster::abort(int) const { std::abort(); }
-void Cluster::agree(const std::string&, int) { noMpi(); }
+void Cluster::agree(const std::string&, ErrorKind) { noMpi(); }
 void Cluster::requireSameOptions(const std::string&) { noMpi(); }
 ModelState trainDistributed(Cluster&, const CorpusSource&, const TrainConfig&, const SyncOptions&,
                             const TrainObserver&) {

@@ -267,17 +267,13 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
     check();
   } else {
     std::string error;
-    int kind = 1;
+    ErrorKind kind = ErrorKind::Other;
     try {
       cli::withFlagNames(kFlags, check);
-    } catch (const ConfigError& e) {
-      error = cli::spelledMessage(e), kind = 2;
-    } catch (const IoError& e) {
-      error = cli::spelledMessage(e), kind = 3;
-    } catch (const FormatError& e) {
-      error = cli::spelledMessage(e), kind = 4;
-    } catch (const InputError& e) {
-      error = cli::spelledMessage(e), kind = 5;
+    } catch (const Error& e) {
+      kind = errorKind(e);
+      if (kind == ErrorKind::Other) throw;
+      error = cli::spelledMessage(e);
     }
     cluster->agree(error, kind);
     *together = false;
@@ -498,14 +494,6 @@ std::string optionLines(const Options& o) {
   return s.str();
 }
 
-int exitCodeOf(const std::exception& e) {
-  if (dynamic_cast<const ConfigError*>(&e)) return static_cast<int>(ExitCode::Usage);
-  if (dynamic_cast<const IoError*>(&e)) return static_cast<int>(ExitCode::Io);
-  if (dynamic_cast<const FormatError*>(&e)) return static_cast<int>(ExitCode::Format);
-  if (dynamic_cast<const InputError*>(&e)) return static_cast<int>(ExitCode::Input);
-  return static_cast<int>(ExitCode::Failure);
-}
-
 // Under mpirun. Errors every rank met together (different options, a missing
 // file, an unwritable output) are reported once, by rank 0, and every rank ends
 // normally; an error of one rank during training is printed by that rank with
@@ -523,7 +511,7 @@ void runOnCluster(Options o) {
     if (!together) {
       std::fprintf(stderr, "posvec: error: %s\n", cluster->tag(cli::spelledMessage(e)).c_str());
       std::fflush(stderr);
-      cluster->abort(exitCodeOf(e));
+      cluster->abort(static_cast<int>(exitCodeOf(e)));
     }
     // Rank 0 reports and sets the job's exit code; the others end quietly and
     // successfully, so mpirun does not cut rank 0 short for their exit status.

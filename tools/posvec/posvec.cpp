@@ -297,24 +297,12 @@ int runCommandLine(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::cerr << "posvec: error: " << e.what() << " (see posvec --help)\n";
     return static_cast<int>(ExitCode::Usage);
-  } catch (const ConfigError& e) {
-    std::cerr << "posvec: error: " << shown(spelledMessage(e)) << "\n";
-    return static_cast<int>(ExitCode::Usage);
-  } catch (const IoError& e) {
-    std::cerr << "posvec: error: " << shown(spelledMessage(e)) << "\n";
-    return static_cast<int>(ExitCode::Io);
-  } catch (const FormatError& e) {
-    std::cerr << "posvec: error: " << shown(spelledMessage(e)) << "\n";
-    return static_cast<int>(ExitCode::Format);
-  } catch (const InputError& e) {
-    std::cerr << "posvec: error: " << shown(spelledMessage(e)) << "\n";
-    return static_cast<int>(ExitCode::Input);
   } catch (const std::bad_alloc&) {
     std::cerr << "posvec: error: out of memory (try a smaller --dim, --max-vocab or --len)\n";
     return static_cast<int>(ExitCode::Failure);
   } catch (const std::exception& e) {
     std::cerr << "posvec: error: " << shown(spelledMessage(e)) << "\n";
-    return static_cast<int>(ExitCode::Failure);
+    return static_cast<int>(exitCodeOf(e));
   }
   return 0;
 }
