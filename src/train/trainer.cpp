@@ -18,6 +18,7 @@
 #include "memory_estimate.hpp"
 #include "parallel.hpp"
 #include "posvec/error.hpp"
+#include "posvec/kernel_probe.hpp"
 #include "sampling.hpp"
 
 namespace posvec {
@@ -106,7 +107,7 @@ void checkModel(const ModelState& m, const TrainConfig& c) {
 // finishing model.partial first when the model was stopped inside an epoch.
 void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const TrainConfig& config,
                int totalEpochs, const TrainObserver& observer, detail::EpochSync* sync,
-               detail::BatchedPath path = detail::BatchedPath::Auto) {
+               KernelProbe* probe = nullptr) {
   const int threads = detail::resolveThreads(config.threads);
   const Vocabulary& vocab = corpus.vocabulary;
   const detail::Subsampler subsample(vocab, config.sample);
@@ -118,7 +119,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
     tree = detail::buildHuffmanTree(vocab.counts());
   static const detail::Sigmoid sigmoid;
   detail::KernelShared shared{&model.input, &model.output, &noise, &tree, &sigmoid};
-  const auto kernel = detail::makeKernel(config, shared, path);
+  const auto kernel = detail::makeKernel(config, shared, probe);
 
   // Distributed: the schedule runs on the words of all processes; this one's
   // count scales by their ratio (they all pass the same fractions together).
@@ -353,7 +354,7 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
   model.input.resize(v, d);
   detail::initInputMatrix(model.input, config.seed, threads);
   model.output = MatrixF::Zero(config.loss == Loss::HierarchicalSoftmax ? v - 1 : v, d);
-  runEpochs(model, prepared, config, config.epochs, observer, hooks.sync, hooks.batchedPath);
+  runEpochs(model, prepared, config, config.epochs, observer, hooks.sync, hooks.probe);
   return model;
 }
 
@@ -362,6 +363,16 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
 ModelState train(const CorpusSource& corpus, const TrainConfig& config,
                  const TrainObserver& observer) {
   return detail::trainWith(corpus, config, observer, {});
+}
+
+ModelState trainProbed(const CorpusSource& corpus, const TrainConfig& config, KernelProbe& probe,
+                       const TrainObserver& observer) {
+  if (detail::kernelFor(config) != detail::KernelKind::BatchedSkipGram)
+    throw ConfigError("a kernel probe instruments the batched kernel: skip-gram with negative "
+                      "sampling and the batched kernel");
+  detail::TrainHooks hooks;
+  hooks.probe = &probe;
+  return detail::trainWith(corpus, config, observer, hooks);
 }
 
 void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpochs,
@@ -467,7 +478,7 @@ void detail::resumeWith(ModelState& model, const CorpusSource& corpus, int moreE
   if (observer.vocabulary) observer.vocabulary(vocab, prepared.sentences);
   // Trained in place (a copy would double peak memory); the stored schedule is the new total.
   model.config = resumed.serialize();
-  runEpochs(model, prepared, resumed, total, observer, hooks.sync, hooks.batchedPath);
+  runEpochs(model, prepared, resumed, total, observer, hooks.sync, hooks.probe);
 }
 
 }  // namespace posvec
