@@ -20,11 +20,11 @@
 #include <unordered_map>
 
 #include "ascii_space.hpp"
-#include "distributed.hpp"
 #include "input.hpp"
 #include "kernels.hpp"
 #include "posvec/error.hpp"
 #include "posvec/tokenizer.hpp"
+#include "train_hooks.hpp"
 
 #if POSVEC_HAVE_MPI
 #include <mpi.h>

@@ -1,4 +1,4 @@
-#include "memory_estimate.hpp"
+#include "posvec/memory_estimate.hpp"
 
 #include <unistd.h>
 
@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "memory_estimate.hpp"
 #include "parallel.hpp"
 #include "posvec/error.hpp"
 

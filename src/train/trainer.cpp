@@ -12,7 +12,6 @@
 #include <thread>
 
 #include "corpus_detail.hpp"
-#include "distributed.hpp"
 #include "kernel_factory.hpp"
 #include "kernels.hpp"
 #include "memory_estimate.hpp"
@@ -20,6 +19,7 @@
 #include "posvec/error.hpp"
 #include "posvec/kernel_probe.hpp"
 #include "sampling.hpp"
+#include "train_hooks.hpp"
 
 namespace posvec {
 

@@ -1,7 +1,7 @@
-// The trainer's hooks for distributed runs (include/posvec/distributed.hpp):
-// how the counting pass turns local counts into the shared vocabulary, and
-// where the epochs average weights across processes. A one-process run passes
-// empty hooks and trains exactly as before.
+// The trainer's hooks: how the counting pass turns local counts into the shared
+// vocabulary and where the epochs combine weights across processes (distributed
+// training, distributed.cpp, implements them: the trainer knows no MPI), and the
+// kernel probe of benchmarks and tests. A one-process run passes empty hooks.
 #pragma once
 
 #include <cstdint>
