@@ -27,6 +27,7 @@ struct ModelHeader {
   std::uint32_t version = 0, flags = 0;
   std::uint64_t words = 0, dim = 0, outputRows = 0, configBytes = 0, wordBytes = 0, losses = 0;
   std::int32_t epochsDone = 0;
+  std::uint32_t shards = 0;  // version 2: threads inside the unfinished epoch
 };
 
 template <typename T>
@@ -36,10 +37,9 @@ T get(const unsigned char* p) {
   return fromLittle(v);
 }
 
-}  // namespace
-
-ModelState readModel(const std::string& path, bool withOutput) {
-  ChunkReader r(path);
+// The header, checked: a known version and flags, sane counts, and lengths that
+// add up to the file's size exactly (before anything is allocated).
+ModelHeader readHeader(ChunkReader& r, const std::string& path) {
   unsigned char raw[kModelHeaderBytes];
   if (r.read(reinterpret_cast<char*>(raw), 8) != 8 || std::memcmp(raw, kModelMagic, 8) != 0)
     throw FormatError(inQuotes(path) +
@@ -59,11 +59,11 @@ ModelState readModel(const std::string& path, bool withOutput) {
   if (h.version != kModelVersion && h.version != kModelVersionPartial)
     throw FormatError(inQuotes(path) + ": posvec model version " + std::to_string(h.version) +
                       " is not supported (this posvec reads versions 1 and 2)");
-  const std::uint32_t shards = get<std::uint32_t>(raw + 68);
-  if (h.flags != 0 || (h.version == kModelVersion && shards != 0))
+  h.shards = get<std::uint32_t>(raw + 68);
+  if (h.flags != 0 || (h.version == kModelVersion && h.shards != 0))
     throw FormatError(inQuotes(path) + ": posvec model header has unknown flags (corrupt file?)");
-  if (h.version == kModelVersionPartial && (shards == 0 || shards > kMaxShards))
-    throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(shards) +
+  if (h.version == kModelVersionPartial && (h.shards == 0 || h.shards > kMaxShards))
+    throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(h.shards) +
                       " threads were inside an epoch (corrupt file?)");
   if (h.epochsDone < 0)
     throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(h.epochsDone) +
@@ -88,21 +88,22 @@ ModelState readModel(const std::string& path, bool withOutput) {
       mulChecked(mulChecked(addChecked(h.words, h.outputRows, overflow), h.dim, overflow), 4,
                  overflow),
       overflow);
-  if (shards > 0) need = addChecked(need, 16 + kShardBytes * shards, overflow);
+  if (h.shards > 0) need = addChecked(need, 16 + kShardBytes * h.shards, overflow);
   if (overflow || need != r.fileSize())
     throw FormatError(inQuotes(path) + ": posvec model header describes " +
                       std::to_string(h.words) + " words x " + std::to_string(h.dim) + " (" +
                       (overflow ? "more than 2^64" : std::to_string(need)) +
                       " bytes) but the file has " + std::to_string(r.fileSize()) +
                       " bytes (truncated or corrupt)");
+  return h;
+}
 
-  ModelState m;
-  m.epochsDone = h.epochsDone;
-  m.config.resize(h.configBytes);
-  r.read(m.config.data(), h.configBytes);
+// The word table (valid UTF-8, each word once, the table's size as the header
+// says) and the counts (none negative).
+void readVocabulary(ChunkReader& r, const ModelHeader& h, const std::string& path,
+                    ModelState& m) {
   m.words.reserve(h.words);
   std::uint64_t wordBytesSeen = 0;
-  std::unordered_set<std::string_view> seen;
   for (std::uint64_t i = 0; i < h.words; ++i) {
     unsigned char l[4];
     r.read(reinterpret_cast<char*>(l), 4);
@@ -119,6 +120,7 @@ ModelState readModel(const std::string& path, bool withOutput) {
   if (wordBytesSeen != h.wordBytes)
     throw FormatError(inQuotes(path) +
                       ": word table size does not match its header (corrupt file)");
+  std::unordered_set<std::string_view> seen;
   seen.reserve(h.words);
   for (std::size_t i = 0; i < m.words.size(); ++i)
     if (!seen.insert(m.words[i]).second)
@@ -130,44 +132,66 @@ ModelState readModel(const std::string& path, bool withOutput) {
     c = fromLittle(c);
     if (c < 0) throw FormatError(inQuotes(path) + ": negative word count (corrupt file)");
   }
-  m.epochLosses.resize(h.losses);
-  r.read(reinterpret_cast<char*>(m.epochLosses.data()), h.losses * 8);
-  for (auto& l : m.epochLosses) l = fromLittle(l);
+}
+
+// The input weights and, when `withOutput`, the output weights: every value finite.
+void readWeights(ChunkReader& r, const ModelHeader& h, const std::string& path, bool withOutput,
+                 ModelState& m) {
   m.input.resize(h.words, h.dim);
   r.read(reinterpret_cast<char*>(m.input.data()), h.words * h.dim * 4);
   swapFloatsIfBigEndian(m.input.data(), h.words * h.dim);
   for (std::uint64_t i = 0; i < h.words; ++i)
     checkFinite(m.input.row(i).data(), h.dim, m.words[i],
                 [&] { return inQuotes(path) + " input vector " + std::to_string(i + 1); });
-  if (withOutput) {
-    m.output.resize(h.outputRows, h.outputRows > 0 ? h.dim : 0);
-    r.read(reinterpret_cast<char*>(m.output.data()), h.outputRows * h.dim * 4);
-    swapFloatsIfBigEndian(m.output.data(), h.outputRows * h.dim);
-    for (std::uint64_t i = 0; i < h.outputRows * h.dim; ++i)
-      if (!std::isfinite(m.output.data()[i]))
-        throw FormatError(inQuotes(path) + ": output weight row " + std::to_string(i / h.dim + 1) +
-                          " is not finite");
-    if (shards > 0) {
-      std::vector<unsigned char> b(16 + kShardBytes * shards);
-      r.read(reinterpret_cast<char*>(b.data()), b.size());
-      m.partial.words = get<std::int64_t>(b.data());
-      m.partial.streamSize = get<std::int64_t>(b.data() + 8);
-      for (std::uint32_t t = 0; t < shards; ++t) {
-        const unsigned char* q = b.data() + 16 + kShardBytes * t;
-        ShardProgress s;
-        s.position = get<std::int64_t>(q);
-        s.end = get<std::int64_t>(q + 8);
-        s.rng = get<std::uint64_t>(q + 16);
-        s.loss = get<double>(q + 24);
-        s.predictions = get<std::int64_t>(q + 32);
-        if (s.position < 0 || s.position > s.end || s.end > m.partial.streamSize ||
-            s.predictions < 0 || !std::isfinite(s.loss) || m.partial.words < 0)
-          throw FormatError(inQuotes(path) + ": the position of thread " + std::to_string(t + 1) +
-                            " inside the unfinished epoch is impossible (corrupt file?)");
-        m.partial.shards.push_back(s);
-      }
-    }
+  if (!withOutput) return;
+  m.output.resize(h.outputRows, h.outputRows > 0 ? h.dim : 0);
+  r.read(reinterpret_cast<char*>(m.output.data()), h.outputRows * h.dim * 4);
+  swapFloatsIfBigEndian(m.output.data(), h.outputRows * h.dim);
+  for (std::uint64_t i = 0; i < h.outputRows * h.dim; ++i)
+    if (!std::isfinite(m.output.data()[i]))
+      throw FormatError(inQuotes(path) + ": output weight row " + std::to_string(i / h.dim + 1) +
+                        " is not finite");
+}
+
+// Version 2: where each of h.shards threads was inside the unfinished epoch.
+EpochProgress readPartial(ChunkReader& r, const ModelHeader& h, const std::string& path) {
+  EpochProgress partial;
+  std::vector<unsigned char> b(16 + kShardBytes * h.shards);
+  r.read(reinterpret_cast<char*>(b.data()), b.size());
+  partial.words = get<std::int64_t>(b.data());
+  partial.streamSize = get<std::int64_t>(b.data() + 8);
+  for (std::uint32_t t = 0; t < h.shards; ++t) {
+    const unsigned char* q = b.data() + 16 + kShardBytes * t;
+    ShardProgress s;
+    s.position = get<std::int64_t>(q);
+    s.end = get<std::int64_t>(q + 8);
+    s.rng = get<std::uint64_t>(q + 16);
+    s.loss = get<double>(q + 24);
+    s.predictions = get<std::int64_t>(q + 32);
+    if (s.position < 0 || s.position > s.end || s.end > partial.streamSize ||
+        s.predictions < 0 || !std::isfinite(s.loss) || partial.words < 0)
+      throw FormatError(inQuotes(path) + ": the position of thread " + std::to_string(t + 1) +
+                        " inside the unfinished epoch is impossible (corrupt file?)");
+    partial.shards.push_back(s);
   }
+  return partial;
+}
+
+}  // namespace
+
+ModelState readModel(const std::string& path, bool withOutput) {
+  ChunkReader r(path);
+  const ModelHeader h = readHeader(r, path);
+  ModelState m;
+  m.epochsDone = h.epochsDone;
+  m.config.resize(h.configBytes);
+  r.read(m.config.data(), h.configBytes);
+  readVocabulary(r, h, path, m);
+  m.epochLosses.resize(h.losses);
+  r.read(reinterpret_cast<char*>(m.epochLosses.data()), h.losses * 8);
+  for (auto& l : m.epochLosses) l = fromLittle(l);
+  readWeights(r, h, path, withOutput, m);
+  if (withOutput && h.shards > 0) m.partial = readPartial(r, h, path);
   return m;
 }
 
