@@ -56,7 +56,7 @@ struct AttentionOptions {
   // of an encoder with dim = headDim, this layout and base (interleaved pairs are
   // RoFormer's, concatenated halves GPT-NeoX's; tutorial has no rotation).
   Encoding rotaryEncoding = Encoding::Interleaved;
-  double rotaryBase = 10000.0;
+  double rotaryBase = kDefaultBase;
   // Throws ConfigError naming the inconsistent options for inputs of d_model.
   void validate(std::size_t dModel) const;
   std::size_t resolvedHeadDim(std::size_t dModel) const;

@@ -11,6 +11,10 @@ enum class Architecture { SkipGram, Cbow };
 enum class Loss { NegativeSampling, HierarchicalSoftmax };
 enum class Kernel { Classic, Batched };
 
+// The largest vector dimension and the most epochs a training may have.
+inline constexpr std::size_t kMaxDim = 100000;
+inline constexpr int kMaxEpochs = 100000;
+
 struct TrainConfig {
   std::size_t dim = 512;
   int window = 5;             // maximum window; each centre word draws a shrink in [0, window)

@@ -483,9 +483,9 @@ int epochsLeft(const ModelState& model) {
 
 void detail::resumeWith(ModelState& model, const CorpusSource& corpus, int moreEpochs,
                         const TrainObserver& observer, const TrainHooks& hooks) {
-  if (moreEpochs < 1 || moreEpochs > 100000)
-    throw ConfigError("epochs to resume must be between 1 and 100000 (got " +
-                      std::to_string(moreEpochs) + ")");
+  if (moreEpochs < 1 || moreEpochs > kMaxEpochs)
+    throw ConfigError("epochs to resume must be between 1 and " + std::to_string(kMaxEpochs) +
+                      " (got " + std::to_string(moreEpochs) + ")");
   TrainConfig config = TrainConfig::deserialize(model.config);
   try {
     config.validate();

@@ -36,8 +36,8 @@ struct AttendOptions {
   bool renormalize = false;
   std::string positional = "additive";
   std::string encoding = "interleaved";
-  double base = 10000.0;
-  std::int64_t paddingIdx = 1;
+  double base = PositionalOptions{}.base;
+  std::int64_t paddingIdx = PositionalOptions{}.paddingIdx;
   std::int64_t start = 0;
   std::string scale = "sqrt";
   std::string unk = "error";

@@ -74,7 +74,7 @@ CheckpointEvery parseCheckpointEvery(const std::string& text) {
     if (unit == "s") every.seconds = n;
     if (unit == "m") every.seconds = n * 60;
     if (unit == "h") every.seconds = n * 3600;
-    if ((unit == "epoch" || unit == "epochs") && whole && n <= 100000)
+    if ((unit == "epoch" || unit == "epochs") && whole && n <= kMaxEpochs)
       every.epochs = static_cast<int>(n);
   }
   if (every.seconds == 0 && every.epochs == 0)
