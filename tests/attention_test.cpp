@@ -513,10 +513,10 @@ TEST_CASE("attention: inconsistent options are refused with a reason", "[attenti
   refuse(o, 8, "at least 1");
   o = {};
   o.maskAfterSoftmax = true;
-  refuse(o, 8, "add --causal");
+  refuse(o, 8, "a variant of the causal mask: add it");
   o = {};
   o.renormalize = true;
-  refuse(o, 8, "--mask-after-softmax");
+  refuse(o, 8, "only applies to the mask after the softmax (turn it on)");
   o = {};
   o.positional = PositionMode::Rotary;
   o.projection = Projection::Random;
@@ -537,9 +537,25 @@ TEST_CASE("attention: unknown words are an error, a zero row or the mean row", "
   const Embeddings emb({"a", "b", "c"}, v);
   CHECK_THROWS_WITH(lookUpTokens(emb, {"a", "zebra"}), Catch::Contains("unknown word 'zebra'"));
   // Only a token without letters or digits gets the hint to drop punctuation.
-  CHECK_THROWS_WITH(lookUpTokens(emb, {"a", "zebra"}), !Catch::Contains("--no-punct"));
-  CHECK_THROWS_WITH(lookUpTokens(emb, {"a", "--"}), Catch::Contains("or --no-punct"));
-  CHECK_THROWS_WITH(lookUpTokens(emb, {"a", "\xc3\xa9"}), !Catch::Contains("--no-punct"));
+  CHECK_THROWS_WITH(lookUpTokens(emb, {"a", "zebra"}), !Catch::Contains("drop punctuation"));
+  CHECK_THROWS_WITH(lookUpTokens(emb, {"a", "--"}), Catch::Contains("or drop punctuation"));
+  CHECK_THROWS_WITH(lookUpTokens(emb, {"a", "\xc3\xa9"}), !Catch::Contains("drop punctuation"));
+  // The settings are named by meaning, and where: a front end spells them its own way.
+  try {
+    lookUpTokens(emb, {"a", "--"});
+    FAIL("no error for an unknown word");
+  } catch (const InputError& e) {
+    std::vector<std::string> named;
+    for (const SettingMention& m : e.mentions()) named.push_back(m.setting);
+    CHECK(named == std::vector<std::string>{"unk", "unk", "keepPunctuation"});
+    CHECK(std::string(e.what()).find("use unknown-word policy zero or unknown-word policy token") !=
+          std::string::npos);
+    const std::string python = e.spelled([](const std::string& s) {
+      return s == "unk" ? std::string("unk=") : std::string();
+    });
+    CHECK(python.find("use unk= zero or unk= token to map it") != std::string::npos);
+    CHECK(python.find(", or drop punctuation") != std::string::npos);
+  }
   const LookedUp z = lookUpTokens(emb, {"a", "zebra"}, UnknownWords::Zero);
   CHECK(z.rows.row(1).norm() == 0.0f);
   CHECK(z.tokens[1] == "zebra");

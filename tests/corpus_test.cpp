@@ -159,7 +159,9 @@ TEST_CASE("corpus finds invalid UTF-8 in pre-tokenized files while counting, wit
     CHECK(m.find("line 3") != std::string::npos);
     CHECK(m.find("byte offset 24") != std::string::npos);
     CHECK(m.find("\\x97") != std::string::npos);
-    CHECK(m.find("--replace-invalid") != std::string::npos);
+    CHECK(m.find("replace bad bytes with U+FFFD: the replace-invalid option") != std::string::npos);
+    REQUIRE(e.mentions().size() == 1);
+    CHECK(e.mentions()[0].setting == "replaceInvalid");
   }
   CHECK(words == 5);  // "ok words new line fine": the counting pass stopped at the bad word
 

@@ -676,7 +676,7 @@ TEST_CASE("formats: no-header reads GloVe text without the count line", "[format
   o.limit = 2;
   CHECK(loadVectors(dir.file("g.txt"), o).words() == std::vector<std::string>{"the", "cat"});
   // Without the option the first line is not a header; the message says what to do.
-  requireError([&] { loadVectors(dir.file("g.txt")); }, "--no-header");
+  requireError([&] { loadVectors(dir.file("g.txt")); }, "loads with the no-header option");
   // A ragged line names its line number (1-based, no header line to skip).
   writeText(dir.file("h.txt"), "a 1 2\nb 3\n");
   o.limit = 0;
@@ -710,6 +710,10 @@ TEST_CASE("formats: the CLI takes --unicode-errors, --limit and --no-header", "[
   writeText(dir.file("g.txt"), "dog 0.6 0.8\nrat 0 1\n");
   r = runCli("similarity " + quote(dir.file("g.txt")) + " dog rat --no-header");
   CHECK(r.out == "cosine(dog, rat) = 0.800000\n");
+  // The library's message names the setting by meaning; the CLI puts its flag there.
+  r = runCli("similarity " + quote(dir.file("g.txt")) + " dog rat");
+  CHECK(r.status == static_cast<int>(ExitCode::Format));
+  CHECK(r.err.find("(GloVe) loads with --no-header\n") != std::string::npos);
   r = runCli("similarity " + quote(dir.file("g.txt")) + " dog rat --unicode-errors bogus");
   CHECK(r.status != 0);
   // The other commands that read vectors take the same options.

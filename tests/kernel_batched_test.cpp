@@ -8,7 +8,10 @@
 #include <cstring>
 #include <random>
 
+#include "kernel_probes.hpp"
+#include "posvec/error.hpp"
 #include "posvec/formats.hpp"
+#include "posvec/kernel_probe.hpp"
 #include "posvec/trainer.hpp"
 #include "test_util.hpp"
 
@@ -335,11 +338,11 @@ TEST_CASE("kernel_batched both inner-loop paths agree on a full training run",
 
 TEST_CASE("kernel_batched measuring paths make the same blocks and change no row",
           "[kernel_batched]") {
-  // The benchmark paths (train_kernel's `memory` and `cache` modes) must do the real
-  // path's set-up (same draws, same pairs) and leave the matrices as they were; the
-  // cache path must still compute (a loss, and its scratch rows trained). 600 rows:
-  // more than the cache path's stand-in has, so its rows wrap (under the sanitizers a
-  // row index past the stand-in is an error).
+  // The benchmark's probes (train_kernel's `memory` and `cache` modes, kernel_probes.hpp)
+  // must see the real kernel's set-up (same draws, same pairs) and leave the matrices
+  // as they were; the cache probe must still compute (a loss, and its scratch rows
+  // trained). 600 rows: more than the cache probe's stand-in has, so its rows wrap
+  // (under the sanitizers a row index past the stand-in is an error).
   const std::vector<std::int32_t> ids = hashedIds(3, 200, 600);
   REQUIRE(*std::max_element(ids.begin(), ids.end()) >= 256);
   TrainConfig c = batchedConfig();
@@ -348,9 +351,6 @@ TEST_CASE("kernel_batched measuring paths make the same blocks and change no row
   std::vector<std::int64_t> counts(600, 1);
   const NoiseSampler noise(counts);
   const detail::Sigmoid sigmoid;
-  const detail::BatchedPath paths[3] = {detail::BatchedPath::Auto,
-                                        detail::BatchedPath::MemoryOnly,
-                                        detail::BatchedPath::CacheOnly};
   for (const int combine : {1, 4}) {
     INFO("combine " << combine);
     c.combine = combine;
@@ -358,9 +358,14 @@ TEST_CASE("kernel_batched measuring paths make the same blocks and change no row
     std::uint64_t rngAfter[3] = {0, 0, 0};
     double loss[3] = {0, 0, 0};
     MatrixF in[3] = {in0, in0, in0}, out[3] = {out0, out0, out0};
+    // 0: no probe, 1: train_kernel's `memory` probe, 2: its `cache` probe.
+    bench::RowTrafficProbe memory;
+    bench::InCacheProbe cache;
     for (int p = 0; p < 3; ++p) {
       detail::KernelShared shared{&in[p], &out[p], &noise, nullptr, &sigmoid};
-      const auto k = detail::makeBatchedSkipGram(c, shared, paths[p]);
+      const auto k = p == 0   ? detail::makeBatchedSkipGram(c, shared)
+                     : p == 1 ? detail::makeBatchedSkipGram(c, shared, memory)
+                              : detail::makeBatchedSkipGram(c, shared, cache);
       detail::ThreadState st;
       st.rng = detail::Rng(9);
       loss[p] = k->sentence(ids.data(), ids.size(), 0.025f, st, predictions[p]);
@@ -368,9 +373,10 @@ TEST_CASE("kernel_batched measuring paths make the same blocks and change no row
       if (p == 2) {
         // Its stand-in model trained: output rows (started at zero) of the sentence's
         // words moved.
-        REQUIRE(st.cached.size() == 2 * 256 * 24);
+        const std::vector<float>& rows = cache.standIn(24);
+        REQUIRE(rows.size() == 2 * 256 * 24);
         std::size_t moved = 0;
-        for (std::size_t i = 256 * 24; i < st.cached.size(); ++i) moved += st.cached[i] != 0.0f;
+        for (std::size_t i = 256 * 24; i < rows.size(); ++i) moved += rows[i] != 0.0f;
         CHECK(moved >= 20 * 24);
       }
     }
@@ -387,6 +393,33 @@ TEST_CASE("kernel_batched measuring paths make the same blocks and change no row
     }
     CHECK_FALSE(identical(in[0], in0));
   }
+}
+
+TEST_CASE("kernel_batched probes train through the public entry, the batched kernel only",
+          "[kernel_batched]") {
+  const auto corpus = CorpusSource::fromSentences(classSentences(1, 200));
+  TrainConfig c = batchedConfig();
+  c.epochs = 1;
+  // The memory probe computes nothing: the model is the trainer's start (input rows
+  // from (seed, row), output zero) and every epoch's loss 0, over the same predictions.
+  bench::RowTrafficProbe memory;
+  std::int64_t probed = 0, trained = 0;
+  TrainObserver countProbed, countTrained;
+  countProbed.epochEnd = [&](const EpochReport& r) { probed += r.predictions; };
+  countTrained.epochEnd = [&](const EpochReport& r) { trained += r.predictions; };
+  const ModelState m = trainProbed(corpus, c, memory, countProbed);
+  REQUIRE(m.epochLosses.size() == 1);
+  CHECK(m.epochLosses[0] == 0.0);
+  CHECK(m.output.isZero(0));
+  std::vector<float> row(c.dim);
+  initialInputRow(row.data(), c.dim, c.seed, 3);
+  for (std::size_t j = 0; j < c.dim; ++j) CHECK(m.input(3, static_cast<Eigen::Index>(j)) == row[j]);
+  train(corpus, c, countTrained);
+  CHECK(probed == trained);
+  CHECK(probed > 0);
+  // The classic kernels have no blocks to show.
+  c.kernel = Kernel::Classic;
+  CHECK_THROWS_AS(trainProbed(corpus, c, memory), ConfigError);
 }
 
 TEST_CASE("kernel_batched and classic both find planted classes", "[kernel_batched]") {

@@ -87,8 +87,11 @@ inline RunResult runShell(const std::string& command, const std::string& stdinFi
   return r;
 }
 
-inline RunResult runCli(const std::string& args, const std::string& stdinFile = "") {
-  return runShell(std::string("'") + POSVEC_CLI + "' " + args, stdinFile);
+// `env`: "NAME=value ..." assignments for the command's environment.
+inline RunResult runCli(const std::string& args, const std::string& stdinFile = "",
+                        const std::string& env = "") {
+  return runShell((env.empty() ? std::string() : env + " ") + "'" + POSVEC_CLI + "' " + args,
+                  stdinFile);
 }
 
 inline std::string quote(const std::string& s) {

@@ -1027,14 +1027,44 @@ TEST_CASE("trainer refuses before training when the estimate exceeds the memory"
   r = test::runCli("train " + test::quote(corpus) + common + test::quote(out) +
                    " --dim 8 --memory-limit lots");
   CHECK(r.status != 0);
-  CHECK(r.err.find("POSVEC_MEMORY_LIMIT must be a positive size") != std::string::npos);
+  CHECK(r.err.find("--memory-limit: memory limit must be a positive size") != std::string::npos);
+  // The CLI also takes the limit from the environment; the library reads none.
+  r = test::runCli("train " + test::quote(corpus) + common + test::quote(out) + " --dim 512",
+                   "", "POSVEC_MEMORY_LIMIT=64K");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("but only 64.0 KiB are allowed (--memory-limit or POSVEC_MEMORY_LIMIT)") !=
+        std::string::npos);
+  r = test::runCli("train " + test::quote(corpus) + common + test::quote(out) + " --dim 8",
+                   "", "POSVEC_MEMORY_LIMIT=lots");
+  CHECK(r.err.find("POSVEC_MEMORY_LIMIT: memory limit must be a positive size") !=
+        std::string::npos);
 
-  // The library: the same check through the environment variable.
-  ::setenv("POSVEC_MEMORY_LIMIT", "64K", 1);
+  // The library: the same check through the config.
   TrainConfig c = smallConfig();
   c.dim = 512;
-  CHECK_THROWS_AS(train(CorpusSource::fromSentences(plantedCorpus(11, 50)), c), ConfigError);
-  CHECK(availableMemory() == 64 * 1024);
-  ::unsetenv("POSVEC_MEMORY_LIMIT");
+  c.memoryLimit = 64 * 1024;
+  try {
+    train(CorpusSource::fromSentences(plantedCorpus(11, 50)), c);
+    FAIL("trained beyond the memory limit");
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    CHECK(m.find("but only 64.0 KiB are allowed (the memory limit); shrink the vocabulary with "
+                 "the minimum count (now 1) or the vocabulary limit (now 0, 0: no limit), or "
+                 "lower the dimension") != std::string::npos);
+    std::vector<std::string> named;
+    for (const SettingMention& s : e.mentions()) named.push_back(s.setting);
+    CHECK(named == std::vector<std::string>{"memoryLimit", "minCount", "maxVocab", "dim"});
+  }
+  CHECK(estimateTrainingMemory(CorpusSource::fromSentences(plantedCorpus(11, 50)), c).available ==
+        64 * 1024);
+  // The environment is not read: the physical memory.
+  ::setenv("POSVEC_MEMORY_LIMIT", "64K", 1);
   CHECK(availableMemory() > 64 * 1024);
+  ::unsetenv("POSVEC_MEMORY_LIMIT");
+  // Sizes: powers of 1024, an optional i/B.
+  CHECK(parseMemorySize("64K") == 64 * 1024);
+  CHECK(parseMemorySize("1.5GiB") == 3ull * 512 * 1024 * 1024);
+  CHECK(parseMemorySize("1000000") == 1000000);
+  CHECK_THROWS_AS(parseMemorySize("lots"), ConfigError);
+  CHECK_THROWS_AS(parseMemorySize("-1G"), ConfigError);
 }

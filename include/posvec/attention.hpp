@@ -64,7 +64,7 @@ struct AttentionOptions {
   /// of an encoder with dim = headDim, this layout and base (interleaved pairs are
   /// RoFormer's, concatenated halves GPT-NeoX's; tutorial has no rotation).
   Encoding rotaryEncoding = Encoding::Interleaved;
-  double rotaryBase = 10000.0;  ///< Rotary only: the frequencies' base (> 1)
+  double rotaryBase = kDefaultBase;  ///< Rotary only: the frequencies' base (> 1)
   /// Throws ConfigError naming the inconsistent options for inputs of d_model.
   void validate(std::size_t dModel) const;
   /// The head size for inputs of `dModel` columns: headDim, or dModel / heads when 0.

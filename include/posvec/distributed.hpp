@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "posvec/corpus.hpp"
+#include "posvec/error.hpp"
 #include "posvec/model_state.hpp"
 #include "posvec/train_config.hpp"
 #include "posvec/trainer.hpp"
@@ -109,9 +110,9 @@ class Cluster {
   /// from its own copy, so copies that differ would train on a wrong corpus. Collective.
   void requireSameCorpus(const CorpusSource& corpus);
   /// All ranks together: when any rank passes a non-empty `error`, every rank
-  /// throws (the first failing rank's message, "rank R of N: ...", of the kind
-  /// `kind` gave there: 2 config, 3 io, 4 format, 5 input, 1 other). Collective.
-  void agree(const std::string& error, int kind = 1);
+  /// throws the first failing rank's message, "rank R of N: ...", as the kind of
+  /// error that rank gave. Collective.
+  void agree(const std::string& error, ErrorKind kind = ErrorKind::Other);
 
   /// This rank's share of `corpus`: the files seen as one byte stream, cut into
   /// `size()` ranges of about equal bytes, each cut moved to the next line start

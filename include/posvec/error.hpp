@@ -1,12 +1,66 @@
 /// \file
 /// posvec::Error and its kinds: everything the library throws. Messages say what
-/// went wrong and what to do about it; the CLI maps each kind to an exit code.
+/// went wrong and what to do about it; each kind has one exit code (exitCode()).
+/// A message names a setting by its meaning ("lower the minimum count") and
+/// records where (Error::mentions()), so each front end can put its own spelling
+/// there (the CLI a flag, Python a keyword): the library knows no front end.
 #pragma once
 
+#include <cstddef>
+#include <exception>
+#include <functional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace posvec {
+
+/// A setting as an error message names it: the option struct's member name
+/// ("minCount", "dim", "unk") and the words that stand for it in the message
+/// ("the minimum count").
+struct Setting {
+  std::string_view name;     ///< the option struct's member name, e.g. "minCount"
+  std::string_view meaning;  ///< the words the message uses for it, e.g. "the minimum count"
+};
+
+/// Where a message names a setting: what()[offset, offset + length) is its meaning.
+struct SettingMention {
+  std::size_t offset = 0;  ///< first byte of the setting's words in the message
+  std::size_t length = 0;  ///< length of those words in bytes
+  std::string setting;     ///< the setting's member name (Setting::name)
+};
+
+/// An error message being built: text, and the settings it names by meaning.
+///
+///     throw InputError(ErrorText("no word is frequent enough; lower ")
+///                      << Setting{"minCount", "the minimum count"});
+class ErrorText {
+ public:
+  /// An empty message.
+  ErrorText() = default;
+  /// A message that starts with `text`.
+  explicit ErrorText(std::string_view text) : text_(text) {}
+  /// Appends plain text.
+  ErrorText& operator<<(std::string_view text) {
+    text_ += text;
+    return *this;
+  }
+  /// Appends a setting's meaning and records where it stands.
+  ErrorText& operator<<(const Setting& s) {
+    mentions_.push_back({text_.size(), s.meaning.size(), std::string(s.name)});
+    text_ += s.meaning;
+    return *this;
+  }
+  /// The message so far.
+  const std::string& text() const { return text_; }
+  /// The settings named so far, in order.
+  const std::vector<SettingMention>& mentions() const { return mentions_; }
+
+ private:
+  std::string text_;
+  std::vector<SettingMention> mentions_;
+};
 
 /// The base of every exception the library throws on purpose. what() is one
 /// line that names the file, value or setting concerned (a setting by its meaning,
@@ -17,7 +71,30 @@ namespace posvec {
 class Error : public std::runtime_error {
  public:
   /// Constructs with the message what() returns.
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string& message) : std::runtime_error(message) {}
+  /// Constructs with the message what() returns.
+  explicit Error(const char* message) : std::runtime_error(message) {}
+  /// Constructs with a built message, keeping where it names settings.
+  explicit Error(const ErrorText& message)
+      : std::runtime_error(message.text()), mentions_(message.mentions()) {}
+  /// The settings the message names by meaning, in order.
+  const std::vector<SettingMention>& mentions() const { return mentions_; }
+  /// The message with each mentioned setting in a front end's words: `spelling`
+  /// returns them for a setting's name ("minCount" -> "--min-count"), or "" to keep
+  /// the meaning.
+  std::string spelled(const std::function<std::string(const std::string&)>& spelling) const {
+    std::string out = what();
+    // From the last mention back, so the earlier offsets stay valid.
+    for (auto m = mentions_.rbegin(); m != mentions_.rend(); ++m) {
+      const std::string word = spelling(m->setting);
+      if (!word.empty() && m->offset + m->length <= out.size())
+        out.replace(m->offset, m->length, word);
+    }
+    return out;
+  }
+
+ private:
+  std::vector<SettingMention> mentions_;
 };
 
 /// A file could not be opened, read, written or renamed (missing, a directory,
@@ -53,18 +130,69 @@ class ConfigError : public Error {
   using Error::Error;
 };
 
-/// Exit codes used by the command line for each kind (0 is success). The library
-/// itself never exits; front ends may use the same mapping.
-enum class ExitCode : int { Failure = 1, Usage = 2, Io = 3, Format = 4, Input = 5 };
-/// \var ExitCode::Failure
-/// Any other failure (out of memory, an unexpected error).
-/// \var ExitCode::Usage
-/// A ConfigError, or a command line that could not be parsed.
-/// \var ExitCode::Io
-/// An IoError.
-/// \var ExitCode::Format
-/// A FormatError.
-/// \var ExitCode::Input
-/// An InputError.
+/// The kinds above as values: to send an error between processes (distributed
+/// training) and to choose an exit code.
+enum class ErrorKind : int {
+  Other = 0,   ///< any other exception
+  Config = 1,  ///< ConfigError
+  Io = 2,      ///< IoError
+  Format = 3,  ///< FormatError
+  Input = 4    ///< InputError
+};
+
+/// The kind of `e` (Other for anything that is not one of the kinds above).
+inline ErrorKind errorKind(const std::exception& e) noexcept {
+  if (dynamic_cast<const ConfigError*>(&e)) return ErrorKind::Config;
+  if (dynamic_cast<const IoError*>(&e)) return ErrorKind::Io;
+  if (dynamic_cast<const FormatError*>(&e)) return ErrorKind::Format;
+  if (dynamic_cast<const InputError*>(&e)) return ErrorKind::Input;
+  return ErrorKind::Other;
+}
+
+/// Throws the exception of `kind` (Other: a plain Error) with `message`.
+[[noreturn]] inline void throwError(ErrorKind kind, const std::string& message) {
+  switch (kind) {
+    case ErrorKind::Config:
+      throw ConfigError(message);
+    case ErrorKind::Io:
+      throw IoError(message);
+    case ErrorKind::Format:
+      throw FormatError(message);
+    case ErrorKind::Input:
+      throw InputError(message);
+    default:
+      throw Error(message);
+  }
+}
+
+/// Exit codes of the command line (0 is success). The library itself never
+/// exits; exitCode() is the one mapping from an error's kind to its code: a
+/// refused option is a usage error (2), like a command-line syntax error.
+enum class ExitCode : int {
+  Failure = 1,  ///< any other failure (out of memory, an unexpected error)
+  Usage = 2,    ///< a ConfigError, or a command line that could not be parsed
+  Io = 3,       ///< an IoError
+  Format = 4,   ///< a FormatError
+  Input = 5     ///< an InputError
+};
+
+/// The exit code of an error of `kind`.
+constexpr ExitCode exitCode(ErrorKind kind) noexcept {
+  switch (kind) {
+    case ErrorKind::Config:
+      return ExitCode::Usage;
+    case ErrorKind::Io:
+      return ExitCode::Io;
+    case ErrorKind::Format:
+      return ExitCode::Format;
+    case ErrorKind::Input:
+      return ExitCode::Input;
+    default:
+      return ExitCode::Failure;
+  }
+}
+
+/// The exit code of the exception `e`.
+inline ExitCode exitCodeOf(const std::exception& e) noexcept { return exitCode(errorKind(e)); }
 
 }  // namespace posvec

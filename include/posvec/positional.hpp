@@ -35,12 +35,17 @@ Encoding parseEncoding(const std::string& name);  ///< ConfigError on an unknown
 /// The name parseEncoding() reads back.
 std::string encodingName(Encoding encoding);
 
+/// The timescale base of Vaswani et al. (and every encoding's default here).
+inline constexpr double kDefaultBase = 10000.0;
+/// Fairseq's default padding index (its padding token's row).
+inline constexpr std::int64_t kDefaultPaddingIdx = 1;
+
 /// The encoding a PositionalEncoder computes.
 struct PositionalOptions {
   std::size_t dim = 512;                      ///< d_model; must be even and > 0
-  double base = 10000.0;                      ///< > 1, finite
+  double base = kDefaultBase;                 ///< > 1, finite
   Encoding encoding = Encoding::Interleaved;  ///< layout and frequencies
-  std::int64_t paddingIdx = 1;  ///< Fairseq only: the zero row; >= 0 (fairseq's default is 1)
+  std::int64_t paddingIdx = kDefaultPaddingIdx;  ///< Fairseq only: the zero row; >= 0 (fairseq's default is 1)
   void validate() const;        ///< throws ConfigError (says why odd d_model is refused)
 };
 

@@ -20,6 +20,8 @@
 #include "posvec/evaluation.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/io.hpp"
+#include "posvec/kernel_probe.hpp"
+#include "posvec/memory_estimate.hpp"
 #include "posvec/model_state.hpp"
 #include "posvec/positional.hpp"
 #include "posvec/report.hpp"

@@ -15,6 +15,11 @@ enum class Architecture { SkipGram, Cbow };
 /// \var Architecture::Cbow
 /// Continuous bag of words: the mean of the window's words predicts the centre word.
 
+/// The largest vector dimension a training may have.
+inline constexpr std::size_t kMaxDim = 100000;
+/// The most epochs a training may have.
+inline constexpr int kMaxEpochs = 100000;
+
 /// The output layer and its loss.
 enum class Loss { NegativeSampling, HierarchicalSoftmax };
 /// \var Loss::NegativeSampling
@@ -61,6 +66,10 @@ struct TrainConfig {
   int combine = 4;
   /// Noise words a block shares (0 to 10000); 0: automatic, blockNegativesFor().
   int blockNegatives = 0;
+  /// Memory training may use, in bytes (0: the machine's physical memory): train()
+  /// refuses before it allocates when its estimate exceeds it. A property of the
+  /// machine, not of the model: serialize() leaves it out.
+  std::uint64_t memoryLimit = 0;
   /// The noise words a block shares: blockNegatives, or when 0 the larger of
   /// `negative` and 1.25 x combine (the ratio that kept quality on Brown).
   int blockNegativesFor() const;

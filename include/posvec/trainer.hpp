@@ -16,6 +16,7 @@
 
 #include "posvec/corpus.hpp"
 #include "posvec/embeddings.hpp"
+#include "posvec/memory_estimate.hpp"
 #include "posvec/model_state.hpp"
 #include "posvec/train_config.hpp"
 #include "posvec/vocabulary.hpp"
@@ -86,30 +87,10 @@ struct TrainObserver {
   std::function<void(const Vocabulary&, std::int64_t sentences)> vocabulary;
 };
 
-/// What training needs in memory once the corpus is counted, in bytes (the
-/// counting table is gone by then; the id stream of a file corpus is on disk).
-struct MemoryEstimate {
-  std::size_t words = 0;         ///< vocabulary size
-  std::uint64_t matrices = 0;    ///< input and output matrices
-  std::uint64_t vocabulary = 0;  ///< words, counts, index, noise and subsampling tables
-  std::uint64_t buffers = 0;     ///< per-thread scratch, an in-memory id stream
-  std::uint64_t available = 0;   ///< physical memory, or POSVEC_MEMORY_LIMIT when set
-  /// Bytes training needs: matrices + vocabulary + buffers.
-  std::uint64_t total() const { return matrices + vocabulary + buffers; }
-};
-/// Physical memory of the machine in bytes; the environment variable POSVEC_MEMORY_LIMIT
-/// (bytes, or with a K/M/G/T suffix) replaces it, to train in a fraction of a
-/// shared machine. Throws ConfigError on a malformed value.
-std::uint64_t availableMemory();
-/// Counts the corpus (the vocabulary pass, nothing else) and estimates what
-/// train() would need for it. Throws what train() throws for the corpus and
-/// the configuration (IoError, InputError, ConfigError).
-MemoryEstimate estimateTrainingMemory(const CorpusSource& corpus, const TrainConfig& config);
-
 /// Builds the vocabulary and trains config.epochs epochs from scratch. Before the
-/// matrices are allocated it checks the memory estimate against availableMemory()
-/// and throws ConfigError saying which settings shrink it (minimum count,
-/// vocabulary limit, dimension) when training would not fit.
+/// matrices are allocated it checks the memory estimate against the memory
+/// available (MemoryEstimate::available) and throws ConfigError naming the
+/// minimum count, the vocabulary limit and the dimension when training would not fit.
 /// \returns the trained state (ModelState::partial set when the observer stopped it).
 /// \throws ConfigError for an invalid `config`; IoError for an unreadable corpus
 ///         file; InputError for invalid UTF-8, an empty corpus or one where no word

@@ -151,9 +151,10 @@ class TextNormalizer {
 
   void invalid(std::uint64_t offset, std::string& out) {
     if (!replace_)
-      throw InputError(source_ + ": invalid UTF-8 at byte offset " + std::to_string(offset) +
-                       " (convert the file to UTF-8, or replace bad bytes with U+FFFD: "
-                       "--replace-invalid)");
+      throw InputError(ErrorText(source_ + ": invalid UTF-8 at byte offset " +
+                                 std::to_string(offset) +
+                                 " (convert the file to UTF-8, or replace bad bytes with U+FFFD: ")
+                       << Setting{"replaceInvalid", "the replace-invalid option"} << ")");
     emit(0xFFFD, "\xEF\xBF\xBD", 3, out);
   }
 

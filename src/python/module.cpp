@@ -22,21 +22,38 @@ namespace {
 
 // ---- errors ------------------------------------------------------------------
 
+// The message with the settings it names (Error::mentions) as the package's
+// keywords spell them ("lower the minimum count" -> "lower min_count").
+std::string spelled(const Error& e) {
+  return e.spelled([](const std::string& setting) -> std::string {
+    if (setting == "dim") return "vector_size";
+    if (setting == "minCount") return "min_count";
+    if (setting == "maxVocab") return "max_final_vocab";
+    if (setting == "alpha") return "alpha";
+    if (setting == "noHeader") return "no_header=True";
+    if (setting == "unicodeErrors") return "unicode_errors=";
+    if (setting == "locale") return "locale=";
+    if (setting == "keepPunctuation") return "punctuation=False";
+    if (setting == "unk") return "unk=";
+    return "";
+  });
+}
+
 void translateErrors(std::exception_ptr p) {
   try {
     if (p) std::rethrow_exception(p);
   } catch (const IoError& e) {
     // The library's messages say which case it is; Python code tests the type.
-    const std::string msg = e.what();
+    const std::string msg = spelled(e);
     if (msg.find("no such file") != std::string::npos)
-      PyErr_SetString(PyExc_FileNotFoundError, e.what());
+      PyErr_SetString(PyExc_FileNotFoundError, msg.c_str());
     else if (msg.find("it is a directory") != std::string::npos)
-      PyErr_SetString(PyExc_IsADirectoryError, e.what());
+      PyErr_SetString(PyExc_IsADirectoryError, msg.c_str());
     else
-      PyErr_SetString(PyExc_OSError, e.what());
+      PyErr_SetString(PyExc_OSError, msg.c_str());
   } catch (const Error& e) {
     // Format, input and configuration errors: the value handed in is unusable.
-    PyErr_SetString(PyExc_ValueError, e.what());
+    PyErr_SetString(PyExc_ValueError, spelled(e).c_str());
   }
 }
 

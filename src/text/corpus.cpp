@@ -288,11 +288,11 @@ void readPretokenized(std::istream& in, const std::string& name, bool replaceInv
     const std::size_t at = firstInvalidByte(w);
     char hex[8];
     std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(w[at]));
-    throw InputError("'" + name + "' line " + std::to_string(line) +
-                     ": invalid UTF-8 at byte offset " + std::to_string(offset + at) + " (byte " +
-                     hex +
-                     "; convert the file to UTF-8, or replace bad bytes with U+FFFD: "
-                     "--replace-invalid)");
+    throw InputError(ErrorText("'" + name + "' line " + std::to_string(line) +
+                               ": invalid UTF-8 at byte offset " + std::to_string(offset + at) +
+                               " (byte " + hex +
+                               "; convert the file to UTF-8, or replace bad bytes with U+FFFD: ")
+                     << Setting{"replaceInvalid", "the replace-invalid option"} << ")");
   };
   bool lineOpen = false;
   for (;;) {

@@ -56,7 +56,9 @@ void TokenizerOptions::validate() const {
   if (threads < 0 || threads > 1024)
     throw ConfigError("tokenizer threads must be between 0 (all cores) and 1024, got " +
                       std::to_string(threads));
-  if (locale.empty()) throw ConfigError("tokenizer locale is empty (use e.g. --locale en)");
+  if (locale.empty())
+    throw ConfigError(ErrorText("tokenizer locale is empty (use e.g. ")
+                      << Setting{"locale", "the locale"} << " en)");
   // ICU accepts any string and falls back to the root locale; catch typos here.
   icu::Locale loc(locale.c_str());
   const std::string lang = loc.getLanguage();

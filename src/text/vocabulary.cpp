@@ -218,9 +218,10 @@ Vocabulary VocabularyBuilder::finish(std::int64_t minCount, std::size_t maxVocab
     if (counts_[e] >= minCount) kept.emplace_back(&words_[e], Entry{ids_[e], counts_[e]});
   }
   if (kept.empty())
-    throw InputError("no word occurs at least " + std::to_string(minCount) +
-                     " times (the most frequent occurs " + std::to_string(best) +
-                     "); lower --min-count or give a larger corpus");
+    throw InputError(ErrorText("no word occurs at least " + std::to_string(minCount) +
+                               " times (the most frequent occurs " + std::to_string(best) +
+                               "); lower ")
+                     << Setting{"minCount", "the minimum count"} << " or give a larger corpus");
   std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
     return a.second.count != b.second.count ? a.second.count > b.second.count
                                             : a.second.id < b.second.id;

@@ -20,11 +20,11 @@
 #include <unordered_map>
 
 #include "ascii_space.hpp"
-#include "distributed.hpp"
 #include "input.hpp"
 #include "kernels.hpp"
 #include "posvec/error.hpp"
 #include "posvec/tokenizer.hpp"
+#include "train_hooks.hpp"
 
 #if POSVEC_HAVE_MPI
 #include <mpi.h>
@@ -298,9 +298,9 @@ template <typename T>
 std::vector<T> gather(const std::vector<T>& mine, int rank, int size,
                       std::vector<std::int64_t>* offsets = nullptr) {
   if (mine.size() > static_cast<std::size_t>(INT32_MAX))
-    throw InputError(
-        "this rank counted too many distinct words to send (more than 2^31 bytes); "
-        "use more ranks or --min-count");
+    throw InputError(ErrorText("this rank counted too many distinct words to send (more than 2^31 "
+                               "bytes); use more ranks or ")
+                     << Setting{"minCount", "a higher minimum count"});
   const int n = static_cast<int>(mine.size());
   std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
   MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -309,7 +309,8 @@ std::vector<T> gather(const std::vector<T>& mine, int rank, int size,
     std::int64_t total = 0;
     for (int r = 0; r < size; ++r) {
       if (total > INT32_MAX)
-        throw InputError("the ranks' word tables exceed 2^31 entries; raise --min-count");
+        throw InputError(ErrorText("the ranks' word tables exceed 2^31 entries; raise ")
+                         << Setting{"minCount", "the minimum count"});
       displs[static_cast<std::size_t>(r)] = static_cast<int>(total);
       total += counts[static_cast<std::size_t>(r)];
     }
@@ -324,20 +325,7 @@ std::vector<T> gather(const std::vector<T>& mine, int rank, int size,
   return all;
 }
 
-[[noreturn]] void throwKind(int kind, const std::string& message) {
-  switch (kind) {
-    case 2:
-      throw ConfigError(message);
-    case 3:
-      throw IoError(message);
-    case 4:
-      throw FormatError(message);
-    case 5:
-      throw InputError(message);
-    default:
-      throw Error(message);
-  }
-}
+constexpr const char* kNoWords = "contains no words";
 
 // The vocabulary of all ranks' counts, as one process would count the whole
 // corpus: ties in count are broken by first occurrence, which is the order
@@ -392,11 +380,10 @@ Vocabulary mergeVocabulary(const Cluster& cluster, VocabularyBuilder& local, std
       if (t.count >= minCount) kept.emplace_back(w, t);
     }
     if (tokens == 0) {
-      error = "contains no words";
+      error = kNoWords;
     } else if (kept.empty()) {
       error = "no word occurs at least " + std::to_string(minCount) +
-              " times (the most frequent occurs " + std::to_string(best) +
-              "); lower --min-count or give a larger corpus";
+              " times (the most frequent occurs " + std::to_string(best) + ")";
     }
     std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
       return a.second.count != b.second.count ? a.second.count > b.second.count
@@ -409,7 +396,10 @@ Vocabulary mergeVocabulary(const Cluster& cluster, VocabularyBuilder& local, std
     }
   }
   broadcast(error, 0);
-  if (!error.empty()) throw InputError(error);
+  if (error == kNoWords) throw InputError(error);
+  if (!error.empty())
+    throw InputError(ErrorText(error + "; lower ") << Setting{"minCount", "the minimum count"}
+                                                   << " or give a larger corpus");
   std::string packed;
   std::vector<std::int32_t> wordLengths;
   if (rank == 0) {
@@ -631,14 +621,15 @@ void Cluster::abort(int exitCode) const {
   std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest
 }
 
-void Cluster::agree(const std::string& error, int kind) {
+void Cluster::agree(const std::string& error, ErrorKind kind) {
   const int first = static_cast<int>(reduceInt(error.empty() ? size_ : rank_, MPI_MIN));
   if (first == size_) return;
   std::string message = error;
   broadcast(message, first);
-  MPI_Bcast(&kind, 1, MPI_INT, first, MPI_COMM_WORLD);
-  throwKind(kind,
-            "rank " + std::to_string(first) + " of " + std::to_string(size_) + ": " + message);
+  int sent = static_cast<int>(kind);
+  MPI_Bcast(&sent, 1, MPI_INT, first, MPI_COMM_WORLD);
+  throwError(static_cast<ErrorKind>(sent),
+             "rank " + std::to_string(first) + " of " + std::to_string(size_) + ": " + message);
 }
 
 void Cluster::requireSameOptions(const std::string& options) {
@@ -653,16 +644,16 @@ void Cluster::requireSameOptions(const std::string& options) {
     error = "started with other options than rank 0 ('" + mine + "' where rank 0 has '" + theirs +
             "'); every rank must run the same command";
   }
-  agree(error, 2);
+  agree(error, ErrorKind::Config);
 }
 
 void Cluster::requireSameCorpus(const CorpusSource& corpus) {
   std::string error, mine;
-  int kind = 5;
+  ErrorKind kind = ErrorKind::Input;
   try {
     mine = corpusFingerprint(corpus);
   } catch (const IoError& e) {
-    error = e.what(), kind = 3;
+    error = e.what(), kind = ErrorKind::Io;
   }
   std::string reference = mine;
   broadcast(reference, 0);
@@ -735,7 +726,7 @@ Cluster::~Cluster() = default;
 int Cluster::rank() const { return rank_; }
 int Cluster::size() const { return size_; }
 void Cluster::abort(int) const { std::abort(); }
-void Cluster::agree(const std::string&, int) { noMpi(); }
+void Cluster::agree(const std::string&, ErrorKind) { noMpi(); }
 void Cluster::requireSameOptions(const std::string&) { noMpi(); }
 void Cluster::requireSameCorpus(const CorpusSource&) { noMpi(); }
 ModelState trainDistributed(Cluster&, const CorpusSource&, const TrainConfig&, const SyncOptions&,

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <utility>
 
+#include "posvec/kernel_probe.hpp"
+
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -373,7 +375,12 @@ double lossAndGradientsAvx512(float* g, const float* pos, const float* neg, std:
       g[q] = lossAndGradient(g[q], pos[q], neg[q], alpha, sig, scalarLoss);
     }
   }
-  return _mm512_reduce_add_pd(acc) + scalarLoss;
+  // _mm512_reduce_add_pd's sums in its order, with masked extracts (GCC 12 warns
+  // that the unmasked one reads an "undefined" value once this is inlined twice).
+  const __m256d half = _mm256_add_pd(_mm512_maskz_extractf64x4_pd(0xF, acc, 1),
+                                     _mm512_maskz_extractf64x4_pd(0xF, acc, 0));
+  const __m128d quarter = _mm_add_pd(_mm256_extractf128_pd(half, 1), _mm256_extractf128_pd(half, 0));
+  return (_mm_cvtsd_f64(quarter) + _mm_cvtsd_f64(_mm_unpackhi_pd(quarter, quarter))) + scalarLoss;
 }
 
 template <std::size_t... I>
@@ -394,38 +401,35 @@ void updateAvx512Groups(const Block& b, std::index_sequence<I...>) {
 
 namespace {
 
-// BatchedPath::CacheOnly: the rows of its stand-in model, per matrix.
-constexpr std::size_t kCachedRows = 256;
+// Training without a probe: every probe call below is a constant, and the
+// compiled kernel has no trace of them.
+struct NoProbe {
+  static constexpr bool prefetches() { return true; }
+  static constexpr bool beforeUpdate(KernelBlock&) { return true; }
+};
+
+// A KernelProbe (kernel_probe.hpp) behind a virtual call: benchmarks and tests.
+struct WithProbe {
+  KernelProbe* probe;
+  bool prefetch;
+  explicit WithProbe(KernelProbe& p) : probe(&p), prefetch(p.prefetches()) {}
+  bool prefetches() const { return prefetch; }
+  bool beforeUpdate(KernelBlock& block) const { return probe->beforeUpdate(block); }
+};
 
 // The products of one block: rows crow[0..mu) of `input` against rows trow[0..nu)
 // of `output` (both free of repeats), cell (u, v) weighted st.positive[u * nu + v]
 // as a positive and st.negative[u * nu + v] as a negative prediction.
+template <typename Probe>
 double blockUpdate(float* input, float* output, std::size_t dim, const std::int32_t* crow,
                    std::size_t mu, const std::int32_t* trow, std::size_t nu, float alpha,
-                   const Sigmoid& sigmoid, ThreadState& state, BatchedPath path) {
+                   const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
+                   const Probe& probe) {
   state.pointers.resize(mu + nu);
   float** cp = state.pointers.data();
   float** tp = cp + mu;
   for (std::size_t u = 0; u < mu; ++u) cp[u] = input + static_cast<std::size_t>(crow[u]) * dim;
   for (std::size_t v = 0; v < nu; ++v) tp[v] = output + static_cast<std::size_t>(trow[v]) * dim;
-  if (path == BatchedPath::CacheOnly) {
-    // Row r of either matrix becomes row r mod kCachedRows of a per-thread copy, so
-    // the block trains a model of kCachedRows words that stays in cache (200 KiB at
-    // dim 100, 1 MiB at dim 512). Started as the trainer starts its matrices (input
-    // by initInputRow, output zero), it trains as such a model would, with scores in
-    // the tables' range. Two rows of a block can share a copy; the arithmetic is the
-    // same.
-    std::vector<float>& rows = state.cached;
-    if (rows.size() != 2 * kCachedRows * dim) {
-      rows.assign(2 * kCachedRows * dim, 0.0f);
-      for (std::size_t r = 0; r < kCachedRows; ++r) initInputRow(rows.data() + r * dim, dim, 1, r);
-    }
-    for (std::size_t u = 0; u < mu; ++u)
-      cp[u] = rows.data() + static_cast<std::size_t>(crow[u]) % kCachedRows * dim;
-    for (std::size_t v = 0; v < nu; ++v)
-      tp[v] = rows.data() + (kCachedRows + static_cast<std::size_t>(trow[v]) % kCachedRows) * dim;
-    path = BatchedPath::Auto;
-  }
 
   state.hidden.resize(mu * nu);
   // T's old chunk (portable) or, for blocks too wide for the registers, T's old
@@ -435,15 +439,10 @@ double blockUpdate(float* input, float* output, std::size_t dim, const std::int3
   const float* pos = state.positive.data();
   const float* neg = state.negative.data();
   const Block b{dim, mu, nu, cp, tp, g, state.grad.data(), state.grad.data()};
-  if (path == BatchedPath::MemoryOnly) {
-    // Each row (contexts, then targets) read and written back once, as the update
-    // does (x + 0 is x).
-    for (float* row : state.pointers) {
-#pragma omp simd
-      for (std::size_t j = 0; j < dim; ++j) row[j] += 0.0f;
-    }
-    return 0;
-  }
+  // A probe may point the rows elsewhere (b reads them through cp and tp) or skip
+  // the arithmetic.
+  KernelBlock seen{dim, cp, mu, tp, nu, crow, trow};
+  if (!probe.beforeUpdate(seen)) return 0;
 #if defined(__AVX512F__)
   if (path != BatchedPath::Portable) {
     scoresAvx512(b, g);
@@ -462,11 +461,11 @@ double blockUpdate(float* input, float* output, std::size_t dim, const std::int3
   return loss;
 }
 
-}  // namespace
-
-double batchedWindow(float* input, float* output, std::size_t dim, const std::int32_t* contexts,
-                     std::size_t m, const std::int32_t* targets, std::size_t n, float alpha,
-                     const Sigmoid& sigmoid, ThreadState& state, BatchedPath path) {
+template <typename Probe>
+double windowUpdate(float* input, float* output, std::size_t dim, const std::int32_t* contexts,
+                    std::size_t m, const std::int32_t* targets, std::size_t n, float alpha,
+                    const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
+                    const Probe& probe) {
   if (m == 0 || n == 0) return 0;
   // Scratch: rows and repeat counts of both sides.
   state.ids.resize(2 * (m + n));
@@ -483,10 +482,8 @@ double batchedWindow(float* input, float* output, std::size_t dim, const std::in
   for (std::size_t u = 0; u < mu; ++u)
     for (std::size_t v = 0; v < nu; ++v)
       (v == 0 ? state.positive : state.negative)[u * nu + v] = static_cast<float>(cw[u] * tw[v]);
-  return blockUpdate(input, output, dim, crow, mu, trow, nu, alpha, sigmoid, state, path);
+  return blockUpdate(input, output, dim, crow, mu, trow, nu, alpha, sigmoid, state, path, probe);
 }
-
-namespace {
 
 // Cell (u, v)'s weight as a negative: (row u's positive total - the cell's positive
 // count) x (times column v is a shared negative) x weight. The counts are small
@@ -520,11 +517,10 @@ void negativeWeights(const float* pos, const std::int32_t* colShared, std::size_
   }
 }
 
-}  // namespace
-
-double combinedBlock(float* input, float* output, std::size_t dim, const CombinedBlock& k,
-                     float alpha, const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
-                     std::int64_t& predictions) {
+template <typename Probe>
+double combinedUpdate(float* input, float* output, std::size_t dim, const CombinedBlock& k,
+                      float alpha, const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
+                      const Probe& probe, std::int64_t& predictions) {
   if (k.count == 0) return 0;
   // The span of positions the windows reach, and the pairs they make.
   auto bounds = [&](std::size_t j) {
@@ -594,14 +590,31 @@ double combinedBlock(float* input, float* output, std::size_t dim, const Combine
   std::fill(colShared, colShared + nu, 0);
   for (std::size_t i = 0; i < k.negativeCount; ++i) ++colShared[colOf[k.count + i]];
   negativeWeights(pos, colShared, mu, nu, k.negativeWeight, neg);
-  return blockUpdate(input, output, dim, crow, mu, trow, nu, alpha, sigmoid, state, path);
+  return blockUpdate(input, output, dim, crow, mu, trow, nu, alpha, sigmoid, state, path, probe);
+}
+
+}  // namespace
+
+double batchedWindow(float* input, float* output, std::size_t dim, const std::int32_t* contexts,
+                     std::size_t m, const std::int32_t* targets, std::size_t n, float alpha,
+                     const Sigmoid& sigmoid, ThreadState& state, BatchedPath path) {
+  return windowUpdate(input, output, dim, contexts, m, targets, n, alpha, sigmoid, state, path,
+                      NoProbe{});
+}
+
+double combinedBlock(float* input, float* output, std::size_t dim, const CombinedBlock& block,
+                     float alpha, const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
+                     std::int64_t& predictions) {
+  return combinedUpdate(input, output, dim, block, alpha, sigmoid, state, path, NoProbe{},
+                        predictions);
 }
 
 namespace {
 
+template <typename Probe>
 class BatchedSkipGram final : public TrainKernel {
  public:
-  BatchedSkipGram(const TrainConfig& c, const KernelShared& s, BatchedPath path)
+  BatchedSkipGram(const TrainConfig& c, const KernelShared& s, BatchedPath path, Probe probe)
       : in_(s.input->data()),
         out_(s.output->data()),
         noise_(s.noise),
@@ -610,6 +623,7 @@ class BatchedSkipGram final : public TrainKernel {
         window_(c.window),
         negative_(static_cast<std::size_t>(c.negative)),
         path_(path),
+        probe_(probe),
         combine_(static_cast<std::size_t>(c.combine)),
         blockNegatives_(static_cast<std::size_t>(c.blockNegativesFor())) {}
 
@@ -646,8 +660,8 @@ class BatchedSkipGram final : public TrainKernel {
         if (c != i) contexts[m++] = ids[c];
       if (m > 0) {
         targets[0] = ids[i];
-        loss += batchedWindow(in_, out_, dim_, contexts, m, targets, negative_ + 1, alpha,
-                              *sigmoid_, st, path_);
+        loss += windowUpdate(in_, out_, dim_, contexts, m, targets, negative_ + 1, alpha,
+                             *sigmoid_, st, path_, probe_);
         predictions += static_cast<std::int64_t>(m);
       }
     }
@@ -685,7 +699,8 @@ class BatchedSkipGram final : public TrainKernel {
       }
       const CombinedBlock block{ids,  n,         first,           std::min(combine_, n - first),
                                 now,  now + combine_, blockNegatives_, weight};
-      loss += combinedBlock(in_, out_, dim_, block, alpha, *sigmoid_, st, path_, predictions);
+      loss += combinedUpdate(in_, out_, dim_, block, alpha, *sigmoid_, st, path_, probe_,
+                             predictions);
     }
     return loss;
   }
@@ -700,7 +715,7 @@ class BatchedSkipGram final : public TrainKernel {
     for (std::size_t k = 1; k <= negative_; ++k) targets[k] = noise_->draw(rng.next());
   }
   void prefetchRow(const float* matrix, std::int32_t row) const {
-    if (path_ == BatchedPath::CacheOnly) return;  // its rows are never these
+    if (!probe_.prefetches()) return;
     const char* p = reinterpret_cast<const char*>(matrix + static_cast<std::size_t>(row) * dim_);
     for (std::size_t b = 0; b < dim_ * sizeof(float); b += 64) __builtin_prefetch(p + b, 1, 3);
   }
@@ -713,6 +728,7 @@ class BatchedSkipGram final : public TrainKernel {
   std::int64_t window_;
   std::size_t negative_;
   BatchedPath path_;
+  Probe probe_;
   std::size_t combine_, blockNegatives_;
 };
 
@@ -720,7 +736,13 @@ class BatchedSkipGram final : public TrainKernel {
 
 std::unique_ptr<TrainKernel> makeBatchedSkipGram(const TrainConfig& config,
                                                  const KernelShared& shared, BatchedPath path) {
-  return std::make_unique<BatchedSkipGram>(config, shared, path);
+  return std::make_unique<BatchedSkipGram<NoProbe>>(config, shared, path, NoProbe{});
+}
+
+std::unique_ptr<TrainKernel> makeBatchedSkipGram(const TrainConfig& config,
+                                                 const KernelShared& shared, KernelProbe& probe) {
+  return std::make_unique<BatchedSkipGram<WithProbe>>(config, shared, BatchedPath::Auto,
+                                                      WithProbe(probe));
 }
 
 }  // namespace posvec::detail

@@ -11,19 +11,15 @@
 
 #include "kernels.hpp"
 
+namespace posvec {
+class KernelProbe;
+}
+
 namespace posvec::detail {
 
-// Which inner loops run: Auto picks AVX-512 when the library was compiled for it.
-// The last two are for benchmarks, which time the two halves of a block apart
-// (neither trains the model: its matrices are left as they were):
-// - MemoryOnly: every block reads and writes its rows once and computes nothing
-//   (the loss is 0): what the row traffic, the prefetches and the set-up cost
-//   without the arithmetic.
-// - CacheOnly: every block computes as Auto does, on the same draws and the same
-//   shape, but on the rows of a small per-thread model (ThreadState::cached, 256
-//   rows a matrix) that stays in cache, and nothing is prefetched: what the set-up
-//   and the arithmetic cost without waiting for rows.
-enum class BatchedPath { Auto, Portable, Avx512, MemoryOnly, CacheOnly };
+// Which inner loops run: Auto picks AVX-512 when the library was compiled for it
+// (the tests compare the two).
+enum class BatchedPath { Auto, Portable, Avx512 };
 // True when this build contains the AVX-512 loops (compiled with -march supporting it).
 bool batchedAvx512Compiled();
 
@@ -70,5 +66,9 @@ double combinedBlock(float* input, float* output, std::size_t dim, const Combine
 std::unique_ptr<TrainKernel> makeBatchedSkipGram(const TrainConfig& config,
                                                  const KernelShared& shared,
                                                  BatchedPath path = BatchedPath::Auto);
+// The same kernel with `probe` shown every block before its arithmetic
+// (posvec/kernel_probe.hpp): a separate instantiation, so the one above pays nothing.
+std::unique_ptr<TrainKernel> makeBatchedSkipGram(const TrainConfig& config,
+                                                 const KernelShared& shared, KernelProbe& probe);
 
 }  // namespace posvec::detail

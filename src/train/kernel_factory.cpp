@@ -20,11 +20,11 @@ std::string kernelName(KernelKind kind) {
 }
 
 std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelShared& shared) {
-  return makeKernel(config, shared, BatchedPath::Auto);
+  return makeKernel(config, shared, nullptr);
 }
 
 std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelShared& shared,
-                                        BatchedPath path) {
+                                        KernelProbe* probe) {
   const KernelKind kind = kernelFor(config);
   const bool hs = kind == KernelKind::SkipGramHierarchical || kind == KernelKind::CbowHierarchical;
   auto missing = [](const std::string& what) {
@@ -39,8 +39,10 @@ std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelS
     missing("the matrices have " + std::to_string(shared.input->cols()) + " and " +
             std::to_string(shared.output->cols()) + " columns, the dimension is " +
             std::to_string(config.dim));
+  if (probe && kind != KernelKind::BatchedSkipGram)
+    missing("a kernel probe instruments the batched skip-gram kernel only (negative sampling)");
   if (kind == KernelKind::BatchedSkipGram)
-    return makeBatchedSkipGram(config, shared, path);
+    return probe ? makeBatchedSkipGram(config, shared, *probe) : makeBatchedSkipGram(config, shared);
   return makeClassicKernel(config, shared);
 }
 

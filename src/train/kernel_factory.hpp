@@ -32,9 +32,9 @@ std::string kernelName(KernelKind kind);
 // negative sampling; the Huffman tree for hierarchical softmax) or when the
 // matrices do not have config.dim columns.
 std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelShared& shared);
-// The same, with the batched kernel on `path` (benchmarks choose one of its
-// measuring paths; the classic kernels have one path).
+// The same with a kernel probe (posvec/kernel_probe.hpp; null: none). Only the
+// batched kernel takes one: ConfigError for a probe and any other kernel.
 std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelShared& shared,
-                                        BatchedPath path);
+                                        KernelProbe* probe);
 
 }  // namespace posvec::detail

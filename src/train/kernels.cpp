@@ -6,6 +6,15 @@
 #include <cstring>
 
 #include "posvec/error.hpp"
+#include "posvec/kernel_probe.hpp"
+
+namespace posvec {
+
+void initialInputRow(float* row, std::size_t dim, std::uint64_t seed, std::uint64_t r) {
+  detail::initInputRow(row, dim, seed, r);
+}
+
+}  // namespace posvec
 
 namespace posvec::detail {
 

@@ -124,8 +124,6 @@ struct ThreadState {
   // Batched kernel: each score's weight as a positive and as a negative prediction
   // (repeat counts; a combined block can have both in one cell).
   std::vector<float> positive, negative;
-  // Batched kernel, BatchedPath::CacheOnly (benchmarks): the rows the blocks train.
-  std::vector<float> cached;
 };
 
 class TrainKernel {

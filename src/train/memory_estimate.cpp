@@ -1,4 +1,4 @@
-#include "memory_estimate.hpp"
+#include "posvec/memory_estimate.hpp"
 
 #include <unistd.h>
 
@@ -7,49 +7,51 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "memory_estimate.hpp"
 #include "parallel.hpp"
 #include "posvec/error.hpp"
 
 namespace posvec {
 
-std::uint64_t availableMemory() {
-  if (const char* env = std::getenv("POSVEC_MEMORY_LIMIT"); env && *env) {
-    errno = 0;
-    char* end = nullptr;
-    const double value = std::strtod(env, &end);
-    double scale = 1;
-    switch (*end) {
-      case 'k':
-      case 'K':
-        scale = 1024.0;
-        ++end;
-        break;
-      case 'm':
-      case 'M':
-        scale = 1024.0 * 1024;
-        ++end;
-        break;
-      case 'g':
-      case 'G':
-        scale = 1024.0 * 1024 * 1024;
-        ++end;
-        break;
-      case 't':
-      case 'T':
-        scale = 1024.0 * 1024 * 1024 * 1024;
-        ++end;
-        break;
-      default:
-        break;
-    }
-    if (*end == 'i' || *end == 'B') ++end;  // "MiB", "MB", "Mi" all mean the same here
-    if (*end == 'B') ++end;
-    if (errno != 0 || end == env || *end != '\0' || !(value > 0) || value * scale > 1.8e19)
-      throw ConfigError(std::string("POSVEC_MEMORY_LIMIT must be a positive size such as "
-                                    "4G, 512M or 1000000 (got '") +
-                        env + "')");
-    return static_cast<std::uint64_t>(value * scale);
+std::uint64_t parseMemorySize(const std::string& text) {
+  const char* begin = text.c_str();
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(begin, &end);
+  double scale = 1;
+  switch (*end) {
+    case 'k':
+    case 'K':
+      scale = 1024.0;
+      ++end;
+      break;
+    case 'm':
+    case 'M':
+      scale = 1024.0 * 1024;
+      ++end;
+      break;
+    case 'g':
+    case 'G':
+      scale = 1024.0 * 1024 * 1024;
+      ++end;
+      break;
+    case 't':
+    case 'T':
+      scale = 1024.0 * 1024 * 1024 * 1024;
+      ++end;
+      break;
+    default:
+      break;
   }
+  if (*end == 'i' || *end == 'B') ++end;  // "MiB", "MB", "Mi" all mean the same here
+  if (*end == 'B') ++end;
+  if (errno != 0 || end == begin || *end != '\0' || !(value > 0) || value * scale > 1.8e19)
+    throw ConfigError("memory limit must be a positive size such as 4G, 512M or 1000000 (got '" +
+                      text + "')");
+  return static_cast<std::uint64_t>(value * scale);
+}
+
+std::uint64_t availableMemory() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
   return pages > 0 && page > 0
              ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
@@ -102,7 +104,7 @@ MemoryEstimate estimateMemory(const PreparedCorpus& corpus, const TrainConfig& c
                                   2 * static_cast<std::uint64_t>(config.window + 2) * d * 4;
   e.buffers = static_cast<std::uint64_t>(threads) * perThread + IdStream::kChunk * 4;
   if (corpus.stream.inMemory()) e.buffers += static_cast<std::uint64_t>(corpus.stream.size()) * 4;
-  e.available = availableMemory();
+  e.available = config.memoryLimit > 0 ? config.memoryLimit : availableMemory();
   return e;
 }
 
@@ -112,12 +114,18 @@ void checkMemory(const MemoryEstimate& e, const TrainConfig& config) {
   s << "training needs about " << humanBytes(e.total()) << " (matrices " << humanBytes(e.matrices)
     << " for " << e.words << " words x dim " << config.dim << ", vocabulary "
     << humanBytes(e.vocabulary) << ", buffers " << humanBytes(e.buffers) << ") but only "
-    << humanBytes(e.available)
-    << (std::getenv("POSVEC_MEMORY_LIMIT") ? " are allowed (--memory-limit or POSVEC_MEMORY_LIMIT)"
-                                           : " of physical memory exist")
-    << "; shrink the vocabulary with --min-count (now " << config.minCount
-    << ") or --max-vocab (now " << config.maxVocab << ", 0: no limit), or lower --dim";
-  throw ConfigError(s.str());
+    << humanBytes(e.available);
+  ErrorText message(s.str());
+  if (config.memoryLimit > 0)
+    message << " are allowed (" << Setting{"memoryLimit", "the memory limit"} << ")";
+  else
+    message << " of physical memory exist";
+  message << "; shrink the vocabulary with " << Setting{"minCount", "the minimum count"}
+          << " (now " + std::to_string(config.minCount) + ") or "
+          << Setting{"maxVocab", "the vocabulary limit"}
+          << " (now " + std::to_string(config.maxVocab) + ", 0: no limit), or lower "
+          << Setting{"dim", "the dimension"};
+  throw ConfigError(message);
 }
 
 }  // namespace detail

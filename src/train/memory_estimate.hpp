@@ -1,8 +1,9 @@
-// The memory estimate train() checks before it allocates the matrices.
+// The memory estimate's inside (posvec/memory_estimate.hpp): the estimate of a
+// counted corpus, and the check train() makes before it allocates the matrices.
 #pragma once
 
 #include "corpus_detail.hpp"
-#include "posvec/trainer.hpp"
+#include "posvec/memory_estimate.hpp"
 
 namespace posvec::detail {
 

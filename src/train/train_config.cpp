@@ -43,8 +43,9 @@ double parseDouble(const std::string& key, const std::string& value) {
 
 void TrainConfig::validate() const {
   auto fail = [](const std::string& msg) { throw ConfigError(msg); };
-  if (dim < 1 || dim > 100000)
-    fail("dimension must be between 1 and 100000 (got " + std::to_string(dim) + ")");
+  if (dim < 1 || dim > kMaxDim)
+    fail("dimension must be between 1 and " + std::to_string(kMaxDim) + " (got " +
+         std::to_string(dim) + ")");
   if (window < 1 || window > 1000)
     fail("window must be between 1 and 1000 (got " + std::to_string(window) + ")");
   if (loss == Loss::NegativeSampling && (negative < 1 || negative > 1000))
@@ -57,8 +58,9 @@ void TrainConfig::validate() const {
   if (!(minAlpha >= 0) || minAlpha > alpha)
     fail("final learning rate must be between 0 and the initial learning rate (" +
          exactNumber(alpha) + "; got " + exactNumber(minAlpha) + ")");
-  if (epochs < 1 || epochs > 100000)
-    fail("epochs must be between 1 and 100000 (got " + std::to_string(epochs) + ")");
+  if (epochs < 1 || epochs > kMaxEpochs)
+    fail("epochs must be between 1 and " + std::to_string(kMaxEpochs) + " (got " +
+         std::to_string(epochs) + ")");
   if (minCount < 1) fail("minimum count must be at least 1 (got " + std::to_string(minCount) + ")");
   if (combine < 1 || combine > 1024)
     fail("centre words per block (combine) must be between 1 and 1024 (got " +

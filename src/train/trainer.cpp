@@ -12,13 +12,14 @@
 #include <thread>
 
 #include "corpus_detail.hpp"
-#include "distributed.hpp"
 #include "kernel_factory.hpp"
 #include "kernels.hpp"
 #include "memory_estimate.hpp"
 #include "parallel.hpp"
 #include "posvec/error.hpp"
+#include "posvec/kernel_probe.hpp"
 #include "sampling.hpp"
+#include "train_hooks.hpp"
 
 namespace posvec {
 
@@ -96,15 +97,226 @@ void checkModel(const ModelState& m, const TrainConfig& c) {
     s << "nan";
   else
     s << loss;
-  s << "); lower the learning rate (--alpha, now " << alpha << ")";
-  throw ConfigError(s.str());
+  s << "); lower the learning rate (";
+  std::ostringstream now;
+  now << ", now " << alpha << ")";
+  throw ConfigError(ErrorText(s.str()) << Setting{"alpha", "alpha"} << now.str());
+}
+
+// The learning-rate schedule of a run, in words of all processes: alpha falls
+// linearly from config.alpha to config.minAlpha over the schedule's words.
+struct Schedule {
+  std::int64_t localWords = 0;  // an epoch's words in this process
+  std::int64_t epochWords = 0;  // an epoch's words in all processes
+  double toGlobal = 1;          // this process's words -> all processes' words
+  double scheduleWords = 0;     // the words of all the schedule's epochs
+  double runStartWords = 0;     // of them, those trained before this run
+  double runWords = 0;          // those this run trains
+  double alpha = 0, minAlpha = 0;
+
+  double alphaAt(double wordsDone) const {
+    const double progress = std::min(1.0, wordsDone / std::max(1.0, scheduleWords));
+    return alpha - (alpha - minAlpha) * progress;
+  }
+};
+
+// Distributed: the schedule runs on the words of all processes; this one's
+// count scales by their ratio (they all pass the same fractions together).
+Schedule scheduleOf(const ModelState& model, const detail::PreparedCorpus& corpus,
+                    const TrainConfig& config, int totalEpochs, detail::EpochSync* sync) {
+  Schedule s;
+  s.localWords = corpus.stream.words();
+  s.epochWords = sync ? sync->globalWords(s.localWords) : s.localWords;
+  s.toGlobal = s.localWords > 0
+                   ? static_cast<double>(s.epochWords) / static_cast<double>(s.localWords)
+                   : 1.0;
+  s.scheduleWords = static_cast<double>(s.epochWords) * totalEpochs;
+  s.runStartWords = static_cast<double>(s.epochWords) * model.epochsDone +
+                    static_cast<double>(model.partial.words);
+  s.runWords = s.scheduleWords - s.runStartWords;
+  s.alpha = config.alpha;
+  s.minAlpha = config.minAlpha;
+  return s;
+}
+
+// What the threads of one epoch share.
+struct EpochContext {
+  const detail::PreparedCorpus& corpus;
+  const detail::Subsampler& subsample;
+  const detail::TrainKernel& kernel;
+  const TrainConfig& config;
+  const TrainObserver& observer;
+  detail::EpochSync* sync;
+  const Schedule& schedule;
+  int epoch;        // 0-based
+  int totalEpochs;  // of the schedule
+  double epochBase;  // schedule words before this epoch
+  Clock::time_point runStart;
+};
+
+// Where each thread starts a new epoch: its shard of the id stream and its seed.
+EpochProgress newEpoch(const EpochContext& c, int threads) {
+  EpochProgress progress;
+  std::uint64_t epochSeed =
+      detail::mixSeed(c.config.seed, 0x5EED0000ull + static_cast<std::uint64_t>(c.epoch));
+  if (c.sync) epochSeed = c.sync->rankSeed(epochSeed);
+  progress.streamSize = c.corpus.stream.size();
+  for (int t = 0; t < threads; ++t) {
+    const auto [begin, end] = c.corpus.stream.shard(t, threads);
+    progress.shards.push_back(
+        {begin, end, detail::mixSeed(epochSeed, static_cast<std::uint64_t>(t)), 0, 0});
+  }
+  return progress;
+}
+
+// The observer's progress line: every thread's published loss, the words done.
+void reportProgress(const EpochContext& c, const std::vector<ThreadTotals>& totals, double done,
+                    float alpha, double elapsed) {
+  double loss = 0;
+  std::int64_t preds = 0;
+  for (const auto& t : totals) {
+    loss += t.publishedLoss.load(std::memory_order_relaxed);
+    preds += t.publishedPredictions.load(std::memory_order_relaxed);
+  }
+  const Schedule& s = c.schedule;
+  TrainProgress p;
+  p.epoch = c.epoch + 1;
+  p.epochs = c.totalEpochs;
+  const double all = c.epochBase + done;
+  p.fraction = std::min(1.0, all / std::max(1.0, s.scheduleWords));
+  const double runDone = all - s.runStartWords;
+  p.wordsProcessed = static_cast<std::int64_t>(runDone);
+  p.wordsPerSecond = elapsed > 0 ? runDone / elapsed : 0;
+  p.alpha = alpha;
+  p.loss = preds > 0 ? loss / static_cast<double>(preds) : 0;
+  p.etaSeconds = runDone > 0 ? elapsed * (s.runWords - runDone) / runDone : 0;
+  c.observer.progress(p);
+}
+
+// Trains every shard from where it is until it ends or an interrupt arrives; each
+// thread stops only right after publishing its words (the learning rate is then
+// a function of the shared count), so a stopped epoch goes on exactly. Returns
+// what stopped it (None: every shard ended).
+Interrupt trainShards(const EpochContext& c, EpochProgress& progress) {
+  const int threads = static_cast<int>(progress.shards.size());
+  const TrainObserver& observer = c.observer;
+  std::atomic<std::int64_t> processed{progress.words};
+  std::atomic<int> stop{0};
+  std::atomic<int> finished{0};
+  std::vector<ThreadTotals> totals(static_cast<std::size_t>(threads));
+  detail::ParallelErrors errors;
+  auto ask = [&] {
+    const Interrupt how = observer.interrupt();
+    if (how != Interrupt::None) stop.store(static_cast<int>(how));
+  };
+#pragma omp parallel num_threads(threads)
+  {
+    const int tid = omp_get_thread_num();
+    errors.run([&] {
+      ShardProgress& shard = progress.shards[static_cast<std::size_t>(tid)];
+      ThreadTotals& mine = totals[static_cast<std::size_t>(tid)];
+      mine.loss = shard.loss;
+      mine.predictions = shard.predictions;
+      detail::ShardReader reader(c.corpus.stream, shard.position, shard.end);
+      detail::ThreadState state;
+      state.rng = detail::Rng(shard.rng);
+      std::vector<std::int32_t> sentence, kept;
+      kept.reserve(detail::kMaxSentence);
+      std::int64_t pending = 0;
+      float alpha = static_cast<float>(c.schedule.alphaAt(
+          c.epochBase + static_cast<double>(processed.load()) * c.schedule.toGlobal));
+      double lastReport = -1e9;  // report at the first flush, then a few times a second
+      bool stopped = false;
+      while (!errors.failed() && reader.next(sentence)) {
+        kept.clear();
+        c.subsample.apply(sentence, state.rng, kept);
+        if (!kept.empty())
+          mine.loss += c.kernel.sentence(kept.data(), kept.size(), alpha, state, mine.predictions);
+        pending += static_cast<std::int64_t>(sentence.size());
+        if (pending < kFlushWords) continue;
+        const std::int64_t localDone = processed.fetch_add(pending) + pending;
+        pending = 0;
+        if (c.sync && tid == 0) c.sync->poll(localDone);
+        // Distributed: the schedule's words are those of all processes.
+        const double done = static_cast<double>(localDone) * c.schedule.toGlobal;
+        if (!std::isfinite(mine.loss))
+          throwDiverged(
+              c.epoch + 1,
+              mine.loss / static_cast<double>(std::max<std::int64_t>(1, mine.predictions)),
+              c.config.alpha);
+        alpha = static_cast<float>(c.schedule.alphaAt(c.epochBase + done));
+        mine.publishedLoss.store(mine.loss, std::memory_order_relaxed);
+        mine.publishedPredictions.store(mine.predictions, std::memory_order_relaxed);
+        if (tid == 0 && observer.progress) {
+          const double elapsed = secondsSince(c.runStart);
+          if (elapsed - lastReport >= 0.25) {
+            lastReport = elapsed;
+            reportProgress(c, totals, done, alpha, elapsed);
+          }
+        }
+        // The safe point: nothing of this thread is unpublished.
+        if (tid == 0 && observer.interrupt) ask();
+        if (stop.load() != 0) {
+          stopped = true;
+          break;
+        }
+      }
+      if (!stopped) processed.fetch_add(pending);
+      shard.position = reader.position();
+      shard.rng = state.rng.state;
+      shard.loss = mine.loss;
+      shard.predictions = mine.predictions;
+      finished.fetch_add(1);
+      // The calling thread keeps answering interrupts while the others finish.
+      if (tid == 0 && observer.interrupt)
+        while (finished.load() < threads && stop.load() == 0 && !errors.failed()) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          ask();
+        }
+      if (c.sync && tid == 0)
+        c.sync->drain([&] { return processed.load(); }, [&] { return errors.failed(); });
+    });
+  }
+  errors.rethrow();
+  progress.words = processed.load();
+  for (const ShardProgress& shard : progress.shards)
+    if (shard.position < shard.end) return static_cast<Interrupt>(stop.load());
+  return Interrupt::None;
+}
+
+// A finished epoch: the shards' totals merged (and, distributed, every row
+// combined), checked for divergence and recorded in the model.
+EpochReport endEpoch(const EpochContext& c, ModelState& model, const EpochProgress& progress,
+                     std::int64_t wordsBefore, Clock::time_point epochStart) {
+  // Fixed merge order: the loss does not depend on which thread finished first.
+  double loss = 0;
+  std::int64_t predictions = 0;
+  for (const auto& t : progress.shards) {
+    loss += t.loss;
+    predictions += t.predictions;
+  }
+  std::int64_t words = progress.words;
+  if (c.sync) c.sync->endEpoch(model, loss, predictions, words);
+  EpochReport report;
+  report.epoch = c.epoch + 1;
+  report.loss = predictions > 0 ? loss / static_cast<double>(predictions) : 0;
+  report.words = words;
+  report.runWords = words - wordsBefore;
+  report.seconds = secondsSince(epochStart);
+  report.predictions = predictions;
+  // Weights can overflow without the loss showing it yet (the last updates of the epoch).
+  if (!std::isfinite(report.loss) || !model.input.allFinite() || !model.output.allFinite())
+    throwDiverged(c.epoch + 1, report.loss, c.config.alpha);
+  model.epochLosses.push_back(report.loss);
+  model.epochsDone = c.epoch + 1;
+  return report;
 }
 
 // Runs epochs [model.epochsDone, totalEpochs) of the schedule for totalEpochs,
 // finishing model.partial first when the model was stopped inside an epoch.
 void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const TrainConfig& config,
                int totalEpochs, const TrainObserver& observer, detail::EpochSync* sync,
-               detail::BatchedPath path = detail::BatchedPath::Auto) {
+               KernelProbe* probe = nullptr) {
   const int threads = detail::resolveThreads(config.threads);
   const Vocabulary& vocab = corpus.vocabulary;
   const detail::Subsampler subsample(vocab, config.sample);
@@ -116,157 +328,29 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
     tree = detail::buildHuffmanTree(vocab.counts());
   static const detail::Sigmoid sigmoid;
   detail::KernelShared shared{&model.input, &model.output, &noise, &tree, &sigmoid};
-  const auto kernel = detail::makeKernel(config, shared, path);
-
-  // Distributed: the schedule runs on the words of all processes; this one's
-  // count scales by their ratio (they all pass the same fractions together).
-  const std::int64_t localWords = corpus.stream.words();
-  const std::int64_t epochWords = sync ? sync->globalWords(localWords) : localWords;
-  const double toGlobal =
-      localWords > 0 ? static_cast<double>(epochWords) / static_cast<double>(localWords) : 1.0;
-  const double scheduleWords = static_cast<double>(epochWords) * totalEpochs;
+  const auto kernel = detail::makeKernel(config, shared, probe);
+  const Schedule schedule = scheduleOf(model, corpus, config, totalEpochs, sync);
   const int firstEpoch = model.epochsDone;
-  const double runStartWords =
-      static_cast<double>(epochWords) * firstEpoch + static_cast<double>(model.partial.words);
-  const double runWords = scheduleWords - runStartWords;
-  auto alphaAt = [&](double wordsDone) {
-    const double progress = std::min(1.0, wordsDone / std::max(1.0, scheduleWords));
-    return config.alpha - (config.alpha - config.minAlpha) * progress;
-  };
   const auto runStart = Clock::now();
 
   for (int epoch = firstEpoch; epoch < totalEpochs; ++epoch) {
     if (observer.stopRequested && observer.stopRequested()) break;
     const auto epochStart = Clock::now();
-    const double epochBase = static_cast<double>(epochWords) * epoch;
+    const EpochContext context{corpus, subsample, *kernel, config, observer, sync, schedule, epoch,
+                               totalEpochs, static_cast<double>(schedule.epochWords) * epoch,
+                               runStart};
     EpochProgress progress;
     if (epoch == firstEpoch && model.partial.active()) {
       progress = std::move(model.partial);
       model.partial = EpochProgress{};
     } else {
-      std::uint64_t epochSeed =
-          detail::mixSeed(config.seed, 0x5EED0000ull + static_cast<std::uint64_t>(epoch));
-      if (sync) epochSeed = sync->rankSeed(epochSeed);
-      progress.streamSize = corpus.stream.size();
-      for (int t = 0; t < threads; ++t) {
-        const auto [begin, end] = corpus.stream.shard(t, threads);
-        progress.shards.push_back(
-            {begin, end, detail::mixSeed(epochSeed, static_cast<std::uint64_t>(t)), 0, 0});
-      }
+      progress = newEpoch(context, threads);
     }
-    const int epochThreads = static_cast<int>(progress.shards.size());
     const std::int64_t wordsBefore = progress.words;  // trained by an earlier run
-    if (sync) sync->beginEpoch(model, localWords);
-
-    // Trains every shard from where it is until it ends or an interrupt arrives; each
-    // thread stops only right after publishing its words (the learning rate is then
-    // a function of the shared count), so a stopped epoch goes on exactly.
-    auto runShards = [&]() -> Interrupt {
-      std::atomic<std::int64_t> processed{progress.words};
-      std::atomic<int> stop{0};
-      std::atomic<int> finished{0};
-      std::vector<ThreadTotals> totals(static_cast<std::size_t>(epochThreads));
-      detail::ParallelErrors errors;
-      auto ask = [&] {
-        const Interrupt how = observer.interrupt();
-        if (how != Interrupt::None) stop.store(static_cast<int>(how));
-      };
-#pragma omp parallel num_threads(epochThreads)
-      {
-        const int tid = omp_get_thread_num();
-        errors.run([&] {
-          ShardProgress& shard = progress.shards[static_cast<std::size_t>(tid)];
-          ThreadTotals& mine = totals[static_cast<std::size_t>(tid)];
-          mine.loss = shard.loss;
-          mine.predictions = shard.predictions;
-          detail::ShardReader reader(corpus.stream, shard.position, shard.end);
-          detail::ThreadState state;
-          state.rng = detail::Rng(shard.rng);
-          std::vector<std::int32_t> sentence, kept;
-          kept.reserve(detail::kMaxSentence);
-          std::int64_t pending = 0;
-          float alpha = static_cast<float>(
-              alphaAt(epochBase + static_cast<double>(processed.load()) * toGlobal));
-          double lastReport = -1e9;  // report at the first flush, then a few times a second
-          bool stopped = false;
-          while (!errors.failed() && reader.next(sentence)) {
-            kept.clear();
-            subsample.apply(sentence, state.rng, kept);
-            if (!kept.empty())
-              mine.loss +=
-                  kernel->sentence(kept.data(), kept.size(), alpha, state, mine.predictions);
-            pending += static_cast<std::int64_t>(sentence.size());
-            if (pending >= kFlushWords) {
-              const std::int64_t localDone = processed.fetch_add(pending) + pending;
-              pending = 0;
-              if (sync && tid == 0) sync->poll(localDone);
-              // Distributed: the schedule's words are those of all processes.
-              const double done = static_cast<double>(localDone) * toGlobal;
-              if (!std::isfinite(mine.loss))
-                throwDiverged(
-                    epoch + 1,
-                    mine.loss / static_cast<double>(std::max<std::int64_t>(1, mine.predictions)),
-                    config.alpha);
-              alpha = static_cast<float>(alphaAt(epochBase + done));
-              mine.publishedLoss.store(mine.loss, std::memory_order_relaxed);
-              mine.publishedPredictions.store(mine.predictions, std::memory_order_relaxed);
-              if (tid == 0 && observer.progress) {
-                const double elapsed = secondsSince(runStart);
-                if (elapsed - lastReport >= 0.25) {
-                  lastReport = elapsed;
-                  double loss = 0;
-                  std::int64_t preds = 0;
-                  for (const auto& t : totals) {
-                    loss += t.publishedLoss.load(std::memory_order_relaxed);
-                    preds += t.publishedPredictions.load(std::memory_order_relaxed);
-                  }
-                  TrainProgress p;
-                  p.epoch = epoch + 1;
-                  p.epochs = totalEpochs;
-                  const double all = epochBase + done;
-                  p.fraction = std::min(1.0, all / std::max(1.0, scheduleWords));
-                  const double runDone = all - runStartWords;
-                  p.wordsProcessed = static_cast<std::int64_t>(runDone);
-                  p.wordsPerSecond = elapsed > 0 ? runDone / elapsed : 0;
-                  p.alpha = alpha;
-                  p.loss = preds > 0 ? loss / static_cast<double>(preds) : 0;
-                  p.etaSeconds = runDone > 0 ? elapsed * (runWords - runDone) / runDone : 0;
-                  observer.progress(p);
-                }
-              }
-              // The safe point: nothing of this thread is unpublished.
-              if (tid == 0 && observer.interrupt) ask();
-              if (stop.load() != 0) {
-                stopped = true;
-                break;
-              }
-            }
-          }
-          if (!stopped) processed.fetch_add(pending);
-          shard.position = reader.position();
-          shard.rng = state.rng.state;
-          shard.loss = mine.loss;
-          shard.predictions = mine.predictions;
-          finished.fetch_add(1);
-          // The calling thread keeps answering interrupts while the others finish.
-          if (tid == 0 && observer.interrupt)
-            while (finished.load() < epochThreads && stop.load() == 0 && !errors.failed()) {
-              std::this_thread::sleep_for(std::chrono::milliseconds(20));
-              ask();
-            }
-          if (sync && tid == 0)
-            sync->drain([&] { return processed.load(); }, [&] { return errors.failed(); });
-        });
-      }
-      errors.rethrow();
-      progress.words = processed.load();
-      for (const ShardProgress& shard : progress.shards)
-        if (shard.position < shard.end) return static_cast<Interrupt>(stop.load());
-      return Interrupt::None;
-    };
+    if (sync) sync->beginEpoch(model, schedule.localWords);
 
     for (;;) {
-      const Interrupt how = runShards();
+      const Interrupt how = trainShards(context, progress);
       if (how == Interrupt::None) break;
       model.partial = progress;
       if (how == Interrupt::Stop) return;
@@ -274,27 +358,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
       model.partial = EpochProgress{};
     }
 
-    // Fixed merge order: the loss does not depend on which thread finished first.
-    double loss = 0;
-    std::int64_t predictions = 0;
-    for (const auto& t : progress.shards) {
-      loss += t.loss;
-      predictions += t.predictions;
-    }
-    std::int64_t words = progress.words;
-    if (sync) sync->endEpoch(model, loss, predictions, words);
-    EpochReport report;
-    report.epoch = epoch + 1;
-    report.loss = predictions > 0 ? loss / static_cast<double>(predictions) : 0;
-    report.words = words;
-    report.runWords = words - wordsBefore;
-    report.seconds = secondsSince(epochStart);
-    report.predictions = predictions;
-    // Weights can overflow without the loss showing it yet (the last updates of the epoch).
-    if (!std::isfinite(report.loss) || !model.input.allFinite() || !model.output.allFinite())
-      throwDiverged(epoch + 1, report.loss, config.alpha);
-    model.epochLosses.push_back(report.loss);
-    model.epochsDone = epoch + 1;
+    const EpochReport report = endEpoch(context, model, progress, wordsBefore, epochStart);
     if (observer.epochEnd) observer.epochEnd(report);
     if (observer.interrupt) {
       const Interrupt how = observer.interrupt();
@@ -389,8 +453,9 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
   const int threads = detail::resolveThreads(config.threads);
   const auto v = static_cast<Eigen::Index>(prepared.vocabulary.size());
   if (config.loss == Loss::HierarchicalSoftmax && v < 2)
-    throw InputError("hierarchical softmax needs at least 2 words in the vocabulary (got " +
-                     std::to_string(v) + "); lower --min-count");
+    throw InputError(ErrorText("hierarchical softmax needs at least 2 words in the vocabulary (got " +
+                               std::to_string(v) + "); lower ")
+                     << Setting{"minCount", "the minimum count"});
   // Before the matrices: refuse at once what would not fit, rather than swap for hours.
   const MemoryEstimate memory = detail::estimateMemory(prepared, config, threads);
   detail::checkMemory(memory, config);
@@ -415,7 +480,7 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
   model.input.resize(v, d);
   detail::initInputMatrix(model.input, config.seed, threads);
   model.output = MatrixF::Zero(config.loss == Loss::HierarchicalSoftmax ? v - 1 : v, d);
-  runEpochs(model, prepared, config, config.epochs, observer, hooks.sync, hooks.batchedPath);
+  runEpochs(model, prepared, config, config.epochs, observer, hooks.sync, hooks.probe);
   return model;
 }
 
@@ -424,6 +489,16 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
 ModelState train(const CorpusSource& corpus, const TrainConfig& config,
                  const TrainObserver& observer) {
   return detail::trainWith(corpus, config, observer, {});
+}
+
+ModelState trainProbed(const CorpusSource& corpus, const TrainConfig& config, KernelProbe& probe,
+                       const TrainObserver& observer) {
+  if (detail::kernelFor(config) != detail::KernelKind::BatchedSkipGram)
+    throw ConfigError("a kernel probe instruments the batched kernel: skip-gram with negative "
+                      "sampling and the batched kernel");
+  detail::TrainHooks hooks;
+  hooks.probe = &probe;
+  return detail::trainWith(corpus, config, observer, hooks);
 }
 
 void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpochs,
@@ -473,9 +548,9 @@ int epochsLeft(const ModelState& model) {
 
 void detail::resumeWith(ModelState& model, const CorpusSource& corpus, int moreEpochs,
                         const TrainObserver& observer, const TrainHooks& hooks) {
-  if (moreEpochs < 1 || moreEpochs > 100000)
-    throw ConfigError("epochs to resume must be between 1 and 100000 (got " +
-                      std::to_string(moreEpochs) + ")");
+  if (moreEpochs < 1 || moreEpochs > kMaxEpochs)
+    throw ConfigError("epochs to resume must be between 1 and " + std::to_string(kMaxEpochs) +
+                      " (got " + std::to_string(moreEpochs) + ")");
   TrainConfig config = TrainConfig::deserialize(model.config);
   try {
     config.validate();
@@ -532,7 +607,7 @@ void detail::resumeWith(ModelState& model, const CorpusSource& corpus, int moreE
   if (observer.vocabulary) observer.vocabulary(vocab, prepared.sentences);
   // Trained in place (a copy would double peak memory); the stored schedule is the new total.
   model.config = resumed.serialize() + (recorded.empty() ? readingOf(corpus) : recorded);
-  runEpochs(model, prepared, resumed, total, observer, hooks.sync, hooks.batchedPath);
+  runEpochs(model, prepared, resumed, total, observer, hooks.sync, hooks.probe);
 }
 
 }  // namespace posvec

@@ -96,24 +96,29 @@ std::size_t AttentionOptions::resolvedHeadDim(std::size_t dModel) const {
 
 void AttentionOptions::validate(std::size_t dModel) const {
   if (dModel == 0) throw ConfigError("attention needs input rows with at least one column");
-  if (heads == 0) throw ConfigError("the number of heads (--heads) must be at least 1");
+  if (heads == 0)
+    throw ConfigError(ErrorText() << Setting{"heads", "the number of heads"}
+                                  << " must be at least 1");
   if (headDim == 0 && dModel % heads != 0)
-    throw ConfigError("d_model " + std::to_string(dModel) + " is not divisible by " +
-                      std::to_string(heads) +
-                      " heads; choose a divisor or give each head its own size (--head-dim)");
+    throw ConfigError(ErrorText("d_model " + std::to_string(dModel) + " is not divisible by " +
+                                std::to_string(heads) +
+                                " heads; choose a divisor or give each head its own size (")
+                      << Setting{"headDim", "the head size"} << ")");
   const std::size_t dk = resolvedHeadDim(dModel);
   if (projection == Projection::Identity && heads * dk != dModel && dk != dModel)
-    throw ConfigError(
-        "identity projections read the input's own columns: heads x head size (" +
-        std::to_string(heads) + " x " + std::to_string(dk) + ") must equal d_model " +
-        std::to_string(dModel) +
-        ", or the head size must be d_model; use --projection random for other sizes");
+    throw ConfigError(ErrorText("identity projections read the input's own columns: heads x "
+                                "head size (" +
+                                std::to_string(heads) + " x " + std::to_string(dk) +
+                                ") must equal d_model " + std::to_string(dModel) +
+                                ", or the head size must be d_model; use ")
+                      << Setting{"projection", "projection"} << " random for other sizes");
   if (maskAfterSoftmax && !causal)
-    throw ConfigError("masking after the softmax is a variant of the causal mask: add --causal");
-  if (renormalize && !maskAfterSoftmax)
     throw ConfigError(
-        "renormalising only applies to the mask after the softmax "
-        "(--mask-after-softmax)");
+        ErrorText("masking after the softmax is a variant of the causal mask: add ")
+        << Setting{"causal", "it"});
+  if (renormalize && !maskAfterSoftmax)
+    throw ConfigError(ErrorText("renormalising only applies to the mask after the softmax (")
+                      << Setting{"maskAfterSoftmax", "turn it on"} << ")");
   if (positional == PositionMode::Rotary) {
     if (dk % 2 != 0)
       throw ConfigError("rotary position embedding rotates pairs of columns: the head size (" +
@@ -271,7 +276,8 @@ UnknownWords parseUnknownWords(const std::string& name) {
   if (name == "error") return UnknownWords::Error;
   if (name == "zero") return UnknownWords::Zero;
   if (name == "token") return UnknownWords::Token;
-  throw ConfigError("unknown --unk '" + name + "' (choose error, zero or token)");
+  throw ConfigError(ErrorText("unknown ") << Setting{"unk", "unknown-word policy"}
+                                          << " '" + name + "' (choose error, zero or token)");
 }
 
 Eigen::RowVectorXf unknownTokenRow(const Embeddings& embeddings) {
@@ -302,10 +308,13 @@ LookedUp lookUpTokens(const Embeddings& embeddings, const Sentence& tokens, Unkn
         const bool punct = std::none_of(w.begin(), w.end(), [](char ch) {
           return std::isalnum(static_cast<unsigned char>(ch)) || (ch & 0x80);
         });
-        throw InputError("unknown word '" + w + "' (token " + std::to_string(t + 1) +
-                         ") is not in the vectors; use --unk zero or --unk token to map it to a "
-                         "zero or a shared out-of-vocabulary row" +
-                         (punct ? ", or --no-punct to drop punctuation" : ""));
+        const Setting policy{"unk", "unknown-word policy"};
+        ErrorText message("unknown word '" + w + "' (token " + std::to_string(t + 1) +
+                          ") is not in the vectors; use ");
+        message << policy << " zero or " << policy
+                << " token to map it to a zero or a shared out-of-vocabulary row";
+        if (punct) message << ", or " << Setting{"keepPunctuation", "drop punctuation"};
+        throw InputError(message);
       }
       case UnknownWords::Zero:
         break;

@@ -52,9 +52,10 @@ VectorFormat formatFromExtension(const std::string& path) {
   if (ext == ".txt" || ext == ".vec") return VectorFormat::Word2VecText;
   if (ext == ".npy") return VectorFormat::Npy;
   if (ext == ".posvec") return VectorFormat::Model;
-  throw ConfigError(
-      "cannot tell the format of " + inQuotes(path) +
-      " from its extension (.bin, .txt, .vec, .npy, .posvec); choose one with --format");
+  throw ConfigError(ErrorText("cannot tell the format of " + inQuotes(path) +
+                              " from its extension (.bin, .txt, .vec, .npy, .posvec); choose "
+                              "one with ")
+                    << Setting{"format", "the format option"});
 }
 
 VectorFormat detectFormat(const std::string& path) {

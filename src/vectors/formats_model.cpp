@@ -56,6 +56,7 @@ struct ModelHeader {
   std::uint32_t version = 0, flags = 0;
   std::uint64_t words = 0, dim = 0, outputRows = 0, configBytes = 0, wordBytes = 0, losses = 0;
   std::int32_t epochsDone = 0;
+  std::uint32_t shards = 0;  // version 2: threads inside the unfinished epoch
 };
 
 template <typename T>
@@ -63,6 +64,177 @@ T get(const unsigned char* p) {
   T v;
   std::memcpy(&v, p, sizeof v);
   return fromLittle(v);
+}
+
+// The model file as readModel reads it: every byte before the trailer passes
+// through the checksum.
+struct SummedReader {
+  ChunkReader& r;
+  ModelChecksum sum;
+  std::size_t take(void* dst, std::uint64_t n) {
+    const std::size_t got = r.read(static_cast<char*>(dst), static_cast<std::size_t>(n));
+    sum.update(static_cast<const char*>(dst), got);
+    return got;
+  }
+};
+
+// The header, checked: a known version and flags, sane counts, and lengths that
+// add up to the file's size exactly (before anything is allocated).
+ModelHeader readHeader(SummedReader& in, const std::string& path) {
+  ChunkReader& r = in.r;
+  unsigned char raw[kModelHeaderBytes];
+  if (in.take(raw, 8) != 8 || std::memcmp(raw, kModelMagic, 8) != 0)
+    throw FormatError(inQuotes(path) +
+                      ": not a posvec model file (bad magic; expected 'POSVECM1')");
+  if (in.take(raw + 8, kModelHeaderBytes - 8) != kModelHeaderBytes - 8)
+    throw FormatError(inQuotes(path) + ": posvec model file is truncated inside its header");
+  ModelHeader h;
+  h.version = get<std::uint32_t>(raw + 8);
+  h.flags = get<std::uint32_t>(raw + 12);
+  h.words = get<std::uint64_t>(raw + 16);
+  h.dim = get<std::uint64_t>(raw + 24);
+  h.outputRows = get<std::uint64_t>(raw + 32);
+  h.configBytes = get<std::uint64_t>(raw + 40);
+  h.wordBytes = get<std::uint64_t>(raw + 48);
+  h.losses = get<std::uint64_t>(raw + 56);
+  h.epochsDone = get<std::int32_t>(raw + 64);
+  if (h.version != kModelVersion && h.version != kModelVersionPartial)
+    throw FormatError(inQuotes(path) + ": posvec model version " + std::to_string(h.version) +
+                      " is not supported (this posvec reads versions 1 and 2)");
+  h.shards = get<std::uint32_t>(raw + 68);
+  if ((h.flags & ~kFlagChecksum) != 0 || (h.version == kModelVersion && h.shards != 0))
+    throw FormatError(inQuotes(path) + ": posvec model header has unknown flags (corrupt file?)");
+  if (h.version == kModelVersionPartial && (h.shards == 0 || h.shards > kMaxShards))
+    throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(h.shards) +
+                      " threads were inside an epoch (corrupt file?)");
+  if (h.epochsDone < 0)
+    throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(h.epochsDone) +
+                      " epochs done (corrupt file?)");
+  if (h.words == 0 || h.dim == 0)
+    throw FormatError(inQuotes(path) + ": posvec model has " + std::to_string(h.words) +
+                      " words of dimension " + std::to_string(h.dim) +
+                      "; a model needs at least one word and a dimension of at least 1 "
+                      "(corrupt file?)");
+  if (h.outputRows > h.words)
+    throw FormatError(inQuotes(path) + ": posvec model has " + std::to_string(h.outputRows) +
+                      " output rows for " + std::to_string(h.words) + " words (corrupt file?)");
+  // Every length is checked against the file size before anything is allocated.
+  bool overflow = false;
+  std::uint64_t need = kModelHeaderBytes;
+  need = addChecked(need, h.configBytes, overflow);
+  need = addChecked(need, mulChecked(h.words, 4 + 8, overflow), overflow);
+  need = addChecked(need, h.wordBytes, overflow);
+  need = addChecked(need, mulChecked(h.losses, 8, overflow), overflow);
+  need = addChecked(
+      need,
+      mulChecked(mulChecked(addChecked(h.words, h.outputRows, overflow), h.dim, overflow), 4,
+                 overflow),
+      overflow);
+  if (h.shards > 0) need = addChecked(need, 16 + kShardBytes * h.shards, overflow);
+  if ((h.flags & kFlagChecksum) != 0) need = addChecked(need, 8, overflow);
+  if (overflow || need != r.fileSize())
+    throw FormatError(inQuotes(path) + ": posvec model header describes " +
+                      std::to_string(h.words) + " words x " + std::to_string(h.dim) + " (" +
+                      (overflow ? "more than 2^64" : std::to_string(need)) +
+                      " bytes) but the file has " + std::to_string(r.fileSize()) +
+                      " bytes (truncated or corrupt)");
+  return h;
+}
+
+// The word table (valid UTF-8, each word once, the table's size as the header
+// says) and the counts (none negative).
+void readVocabulary(SummedReader& in, const ModelHeader& h, const std::string& path,
+                    ModelState& m) {
+  m.words.reserve(h.words);
+  std::uint64_t wordBytesSeen = 0;
+  for (std::uint64_t i = 0; i < h.words; ++i) {
+    unsigned char l[4];
+    in.take(l, 4);
+    const std::uint32_t len = get<std::uint32_t>(l);
+    wordBytesSeen += len;
+    if (wordBytesSeen > h.wordBytes)
+      throw FormatError(inQuotes(path) + ": word " + std::to_string(i + 1) +
+                        " runs past the word table (corrupt file)");
+    std::string w(len, '\0');
+    in.take(w.data(), len);
+    checkWord(w, [&] { return inQuotes(path) + " word " + std::to_string(i + 1); });
+    m.words.push_back(std::move(w));
+  }
+  if (wordBytesSeen != h.wordBytes)
+    throw FormatError(inQuotes(path) +
+                      ": word table size does not match its header (corrupt file)");
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(h.words);
+  for (std::size_t i = 0; i < m.words.size(); ++i)
+    if (!seen.insert(m.words[i]).second)
+      throw FormatError(inQuotes(path) + ": word " + std::to_string(i + 1) + " ('" +
+                        shown(m.words[i]) + "') appears twice");
+  m.counts.resize(h.words);
+  in.take(m.counts.data(), h.words * 8);
+  for (auto& c : m.counts) {
+    c = fromLittle(c);
+    if (c < 0) throw FormatError(inQuotes(path) + ": negative word count (corrupt file)");
+  }
+}
+
+// The input weights and, when `withOutput`, the output weights: every value finite.
+void readWeights(SummedReader& in, const ModelHeader& h, const std::string& path, bool withOutput,
+                 ModelState& m) {
+  m.input.resize(h.words, h.dim);
+  in.take(m.input.data(), h.words * h.dim * 4);
+  swapFloatsIfBigEndian(m.input.data(), h.words * h.dim);
+  for (std::uint64_t i = 0; i < h.words; ++i)
+    checkFinite(m.input.row(i).data(), h.dim, m.words[i],
+                [&] { return inQuotes(path) + " input vector " + std::to_string(i + 1); });
+  if (!withOutput) return;
+  m.output.resize(h.outputRows, h.outputRows > 0 ? h.dim : 0);
+  in.take(m.output.data(), h.outputRows * h.dim * 4);
+  swapFloatsIfBigEndian(m.output.data(), h.outputRows * h.dim);
+  for (std::uint64_t i = 0; i < h.outputRows * h.dim; ++i)
+    if (!std::isfinite(m.output.data()[i]))
+      throw FormatError(inQuotes(path) + ": output weight row " + std::to_string(i / h.dim + 1) +
+                        " is not finite");
+}
+
+// Version 2: where each of h.shards threads was inside the unfinished epoch.
+EpochProgress readPartial(SummedReader& in, const ModelHeader& h, const std::string& path) {
+  EpochProgress partial;
+  std::vector<unsigned char> b(16 + kShardBytes * h.shards);
+  in.take(b.data(), b.size());
+  partial.words = get<std::int64_t>(b.data());
+  partial.streamSize = get<std::int64_t>(b.data() + 8);
+  for (std::uint32_t t = 0; t < h.shards; ++t) {
+    const unsigned char* q = b.data() + 16 + kShardBytes * t;
+    ShardProgress s;
+    s.position = get<std::int64_t>(q);
+    s.end = get<std::int64_t>(q + 8);
+    s.rng = get<std::uint64_t>(q + 16);
+    s.loss = get<double>(q + 24);
+    s.predictions = get<std::int64_t>(q + 32);
+    if (s.position < 0 || s.position > s.end || s.end > partial.streamSize ||
+        s.predictions < 0 || !std::isfinite(s.loss) || partial.words < 0)
+      throw FormatError(inQuotes(path) + ": the position of thread " + std::to_string(t + 1) +
+                        " inside the unfinished epoch is impossible (corrupt file?)");
+    partial.shards.push_back(s);
+  }
+  return partial;
+}
+
+// A checksummed file's trailer against every byte before it, including the parts
+// this load skipped (the output weights when only the vectors are wanted).
+void checkTrailer(SummedReader& in, const std::string& path) {
+  std::vector<char> rest(1 << 16);
+  for (std::uint64_t left = in.r.remaining() - 8; left > 0;) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, rest.size()));
+    in.take(rest.data(), n);
+    left -= n;
+  }
+  unsigned char stored[8];
+  in.r.read(reinterpret_cast<char*>(stored), 8);
+  if (get<std::uint64_t>(stored) != in.sum.value())
+    throw FormatError(inQuotes(path) +
+                      ": posvec model checksum does not match its content (the file was "
+                      "damaged after it was written; use another copy or a checkpoint)");
 }
 
 }  // namespace
@@ -116,159 +288,19 @@ std::uint64_t ModelChecksum::value() const {
 
 ModelState readModel(const std::string& path, bool withOutput) {
   ChunkReader r(path);
-  ModelChecksum sum;
-  // Every byte of the file before the trailer passes through the checksum.
-  const auto take = [&](void* dst, std::uint64_t n) {
-    const std::size_t got = r.read(static_cast<char*>(dst), static_cast<std::size_t>(n));
-    sum.update(static_cast<const char*>(dst), got);
-    return got;
-  };
-  unsigned char raw[kModelHeaderBytes];
-  if (take(raw, 8) != 8 || std::memcmp(raw, kModelMagic, 8) != 0)
-    throw FormatError(inQuotes(path) +
-                      ": not a posvec model file (bad magic; expected 'POSVECM1')");
-  if (take(raw + 8, kModelHeaderBytes - 8) != kModelHeaderBytes - 8)
-    throw FormatError(inQuotes(path) + ": posvec model file is truncated inside its header");
-  ModelHeader h;
-  h.version = get<std::uint32_t>(raw + 8);
-  h.flags = get<std::uint32_t>(raw + 12);
-  h.words = get<std::uint64_t>(raw + 16);
-  h.dim = get<std::uint64_t>(raw + 24);
-  h.outputRows = get<std::uint64_t>(raw + 32);
-  h.configBytes = get<std::uint64_t>(raw + 40);
-  h.wordBytes = get<std::uint64_t>(raw + 48);
-  h.losses = get<std::uint64_t>(raw + 56);
-  h.epochsDone = get<std::int32_t>(raw + 64);
-  if (h.version != kModelVersion && h.version != kModelVersionPartial)
-    throw FormatError(inQuotes(path) + ": posvec model version " + std::to_string(h.version) +
-                      " is not supported (this posvec reads versions 1 and 2)");
-  const std::uint32_t shards = get<std::uint32_t>(raw + 68);
-  const bool checksummed = (h.flags & kFlagChecksum) != 0;
-  if ((h.flags & ~kFlagChecksum) != 0 || (h.version == kModelVersion && shards != 0))
-    throw FormatError(inQuotes(path) + ": posvec model header has unknown flags (corrupt file?)");
-  if (h.version == kModelVersionPartial && (shards == 0 || shards > kMaxShards))
-    throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(shards) +
-                      " threads were inside an epoch (corrupt file?)");
-  if (h.epochsDone < 0)
-    throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(h.epochsDone) +
-                      " epochs done (corrupt file?)");
-  if (h.words == 0 || h.dim == 0)
-    throw FormatError(inQuotes(path) + ": posvec model has " + std::to_string(h.words) +
-                      " words of dimension " + std::to_string(h.dim) +
-                      "; a model needs at least one word and a dimension of at least 1 "
-                      "(corrupt file?)");
-  if (h.outputRows > h.words)
-    throw FormatError(inQuotes(path) + ": posvec model has " + std::to_string(h.outputRows) +
-                      " output rows for " + std::to_string(h.words) + " words (corrupt file?)");
-  // Every length is checked against the file size before anything is allocated.
-  bool overflow = false;
-  std::uint64_t need = kModelHeaderBytes;
-  need = addChecked(need, h.configBytes, overflow);
-  need = addChecked(need, mulChecked(h.words, 4 + 8, overflow), overflow);
-  need = addChecked(need, h.wordBytes, overflow);
-  need = addChecked(need, mulChecked(h.losses, 8, overflow), overflow);
-  need = addChecked(
-      need,
-      mulChecked(mulChecked(addChecked(h.words, h.outputRows, overflow), h.dim, overflow), 4,
-                 overflow),
-      overflow);
-  if (shards > 0) need = addChecked(need, 16 + kShardBytes * shards, overflow);
-  if (checksummed) need = addChecked(need, 8, overflow);
-  if (overflow || need != r.fileSize())
-    throw FormatError(inQuotes(path) + ": posvec model header describes " +
-                      std::to_string(h.words) + " words x " + std::to_string(h.dim) + " (" +
-                      (overflow ? "more than 2^64" : std::to_string(need)) +
-                      " bytes) but the file has " + std::to_string(r.fileSize()) +
-                      " bytes (truncated or corrupt)");
-
+  SummedReader in{r, {}};
+  const ModelHeader h = readHeader(in, path);
   ModelState m;
   m.epochsDone = h.epochsDone;
   m.config.resize(h.configBytes);
-  take(m.config.data(), h.configBytes);
-  m.words.reserve(h.words);
-  std::uint64_t wordBytesSeen = 0;
-  std::unordered_set<std::string_view> seen;
-  for (std::uint64_t i = 0; i < h.words; ++i) {
-    unsigned char l[4];
-    take(l, 4);
-    const std::uint32_t len = get<std::uint32_t>(l);
-    wordBytesSeen += len;
-    if (wordBytesSeen > h.wordBytes)
-      throw FormatError(inQuotes(path) + ": word " + std::to_string(i + 1) +
-                        " runs past the word table (corrupt file)");
-    std::string w(len, '\0');
-    take(w.data(), len);
-    checkWord(w, [&] { return inQuotes(path) + " word " + std::to_string(i + 1); });
-    m.words.push_back(std::move(w));
-  }
-  if (wordBytesSeen != h.wordBytes)
-    throw FormatError(inQuotes(path) +
-                      ": word table size does not match its header (corrupt file)");
-  seen.reserve(h.words);
-  for (std::size_t i = 0; i < m.words.size(); ++i)
-    if (!seen.insert(m.words[i]).second)
-      throw FormatError(inQuotes(path) + ": word " + std::to_string(i + 1) + " ('" +
-                        shown(m.words[i]) + "') appears twice");
-  m.counts.resize(h.words);
-  take(m.counts.data(), h.words * 8);
-  for (auto& c : m.counts) {
-    c = fromLittle(c);
-    if (c < 0) throw FormatError(inQuotes(path) + ": negative word count (corrupt file)");
-  }
+  in.take(m.config.data(), h.configBytes);
+  readVocabulary(in, h, path, m);
   m.epochLosses.resize(h.losses);
-  take(m.epochLosses.data(), h.losses * 8);
+  in.take(m.epochLosses.data(), h.losses * 8);
   for (auto& l : m.epochLosses) l = fromLittle(l);
-  m.input.resize(h.words, h.dim);
-  take(m.input.data(), h.words * h.dim * 4);
-  swapFloatsIfBigEndian(m.input.data(), h.words * h.dim);
-  for (std::uint64_t i = 0; i < h.words; ++i)
-    checkFinite(m.input.row(i).data(), h.dim, m.words[i],
-                [&] { return inQuotes(path) + " input vector " + std::to_string(i + 1); });
-  if (withOutput) {
-    m.output.resize(h.outputRows, h.outputRows > 0 ? h.dim : 0);
-    take(m.output.data(), h.outputRows * h.dim * 4);
-    swapFloatsIfBigEndian(m.output.data(), h.outputRows * h.dim);
-    for (std::uint64_t i = 0; i < h.outputRows * h.dim; ++i)
-      if (!std::isfinite(m.output.data()[i]))
-        throw FormatError(inQuotes(path) + ": output weight row " + std::to_string(i / h.dim + 1) +
-                          " is not finite");
-    if (shards > 0) {
-      std::vector<unsigned char> b(16 + kShardBytes * shards);
-      take(b.data(), b.size());
-      m.partial.words = get<std::int64_t>(b.data());
-      m.partial.streamSize = get<std::int64_t>(b.data() + 8);
-      for (std::uint32_t t = 0; t < shards; ++t) {
-        const unsigned char* q = b.data() + 16 + kShardBytes * t;
-        ShardProgress s;
-        s.position = get<std::int64_t>(q);
-        s.end = get<std::int64_t>(q + 8);
-        s.rng = get<std::uint64_t>(q + 16);
-        s.loss = get<double>(q + 24);
-        s.predictions = get<std::int64_t>(q + 32);
-        if (s.position < 0 || s.position > s.end || s.end > m.partial.streamSize ||
-            s.predictions < 0 || !std::isfinite(s.loss) || m.partial.words < 0)
-          throw FormatError(inQuotes(path) + ": the position of thread " + std::to_string(t + 1) +
-                            " inside the unfinished epoch is impossible (corrupt file?)");
-        m.partial.shards.push_back(s);
-      }
-    }
-  }
-  if (checksummed) {
-    // The parts this load skipped (the output weights when only the vectors are
-    // wanted) still count.
-    std::vector<char> rest(1 << 16);
-    for (std::uint64_t left = r.remaining() - 8; left > 0;) {
-      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, rest.size()));
-      take(rest.data(), n);
-      left -= n;
-    }
-    unsigned char stored[8];
-    r.read(reinterpret_cast<char*>(stored), 8);
-    if (get<std::uint64_t>(stored) != sum.value())
-      throw FormatError(inQuotes(path) +
-                        ": posvec model checksum does not match its content (the file was "
-                        "damaged after it was written; use another copy or a checkpoint)");
-  }
+  readWeights(in, h, path, withOutput, m);
+  if (withOutput && h.shards > 0) m.partial = readPartial(in, h, path);
+  if ((h.flags & kFlagChecksum) != 0) checkTrailer(in, path);
   return m;
 }
 

@@ -29,10 +29,11 @@ void checkHeader(const Word2VecHeader& h, const std::string& path) {
 }
 
 [[noreturn]] void notAHeader(const std::string& path) {
-  throw FormatError(inQuotes(path) +
-                    ": not a word2vec file (the first line should be 'WORDS DIMENSION'), "
-                    "nor an .npy or posvec model file; text without that line (GloVe) "
-                    "loads with no-header (--no-header, no_header=True)");
+  throw FormatError(ErrorText(inQuotes(path) +
+                              ": not a word2vec file (the first line should be 'WORDS "
+                              "DIMENSION'), nor an .npy or posvec model file; text without that "
+                              "line (GloVe) loads with ")
+                    << Setting{"noHeader", "the no-header option"});
 }
 
 // The next line of `file` from `pos` (without its '\n'); false at the end.
@@ -65,10 +66,11 @@ std::string_view decodedWord(std::string_view word, UnicodeErrors mode, std::str
     const std::size_t at = firstInvalidUtf8(word);
     char hex[8];
     std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(word[at]));
-    throw FormatError(where() + ": word '" + shown(word) + "' is not valid UTF-8 (byte " + hex +
-                      " at offset " + std::to_string(at) +
-                      " of the word); to read it anyway, load with unicode errors 'replace' "
-                      "(U+FFFD) or 'ignore' (--unicode-errors, unicode_errors=)");
+    throw FormatError(ErrorText(where() + ": word '" + shown(word) + "' is not valid UTF-8 (byte " +
+                                hex + " at offset " + std::to_string(at) +
+                                " of the word); to read it anyway, load with ")
+                      << Setting{"unicodeErrors", "unicode errors"}
+                      << " 'replace' (U+FFFD) or 'ignore'");
   }
   repaired = repairUtf8(word, mode);
   if (repaired.empty())

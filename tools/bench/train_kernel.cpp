@@ -5,8 +5,8 @@
 // achieved GFLOP/s next to the machine's peak. "seconds": train() alone;
 // "saved_seconds": train() and writing the vectors; "pairs": the (context, centre)
 // pairs the library trained (EpochReport::predictions, exact). Not a test: a
-// benchmark helper. Two modes time the halves of the batched kernel's blocks apart,
-// and in neither does the model train:
+// benchmark helper. Two modes time the halves of the batched kernel's blocks apart
+// with a kernel probe (kernel_probes.hpp), and in neither does the model train:
 // - `memory`: without the arithmetic; every block reads and writes its rows and
 //   does its set-up, so "train_seconds" is what the row traffic and the bookkeeping
 //   cost by themselves;
@@ -20,9 +20,10 @@
 #include <iostream>
 #include <string>
 
-#include "distributed.hpp"
+#include "kernel_probes.hpp"
 #include "posvec/error.hpp"
 #include "posvec/formats.hpp"
+#include "posvec/kernel_probe.hpp"
 #include "posvec/trainer.hpp"
 
 int main(int argc, char** argv) {
@@ -66,11 +67,13 @@ int main(int argc, char** argv) {
     obs.interrupt = [] { return posvec::Interrupt::None; };
     obs.progress = [](const posvec::TrainProgress&) {};
     const auto t0 = std::chrono::steady_clock::now();
-    posvec::detail::TrainHooks hooks;
-    if (kernel == "memory") hooks.batchedPath = posvec::detail::BatchedPath::MemoryOnly;
-    if (kernel == "cache") hooks.batchedPath = posvec::detail::BatchedPath::CacheOnly;
+    const auto source = posvec::CorpusSource::fromFiles({corpus}, true);
+    posvec::bench::RowTrafficProbe memory;
+    posvec::bench::InCacheProbe cache;
     const posvec::ModelState m =
-        posvec::detail::trainWith(posvec::CorpusSource::fromFiles({corpus}, true), c, obs, hooks);
+        kernel == "memory"  ? posvec::trainProbed(source, c, memory, obs)
+        : kernel == "cache" ? posvec::trainProbed(source, c, cache, obs)
+                            : posvec::train(source, c, obs);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (out != "-")

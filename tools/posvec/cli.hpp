@@ -69,6 +69,11 @@ void writeOutput(const std::string& path, const std::string& data);
 using FlagNames = std::vector<std::pair<std::string, std::string>>;
 void withFlagNames(const FlagNames& flags, const std::function<void()>& f);
 
+// Library messages also name settings inside the text ("lower the minimum count",
+// Error::mentions()): the message of `e` with each of them as this command line
+// spells it ("lower --min-count"). Any other exception: its what().
+std::string spelledMessage(const std::exception& e);
+
 // JSON text for stdout. A string that is not UTF-8 (a Latin-1 file name) shows as
 // U+FFFD instead of aborting the command with the JSON library's exception.
 inline std::string jsonText(const nlohmann::json& j, int indent = 2) {

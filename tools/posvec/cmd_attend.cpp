@@ -36,8 +36,8 @@ struct AttendOptions {
   bool renormalize = false;
   std::string positional = "additive";
   std::string encoding = "interleaved";
-  double base = 10000.0;
-  std::int64_t paddingIdx = 1;
+  double base = PositionalOptions{}.base;
+  std::int64_t paddingIdx = PositionalOptions{}.paddingIdx;
   std::int64_t start = 0;
   std::string scale = "sqrt";
   std::string unk = "error";
@@ -323,7 +323,7 @@ void runAttend(const AttendOptions& o) {
     try {
       it.words = lookUpTokens(emb, tokens, unk);
     } catch (const InputError& e) {
-      throw InputError("sentence " + std::to_string(s + 1) + ": " + e.what());
+      throw InputError("sentence " + std::to_string(s + 1) + ": " + cli::spelledMessage(e));
     }
     longest = std::max(longest, tokens.size());
     items.push_back(std::move(it));

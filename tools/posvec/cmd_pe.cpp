@@ -320,7 +320,7 @@ std::vector<Sequence> lookUp(const EncodeOptions& o, const Embeddings& emb, Unkn
     try {
       out.push_back(lookUpTokens(emb, tokens, unk));
     } catch (const InputError& e) {
-      throw InputError("sentence " + std::to_string(s + 1) + ": " + e.what());
+      throw InputError("sentence " + std::to_string(s + 1) + ": " + cli::spelledMessage(e));
     }
   }
   return out;

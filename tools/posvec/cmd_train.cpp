@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -73,7 +74,7 @@ CheckpointEvery parseCheckpointEvery(const std::string& text) {
     if (unit == "s") every.seconds = n;
     if (unit == "m") every.seconds = n * 60;
     if (unit == "h") every.seconds = n * 3600;
-    if ((unit == "epoch" || unit == "epochs") && whole && n <= 100000)
+    if ((unit == "epoch" || unit == "epochs") && whole && n <= kMaxEpochs)
       every.epochs = static_cast<int>(n);
   }
   // A period no run reaches (1e308m is infinite seconds) would silently never fire.
@@ -146,7 +147,8 @@ const cli::FlagNames kFlags{{"dimension", "--dim"},
                             {"threads", "--threads"},
                             {"words between synchronisations", "--sync-words"},
                             {"rows per synchronisation", "--sync-rows"},
-                            {"words of the first warm-up interval", "--sync-warmup"}};
+                            {"words of the first warm-up interval", "--sync-warmup"},
+                            {"memory limit", "--memory-limit"}};
 
 // Fails before hours of training, not after: the directory must exist and be writable.
 void checkWritable(const std::string& path, const std::string& option) {
@@ -184,6 +186,19 @@ std::string bytesText(std::uint64_t bytes) {
   else
     std::snprintf(buf, sizeof buf, "%.1f MiB", b / mib);
   return buf;
+}
+
+// --memory-limit, else the environment variable POSVEC_MEMORY_LIMIT (0: neither,
+// the physical memory).
+std::uint64_t memoryLimitOf(const std::string& option) {
+  if (!option.empty()) return parseMemorySize(option);
+  const char* env = std::getenv("POSVEC_MEMORY_LIMIT");
+  if (!env || !*env) return 0;
+  try {
+    return parseMemorySize(env);
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string("POSVEC_MEMORY_LIMIT: ") + e.what());
+  }
 }
 
 std::string clock(double seconds) {
@@ -281,17 +296,13 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
     check();
   } else {
     std::string error;
-    int kind = 1;
+    ErrorKind kind = ErrorKind::Other;
     try {
       cli::withFlagNames(kFlags, check);
-    } catch (const ConfigError& e) {
-      error = e.what(), kind = 2;
-    } catch (const IoError& e) {
-      error = e.what(), kind = 3;
-    } catch (const FormatError& e) {
-      error = e.what(), kind = 4;
-    } catch (const InputError& e) {
-      error = e.what(), kind = 5;
+    } catch (const Error& e) {
+      kind = errorKind(e);
+      if (kind == ErrorKind::Other) throw;
+      error = cli::spelledMessage(e);
     }
     cluster->agree(error, kind);
     // Each rank cuts its range from its own copy of the files: they must be equal.
@@ -299,9 +310,10 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
     *together = false;
   }
 
-  if (!o.memoryLimit.empty()) ::setenv("POSVEC_MEMORY_LIMIT", o.memoryLimit.c_str(), 1);
+  const std::uint64_t memoryLimit = memoryLimitOf(o.memoryLimit);
   if (o.dryRun) {
     TrainConfig config = o.config;
+    config.memoryLimit = memoryLimit;
     config.loss = o.hs ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
     if (!o.resume.empty()) throw ConfigError("--dry-run estimates a new training, not --resume");
     const MemoryEstimate e = estimateTrainingMemory(corpus, config);
@@ -443,6 +455,7 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
       resumeTraining(model, corpus, more, observer);
   } else {
     TrainConfig config = o.config;
+    config.memoryLimit = memoryLimit;
     config.loss = o.hs ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
     config.architecture = o.cbow ? Architecture::Cbow : Architecture::SkipGram;
     config.kernel = o.kernel == "batched" ? Kernel::Batched : Kernel::Classic;
@@ -532,14 +545,6 @@ std::string optionLines(const Options& o) {
   return s.str();
 }
 
-int exitCodeOf(const std::exception& e) {
-  if (dynamic_cast<const ConfigError*>(&e)) return static_cast<int>(ExitCode::Usage);
-  if (dynamic_cast<const IoError*>(&e)) return static_cast<int>(ExitCode::Io);
-  if (dynamic_cast<const FormatError*>(&e)) return static_cast<int>(ExitCode::Format);
-  if (dynamic_cast<const InputError*>(&e)) return static_cast<int>(ExitCode::Input);
-  return static_cast<int>(ExitCode::Failure);
-}
-
 // Under mpirun. Errors every rank met together (different options, a missing
 // file, an unwritable output) are reported once, by rank 0, and every rank ends
 // normally; an error of one rank during training is printed by that rank with
@@ -555,9 +560,9 @@ void runOnCluster(Options o) {
     run(o, &*cluster, &together);
   } catch (const std::exception& e) {
     if (!together) {
-      std::fprintf(stderr, "posvec: error: %s\n", cluster->tag(e.what()).c_str());
+      std::fprintf(stderr, "posvec: error: %s\n", cluster->tag(cli::spelledMessage(e)).c_str());
       std::fflush(stderr);
-      cluster->abort(exitCodeOf(e));
+      cluster->abort(static_cast<int>(exitCodeOf(e)));
     }
     // Rank 0 reports and sets the job's exit code; the others end quietly and
     // successfully, so mpirun does not cut rank 0 short for their exit status.

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "cli.hpp"
 #include "posvec/error.hpp"
@@ -228,9 +229,38 @@ void withFlagNames(const FlagNames& flags, const std::function<void()>& f) {
   } catch (const ConfigError& e) {
     const std::string message = e.what();
     for (const auto& [meaning, flag] : flags)
-      if (message.rfind(meaning, 0) == 0) throw ConfigError(flag + ": " + message);
+      if (message.rfind(meaning, 0) == 0) throw ConfigError(flag + ": " + spelledMessage(e));
     throw;
   }
+}
+
+std::string spelledMessage(const std::exception& e) {
+  // The settings library messages name (their option structs' member names), as
+  // the subcommands spell them.
+  static const std::map<std::string, std::string> kSpelling{
+      {"alpha", "--alpha"},
+      {"causal", "--causal"},
+      {"dim", "--dim"},
+      {"format", "--format"},
+      {"headDim", "--head-dim"},
+      {"heads", "--heads"},
+      {"keepPunctuation", "--no-punct to drop punctuation"},
+      {"locale", "--locale"},
+      {"maskAfterSoftmax", "--mask-after-softmax"},
+      {"maxVocab", "--max-vocab"},
+      {"memoryLimit", "--memory-limit or POSVEC_MEMORY_LIMIT"},
+      {"minCount", "--min-count"},
+      {"noHeader", "--no-header"},
+      {"projection", "--projection"},
+      {"replaceInvalid", "--replace-invalid"},
+      {"unicodeErrors", "--unicode-errors"},
+      {"unk", "--unk"}};
+  const auto* error = dynamic_cast<const Error*>(&e);
+  if (!error) return e.what();
+  return error->spelled([](const std::string& setting) {
+    const auto it = kSpelling.find(setting);
+    return it == kSpelling.end() ? std::string() : it->second;
+  });
 }
 
 namespace {
@@ -327,24 +357,12 @@ int runCommandLine(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::cerr << "posvec: error: " << e.what() << " (see posvec --help)\n";
     return static_cast<int>(ExitCode::Usage);
-  } catch (const ConfigError& e) {
-    std::cerr << "posvec: error: " << shown(e.what()) << "\n";
-    return static_cast<int>(ExitCode::Usage);
-  } catch (const IoError& e) {
-    std::cerr << "posvec: error: " << shown(e.what()) << "\n";
-    return static_cast<int>(ExitCode::Io);
-  } catch (const FormatError& e) {
-    std::cerr << "posvec: error: " << shown(e.what()) << "\n";
-    return static_cast<int>(ExitCode::Format);
-  } catch (const InputError& e) {
-    std::cerr << "posvec: error: " << shown(e.what()) << "\n";
-    return static_cast<int>(ExitCode::Input);
   } catch (const std::bad_alloc&) {
     std::cerr << "posvec: error: out of memory (try a smaller --dim, --max-vocab or --len)\n";
     return static_cast<int>(ExitCode::Failure);
   } catch (const std::exception& e) {
-    std::cerr << "posvec: error: " << shown(e.what()) << "\n";
-    return static_cast<int>(ExitCode::Failure);
+    std::cerr << "posvec: error: " << shown(spelledMessage(e)) << "\n";
+    return static_cast<int>(exitCodeOf(e));
   }
   return 0;
 }

@@ -1,7 +1,7 @@
-// The trainer's hooks for distributed runs (include/posvec/distributed.hpp):
-// how the counting pass turns local counts into the shared vocabulary, and
-// where the epochs average weights across processes. A one-process run passes
-// empty hooks and trains exactly as before.
+// The trainer's hooks: how the counting pass turns local counts into the shared
+// vocabulary and where the epochs combine weights across processes (distributed
+// training, distributed.cpp, implements them: the trainer knows no MPI), and the
+// kernel probe of benchmarks and tests. A one-process run passes empty hooks.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "corpus_detail.hpp"
-#include "kernel_batched.hpp"
+#include "posvec/kernel_probe.hpp"
 #include "posvec/model_state.hpp"
 #include "posvec/trainer.hpp"
 #include "posvec/vocabulary.hpp"
@@ -42,9 +42,9 @@ class EpochSync {
 struct TrainHooks {
   VocabularyMerge merge;      // empty: this process's counts alone
   EpochSync* sync = nullptr;  // null: no averaging
-  // Benchmarks (train_kernel's `memory` and `cache` modes): the batched kernel's
-  // MemoryOnly or CacheOnly path; the result is then not a trained model.
-  BatchedPath batchedPath = BatchedPath::Auto;
+  // Benchmarks and tests (posvec/kernel_probe.hpp): shown every block of the
+  // batched kernel; null: the kernel without a probe.
+  KernelProbe* probe = nullptr;
 };
 
 // train() and resumeTraining() with hooks (trainer.cpp).

@@ -1,0 +1,79 @@
+// The kernel probes of train_kernel's `memory` and `cache` modes
+// (posvec/kernel_probe.hpp), which time the two halves of the batched kernel's
+// blocks apart. Neither trains the model: its matrices are left as they were.
+// The kernel tests check them too (tests/kernel_batched_test.cpp).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "posvec/kernel_probe.hpp"
+
+namespace posvec::bench {
+
+// `memory`: every block reads and writes its rows once (x + 0 is x) and computes
+// nothing (the loss is 0): what the row traffic, the prefetches and the set-up
+// cost without the arithmetic.
+class RowTrafficProbe final : public KernelProbe {
+ public:
+  bool beforeUpdate(KernelBlock& b) override {
+    for (std::size_t u = 0; u < b.contextCount; ++u) touch(b.contexts[u], b.dim);
+    for (std::size_t v = 0; v < b.targetCount; ++v) touch(b.targets[v], b.dim);
+    return false;
+  }
+
+ private:
+  static void touch(float* row, std::size_t dim) {
+#pragma omp simd
+    for (std::size_t j = 0; j < dim; ++j) row[j] += 0.0f;
+  }
+};
+
+// `cache`: every block computes as training does, on the same draws and the same
+// shape, but on the rows of a small per-thread model that stays in cache, and
+// nothing is prefetched: what the set-up and the arithmetic cost without waiting
+// for rows. Row r of either matrix becomes row r mod kRows of the stand-in (200 KiB
+// at dim 100, 1 MiB at dim 512). Started as the trainer starts its matrices (input
+// rows as initialInputRow gives them, output zero), it trains as such a model
+// would, with scores in the tables' range. Two rows of a block can share a
+// stand-in row; the arithmetic is the same.
+class InCacheProbe final : public KernelProbe {
+ public:
+  static constexpr std::size_t kRows = 256;
+
+  bool prefetches() const override { return false; }
+
+  bool beforeUpdate(KernelBlock& b) override {
+    std::vector<float>& rows = standIn(b.dim);
+    for (std::size_t u = 0; u < b.contextCount; ++u)
+      b.contexts[u] = rows.data() + static_cast<std::size_t>(b.contextIds[u]) % kRows * b.dim;
+    for (std::size_t v = 0; v < b.targetCount; ++v)
+      b.targets[v] =
+          rows.data() + (kRows + static_cast<std::size_t>(b.targetIds[v]) % kRows) * b.dim;
+    return true;
+  }
+
+  // The calling thread's stand-in model for this probe: kRows input rows, then
+  // kRows output rows.
+  std::vector<float>& standIn(std::size_t dim) const {
+    thread_local std::vector<float> rows;
+    thread_local std::uint64_t owner = 0;
+    if (owner != id_ || rows.size() != 2 * kRows * dim) {
+      owner = id_;
+      rows.assign(2 * kRows * dim, 0.0f);
+      for (std::size_t r = 0; r < kRows; ++r) initialInputRow(rows.data() + r * dim, dim, 1, r);
+    }
+    return rows;
+  }
+
+ private:
+  static std::uint64_t nextId() {
+    static std::atomic<std::uint64_t> last{0};
+    return ++last;
+  }
+  std::uint64_t id_ = nextId();
+};
+
+}  // namespace posvec::bench
