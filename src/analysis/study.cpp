@@ -13,6 +13,7 @@
 #include "posvec/io.hpp"
 #include "posvec/report.hpp"
 #include "posvec/tokenizer.hpp"
+#include "position_comparison.hpp"
 
 namespace posvec {
 
@@ -246,6 +247,12 @@ void StudyOptions::validate() const {
       throw StudyOptionError(
           "pairs", "placed word '" + toString(w) + "': give a word and a non-negative position");
   if (encodings.empty()) throw StudyOptionError("encodings", "give at least one encoding");
+  if (compareContext < 2)
+    throw StudyOptionError("compareContext", "the compared context must be at least 2 positions (got " +
+                                                 std::to_string(compareContext) + ")");
+  if (!(std::isfinite(compareFactor) && compareFactor >= 1))
+    throw StudyOptionError("compareFactor", "the compared scaling factor must be at least 1");
+  if (alibiHeads < 1) throw StudyOptionError("alibiHeads", "ALiBi needs at least one head");
   for (std::size_t i = 0; i < encodings.size(); ++i)
     if (std::find(encodings.begin(), encodings.begin() + static_cast<std::ptrdiff_t>(i),
                   encodings[i]) != encodings.begin() + static_cast<std::ptrdiff_t>(i))
@@ -344,6 +351,7 @@ StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
   ex.base = o.base;
   results.experiments = positionalExperiments(embeddings, ex, extra);
   results.attention = attentionStudy(embeddings, o);
+  if (o.comparePositions) results.positions = comparePositions(embeddings, o);
 
   if (sweep) {
     StudyProgress p;
