@@ -523,7 +523,8 @@ std::vector<Figure> positionFigures(const StudyResults& r, svg::DocumentIds& ids
     const PositionMethod& m = pc.methods[i];
     svg::Series sn;
     sn.label = m.name;
-    sn.colour = svg::paletteColour(i);
+    // The palette has eight colours; ALiBi, the ninth method, is drawn in grey.
+    sn.colour = m.name == "alibi" ? std::string("#555555") : svg::paletteColour(i);
     sn.dash = dashFor(m.name);
     sn.x = m.nearDistance;
     sn.y = m.near;
