@@ -66,7 +66,7 @@ struct RopeConfig {
   /// originalMaxPositionEmbeddings, or maxPositionEmbeddings when that is 0.
   std::int64_t originalContext() const;
   /// Throws ConfigError naming the setting by its config.json key: a factor below 1,
-  /// a base not above 1, an odd or empty rotary size, missing longrope lists or
+  /// a base not above 1, an odd or empty rotary size, a head above 2^20 columns, missing longrope lists or
   /// lists of the wrong length, llama3 frequency factors not increasing.
   void validate() const;
 };
@@ -115,11 +115,12 @@ std::vector<RopeProfilePoint> ropeProfile(const std::vector<double>& invFreq,
 /// ALiBi's head slopes m_h: for a power-of-two head count H, 2^(−8h/H) for
 /// h = 1..H (Press et al.); otherwise BLOOM's rule: the slopes of the largest power
 /// of two P below H, then the odd powers 1, 3, 5, … of 2^(−8/(2P)) for the
-/// remaining H − P heads. ConfigError for 0 heads.
+/// remaining H − P heads. ConfigError for 0 heads or more than 2^20.
 std::vector<double> alibiSlopes(std::size_t heads);
 
 /// ALiBi's bias for one head, T × T: −slope·|i − j| (row = query, column = key);
-/// with `causal`, keys after the query are −∞.
+/// with `causal`, keys after the query are −∞. ConfigError for a length above
+/// 16384 (the matrix would hold over 2 GiB) or a non-finite slope.
 MatrixD alibiBias(double slope, std::size_t length, bool causal);
 
 }  // namespace posvec

@@ -247,12 +247,13 @@ void StudyOptions::validate() const {
       throw StudyOptionError(
           "pairs", "placed word '" + toString(w) + "': give a word and a non-negative position");
   if (encodings.empty()) throw StudyOptionError("encodings", "give at least one encoding");
-  if (compareContext < 2)
-    throw StudyOptionError("compareContext", "the compared context must be at least 2 positions (got " +
+  if (compareContext < 2 || compareContext > (std::int64_t{1} << 40))
+    throw StudyOptionError("compareContext", "the compared context must be 2 to 2^40 positions (got " +
                                                  std::to_string(compareContext) + ")");
-  if (!(std::isfinite(compareFactor) && compareFactor >= 1))
-    throw StudyOptionError("compareFactor", "the compared scaling factor must be at least 1");
-  if (alibiHeads < 1) throw StudyOptionError("alibiHeads", "ALiBi needs at least one head");
+  if (!(compareFactor >= 1 && compareFactor <= 1e6))
+    throw StudyOptionError("compareFactor", "the compared scaling factor must be 1 to 10^6");
+  if (alibiHeads < 1 || alibiHeads > 4096)
+    throw StudyOptionError("alibiHeads", "ALiBi's head count must be 1 to 4096");
   for (std::size_t i = 0; i < encodings.size(); ++i)
     if (std::find(encodings.begin(), encodings.begin() + static_cast<std::ptrdiff_t>(i),
                   encodings[i]) != encodings.begin() + static_cast<std::ptrdiff_t>(i))

@@ -19,6 +19,11 @@ namespace posvec {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
+// Far beyond any model's head (128 to 256) and ALiBi's head count, small enough that
+// the arrays they size always fit in memory.
+constexpr std::size_t kMaxRopeDim = std::size_t{1} << 20;
+constexpr std::size_t kMaxAlibiHeads = std::size_t{1} << 20;
+constexpr std::size_t kMaxAlibiLength = std::size_t{1} << 14;
 
 std::string num(double v) {
   char buf[40];
@@ -88,6 +93,9 @@ void RopeConfig::validate() const {
   if (headDim == 0) throw ConfigError("head_dim (the size of one attention head) must be at least 2");
   if (!(partialRotaryFactor > 0 && partialRotaryFactor <= 1))
     throw ConfigError("partial_rotary_factor must be in (0, 1] (got " + num(partialRotaryFactor) + ")");
+  if (headDim > kMaxRopeDim)
+    throw ConfigError("head_dim (the size of one attention head) must be at most " +
+                      std::to_string(kMaxRopeDim) + " (got " + std::to_string(headDim) + ")");
   const std::size_t d = rotaryDim();
   if (d < 2 || d % 2 != 0)
     throw ConfigError("the rotated size head_dim x partial_rotary_factor (" + std::to_string(d) +
@@ -402,6 +410,9 @@ std::vector<RopeProfilePoint> ropeProfile(const std::vector<double>& invFreq,
 
 std::vector<double> alibiSlopes(std::size_t heads) {
   if (heads == 0) throw ConfigError("ALiBi needs at least one head");
+  if (heads > kMaxAlibiHeads)
+    throw ConfigError("ALiBi heads must be at most " + std::to_string(kMaxAlibiHeads) + " (got " +
+                      std::to_string(heads) + ")");
   std::size_t p = 1;
   while (p * 2 <= heads) p *= 2;
   std::vector<double> slopes;
@@ -415,6 +426,10 @@ std::vector<double> alibiSlopes(std::size_t heads) {
 }
 
 MatrixD alibiBias(double slope, std::size_t length, bool causal) {
+  if (length > kMaxAlibiLength)
+    throw ConfigError("an ALiBi bias matrix is length x length: length must be at most " +
+                      std::to_string(kMaxAlibiLength) + " (got " + std::to_string(length) + ")");
+  if (!std::isfinite(slope)) throw ConfigError("the ALiBi slope must be finite");
   const auto n = static_cast<Eigen::Index>(length);
   MatrixD b(n, n);
   for (Eigen::Index i = 0; i < n; ++i)

@@ -117,6 +117,8 @@ const FlagNames kRopeFlags = {{"rope_scaling.factor", "--factor"},
                               {"rope_scaling.long_factor", "--long-factor"},
                               {"max_position_embeddings", "--max-position"},
                               {"original_max_position_embeddings", "--original-max-position"},
+                              {"head_dim", "--dim"},
+                              {"the rotated size", "--dim/--partial-rotary-factor"},
                               {"unknown rope_type", "--type"}};
 
 struct RopeCmdOptions {
