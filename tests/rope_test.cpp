@@ -185,6 +185,11 @@ TEST_CASE("rope YaRN ramp, clamps at both ends and attention factor", "[rope]") 
   f = ropeFrequencies(c);
   requireClose(f.invFreq, refYarn(1000000, 128, 4, 32768, 32, 1, false));
   CHECK(f.attentionFactor == 1.25);
+  // DeepSeek's mscale pair: (0.1·1·ln 4 + 1) / (0.1·0.5·ln 4 + 1) when no attention_factor.
+  RopeConfig ds = parseRopeConfig(R"({"head_dim": 64, "max_position_embeddings": 4096,
+    "rope_scaling": {"type": "yarn", "factor": 4, "mscale": 1, "mscale_all_dim": 0.5}})");
+  CHECK(ropeFrequencies(ds).attentionFactor ==
+        Approx((0.1 * std::log(4.0) + 1) / (0.05 * std::log(4.0) + 1)).epsilon(1e-15));
   // Equal ends: a step instead of a division by zero.
   c.truncate = true;
   c.betaFast = c.betaSlow = 2;

@@ -50,6 +50,9 @@ struct RopeConfig {
   /// yarn and longrope: the factor cos and sin are multiplied by. Unset: derived from
   /// the factor (yarn: 0.1·ln(factor) + 1; longrope: √(1 + ln(factor)/ln(original context))).
   std::optional<double> attentionFactor;
+  /// yarn (DeepSeek's form): with both set and no attentionFactor, the attention factor
+  /// is m(factor, mscale) / m(factor, mscaleAllDim), m(s, k) = 0.1·k·ln(s) + 1.
+  std::optional<double> mscale, mscaleAllDim;
   double betaFast = 32.0;  ///< yarn: rotations at which extrapolation starts (`beta_fast`)
   double betaSlow = 1.0;   ///< yarn: rotations below which pairs are fully interpolated (`beta_slow`)
   bool truncate = true;    ///< yarn: round the correction range outwards to whole pairs (`truncate`)

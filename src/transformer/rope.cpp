@@ -45,7 +45,7 @@ double yarnCorrectionDim(double rotations, double dim, double base, double conte
   return dim * std::log(context / (rotations * 2 * kPi)) / (2 * std::log(base));
 }
 
-double yarnMscale(double scale) { return scale <= 1 ? 1.0 : 0.1 * std::log(scale) + 1.0; }
+double yarnMscale(double scale, double k = 1) { return scale <= 1 ? 1.0 : 0.1 * k * std::log(scale) + 1.0; }
 
 }  // namespace
 
@@ -260,6 +260,8 @@ RopeConfig parseRopeConfig(const std::string& jsonText, const std::string& sourc
     if (c.type == RopeType::Yarn) {
       if (field(*scaling, "beta_fast")) c.betaFast = number(*scaling, "beta_fast", sw);
       if (field(*scaling, "beta_slow")) c.betaSlow = number(*scaling, "beta_slow", sw);
+      if (field(*scaling, "mscale")) c.mscale = number(*scaling, "mscale", sw);
+      if (field(*scaling, "mscale_all_dim")) c.mscaleAllDim = number(*scaling, "mscale_all_dim", sw);
       if (const json* tr = field(*scaling, "truncate")) {
         if (!tr->is_boolean()) throw ConfigError(sw + ": 'truncate' must be true or false");
         c.truncate = tr->get<bool>();
@@ -333,7 +335,12 @@ RopeFrequencies ropeFrequencies(const RopeConfig& c) {
         const double keep = 1 - ramp;
         r.invFreq[i] = extrapolated[i] / c.factor * (1 - keep) + extrapolated[i] * keep;
       }
-      r.attentionFactor = c.attentionFactor ? *c.attentionFactor : yarnMscale(c.factor);
+      if (c.attentionFactor)
+        r.attentionFactor = *c.attentionFactor;
+      else if (c.mscale && c.mscaleAllDim && *c.mscale != 0 && *c.mscaleAllDim != 0)
+        r.attentionFactor = yarnMscale(c.factor, *c.mscale) / yarnMscale(c.factor, *c.mscaleAllDim);
+      else
+        r.attentionFactor = yarnMscale(c.factor);
       break;
     }
     case RopeType::Llama3: {
