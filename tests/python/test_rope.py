@@ -203,3 +203,44 @@ def test_alibi_maps_match_numpy(tmp_path, cli, heads, causal):
     want = [2 ** (-8 * (i + 1) / n) for i in range(n)]
     want += [2 ** (-4 * (2 * i + 1) / n) for i in range(heads - n)]
     np.testing.assert_allclose(m, want, rtol=1e-15)
+
+
+def test_scaled_rotary_attention_matches_rotate_half(tmp_path, cli):
+    """attend --positional rotary with a YaRN config and partial rotary, against
+    transformers' recipe in NumPy: cos and sin of cat(freqs, freqs) times the
+    attention factor, q*cos + rotate_half(q)*sin on the rotary share, the rest passed."""
+    words = "the black cat sat on a brown mat".split()
+    dim, heads = 16, 2
+    dh = dim // heads
+    vec = write_vectors(tmp_path / "v.txt", words, dim, seed=7)
+    config = {"head_dim": 64, "partial_rotary_factor": 0.5, "max_position_embeddings": 8,
+              "rope_theta": 100.0, "rope_scaling": {"type": "yarn", "factor": 4.0}}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    sentence = "the black cat sat on a brown mat"
+    start = 5
+    cli("attend", tmp_path / "v.txt", "-s", sentence, "--heads", heads, "--positional", "rotary",
+        "--rope-config", tmp_path / "config.json", "--encoding", "concatenated", "--causal",
+        "--scale", "none", "--start", start, "--format", "npy", "-o", tmp_path / "w.npy")
+    got = np.load(tmp_path / "w.npy")
+    # The config's rule at the attention's own head size (8): rotary size 4.
+    f = posvec.rope_frequencies(dict(config, head_dim=dh))
+    assert f.dim == 4 and f.attention_factor == pytest.approx(1 + 0.1 * math.log(4))
+    x = np.stack([vec[w] for w in sentence.split()])
+    T = len(x)
+    pos = np.arange(start, start + T, dtype=np.float64)[:, None]
+    emb = np.concatenate([pos * f.inv_freq, pos * f.inv_freq], axis=1)
+    cos, sin = np.cos(emb) * f.attention_factor, np.sin(emb) * f.attention_factor
+
+    def rotate_half(v):
+        h = v.shape[-1] // 2
+        return np.concatenate([-v[:, h:], v[:, :h]], axis=1)
+
+    for h in range(heads):
+        q = x[:, h * dh:(h + 1) * dh]
+        rot, rest = q[:, :f.dim], q[:, f.dim:]
+        q = np.concatenate([rot * cos + rotate_half(rot) * sin, rest], axis=1)
+        s = q @ q.T / np.sqrt(dh)
+        s = np.where(np.tril(np.ones((T, T), bool)), s, -np.inf)
+        w = np.exp(s - s.max(axis=1, keepdims=True))
+        w /= w.sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(got[h], w, atol=1e-12)
