@@ -86,13 +86,15 @@ TEST_CASE("position comparison: measures, identities and the pair", "[rope][stud
   CHECK(studyTable(r).find("positions today") != std::string::npos);
 }
 
-TEST_CASE("position comparison: CLI table, JSON, report figures and refused options", "[rope][study]") {
+TEST_CASE("position comparison: CLI table, JSON, report figures and refused options",
+          "[rope][study]") {
   test::TempDir tmp;
   const std::string vec = tmp.file("v.txt");
   test::writeText(vec, "3 4\nblack 1 0 0 0\nbrown 0 1 0 0\ncat 1 1 0 0\n");
   const std::string dir = tmp.file("report");
-  const auto r = test::runCli("-q study --vectors " + test::quote(vec) +
-                              " --compare-positions --compare-context 128 --report " + test::quote(dir));
+  const auto r =
+      test::runCli("-q study --vectors " + test::quote(vec) +
+                   " --compare-positions --compare-context 128 --report " + test::quote(dir));
   REQUIRE(r.status == 0);
   CHECK(r.out.find("positions today") != std::string::npos);
   CHECK(std::filesystem::exists(dir + "/positions-near.svg"));
@@ -101,7 +103,8 @@ TEST_CASE("position comparison: CLI table, JSON, report figures and refused opti
   CHECK(j["position_comparison"]["context"] == 128);
   CHECK(j["position_comparison"]["methods"][1]["far"]["distance"].back().get<double>() == 1024);
   CHECK(test::readText(dir + "/index.html").find("unseen pairs") != std::string::npos);
-  const auto bad = test::runCli("study --vectors " + test::quote(vec) + " --compare-positions --compare-factor 0.5");
+  const auto bad = test::runCli("study --vectors " + test::quote(vec) +
+                                " --compare-positions --compare-factor 0.5");
   CHECK(bad.status == 2);
   CHECK(bad.err.find("--compare-factor") != std::string::npos);
 }

@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <filesystem>
 #include <cmath>
 #include <complex>
+#include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -31,11 +31,13 @@ constexpr double kTwoPi = 6.283185307179586476925286766559;
 std::vector<double> refTheta(double base, std::size_t d) {
   std::vector<double> t;
   for (std::size_t i = 0; 2 * i < d; ++i)
-    t.push_back(std::exp2(-(2.0 * static_cast<double>(i) / static_cast<double>(d)) * std::log2(base)));
+    t.push_back(
+        std::exp2(-(2.0 * static_cast<double>(i) / static_cast<double>(d)) * std::log2(base)));
   return t;
 }
 
-void requireClose(const std::vector<double>& got, const std::vector<double>& want, double rel = 1e-12) {
+void requireClose(const std::vector<double>& got, const std::vector<double>& want,
+                  double rel = 1e-12) {
   REQUIRE(got.size() == want.size());
   for (std::size_t i = 0; i < got.size(); ++i) {
     INFO("pair " << i << ": " << got[i] << " vs " << want[i]);
@@ -49,8 +51,8 @@ double refYarnIndex(double rotations, double d, double base, double L) {
   return std::log(L / (kTwoPi * rotations)) / std::log(base) * d / 2;
 }
 
-std::vector<double> refYarn(double base, std::size_t d, double s, double L, double fast, double slow,
-                            bool truncate) {
+std::vector<double> refYarn(double base, std::size_t d, double s, double L, double fast,
+                            double slow, bool truncate) {
   double lo = refYarnIndex(fast, static_cast<double>(d), base, L);
   double hi = refYarnIndex(slow, static_cast<double>(d), base, L);
   if (truncate) {
@@ -71,8 +73,8 @@ std::vector<double> refYarn(double base, std::size_t d, double s, double L, doub
 
 // Llama 3.1: wavelength λ = 2π/θ; λ < L/high kept, λ > L/low divided by the factor,
 // between them a blend by (L/λ − low)/(high − low).
-std::vector<double> refLlama3(double base, std::size_t d, double s, double L, double low, double high,
-                              int bands[3]) {
+std::vector<double> refLlama3(double base, std::size_t d, double s, double L, double low,
+                              double high, int bands[3]) {
   std::vector<double> out;
   bands[0] = bands[1] = bands[2] = 0;
   for (double th : refTheta(base, d)) {
@@ -138,7 +140,8 @@ TEST_CASE("rope default, linear and NTK frequencies match the published rules", 
   CHECK(ntk.back() == Approx(refTheta(10000, 64).back() / 8).epsilon(1e-12));
 }
 
-TEST_CASE("rope dynamic NTK keeps the base up to the original context and grows it beyond", "[rope]") {
+TEST_CASE("rope dynamic NTK keeps the base up to the original context and grows it beyond",
+          "[rope]") {
   RopeConfig c = cfg(RopeType::Dynamic, 128, 10000, 2);
   c.maxPositionEmbeddings = 4096;
   for (std::int64_t L : {0, 100, 4096}) {
@@ -275,7 +278,8 @@ TEST_CASE("rope configs of five model families", "[rope]") {
         R"({"architectures": ["Phi3ForCausalLM"], "hidden_size": 3072, "num_attention_heads": 32,
         "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
         "rope_theta": 10000.0, "rope_scaling": {"long_factor": )" +
-        listJson(phiLong()) + R"(, "short_factor": )" + listJson(phiShort()) + R"(, "type": "longrope"}})");
+        listJson(phiLong()) + R"(, "short_factor": )" + listJson(phiShort()) +
+        R"(, "type": "longrope"}})");
     CHECK(c.type == RopeType::LongRope);
     CHECK(c.rotaryDim() == 96);
     CHECK(ropeFrequencies(c).attentionFactor ==
@@ -309,23 +313,27 @@ TEST_CASE("rope configs of five model families", "[rope]") {
 }
 
 TEST_CASE("rope config errors name the key", "[rope]") {
-  REQUIRE_THROWS_WITH(parseRopeConfig(R"({"num_attention_heads": 32})"), Catch::Contains("'hidden_size'"));
+  REQUIRE_THROWS_WITH(parseRopeConfig(R"({"num_attention_heads": 32})"),
+                      Catch::Contains("'hidden_size'"));
   REQUIRE_THROWS_WITH(parseRopeConfig(R"({"rope_theta": 10000})"), Catch::Contains("'head_dim'"));
   REQUIRE_THROWS_WITH(parseRopeConfig(R"({"head_dim": 64, "rope_scaling": {"factor": 2}})"),
                       Catch::Contains("'rope_type'"));
   REQUIRE_THROWS_WITH(parseRopeConfig(R"({"head_dim": 64, "rope_scaling": {"type": "linear"}})"),
                       Catch::Contains("'factor' is missing"));
-  REQUIRE_THROWS_WITH(parseRopeConfig(R"({"head_dim": 64, "rope_scaling": {"type": "linear", "factor": 0.5}})"),
-                      Catch::Contains("factor must be at least 1"));
-  REQUIRE_THROWS_WITH(parseRopeConfig(R"({"head_dim": 64, "rope_scaling": {"type": "xpos", "factor": 2}})"),
-                      Catch::Contains("unknown rope_type 'xpos'"));
+  REQUIRE_THROWS_WITH(
+      parseRopeConfig(R"({"head_dim": 64, "rope_scaling": {"type": "linear", "factor": 0.5}})"),
+      Catch::Contains("factor must be at least 1"));
+  REQUIRE_THROWS_WITH(
+      parseRopeConfig(R"({"head_dim": 64, "rope_scaling": {"type": "xpos", "factor": 2}})"),
+      Catch::Contains("unknown rope_type 'xpos'"));
   REQUIRE_THROWS_WITH(
       parseRopeConfig(R"({"head_dim": 64, "rope_scaling": {"rope_type": "llama3", "factor": 8,
                           "low_freq_factor": 1, "high_freq_factor": 4}})"),
       Catch::Contains("'original_max_position_embeddings' is missing"));
   REQUIRE_THROWS_WITH(parseRopeConfig(R"({"head_dim": 64, "rope_scaling": {"type": "longrope"}})"),
                       Catch::Contains("'short_factor' is missing"));
-  REQUIRE_THROWS_WITH(parseRopeConfig(R"({"head_dim": "64"})"), Catch::Contains("'head_dim' must be a number"));
+  REQUIRE_THROWS_WITH(parseRopeConfig(R"({"head_dim": "64"})"),
+                      Catch::Contains("'head_dim' must be a number"));
   REQUIRE_THROWS_AS(parseRopeConfig("{not json"), FormatError);
   // Every message is one line.
   try {
@@ -384,10 +392,12 @@ TEST_CASE("alibi slopes for power-of-two and other head counts", "[rope][alibi]"
   CHECK(alibiBias(0.5, 3, false)(0, 2) == -1.0);
 }
 
-TEST_CASE("attention with ALiBi adds minus slope times distance to each head's scores", "[rope][alibi]") {
+TEST_CASE("attention with ALiBi adds minus slope times distance to each head's scores",
+          "[rope][alibi]") {
   const std::size_t T = 5, H = 4, dk = 2;
   MatrixD x(static_cast<Eigen::Index>(T), static_cast<Eigen::Index>(H * dk));
-  for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = std::sin(0.7 * static_cast<double>(i) + 0.3);
+  for (Eigen::Index i = 0; i < x.size(); ++i)
+    x.data()[i] = std::sin(0.7 * static_cast<double>(i) + 0.3);
   for (bool causal : {false, true}) {
     AttentionOptions o;
     o.heads = H;
@@ -416,7 +426,8 @@ TEST_CASE("attention with ALiBi adds minus slope times distance to each head's s
   }
 }
 
-TEST_CASE("attention with a rotary configuration rotates the first columns and scales cos and sin", "[rope]") {
+TEST_CASE("attention with a rotary configuration rotates the first columns and scales cos and sin",
+          "[rope]") {
   // One head of 8, partial rotary 0.5 (4 columns, 2 pairs), YaRN's attention factor.
   RopeConfig rc = cfg(RopeType::Yarn, 8, 10000, 4);
   rc.partialRotaryFactor = 0.5;
@@ -447,7 +458,8 @@ TEST_CASE("attention with a rotary configuration rotates the first columns and s
       double sum = 0;
       for (std::size_t j = 0; j < T; ++j) sum += std::exp(s(long(i), long(j)));
       for (std::size_t j = 0; j < T; ++j)
-        CHECK(r.weights[0](long(i), long(j)) == Approx(std::exp(s(long(i), long(j))) / sum).margin(1e-13));
+        CHECK(r.weights[0](long(i), long(j)) ==
+              Approx(std::exp(s(long(i), long(j))) / sum).margin(1e-13));
     }
   }
   AttentionOptions bad;
@@ -463,18 +475,21 @@ TEST_CASE("rope cli: config.json, options, profile and one-line errors", "[rope]
     "max_position_embeddings": 131072, "rope_theta": 500000.0,
     "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                      "original_max_position_embeddings": 8192, "rope_type": "llama3"}})");
-  const auto ok = runCli("rope " + posvec::test::quote(cfgPath) + " --json --profile 1,100,8192,65536");
+  const auto ok =
+      runCli("rope " + posvec::test::quote(cfgPath) + " --json --profile 1,100,8192,65536");
   REQUIRE(ok.status == 0);
   const auto j = nlohmann::json::parse(ok.out);
   CHECK(j["rope_type"] == "llama3");
   CHECK(j["dim"] == 128);
   CHECK(j["attention_factor"] == 1.0);
   int bands[3];
-  requireClose(j["inv_freq"].get<std::vector<double>>(), refLlama3(500000, 128, 8, 8192, 1, 4, bands));
+  requireClose(j["inv_freq"].get<std::vector<double>>(),
+               refLlama3(500000, 128, 8, 8192, 1, 4, bands));
   REQUIRE(j["profile"].size() == 4);
   CHECK(j["profile"][1]["distance"] == 100.0);
   // Options instead of a file, with an option overriding the file.
-  const auto opt = runCli("rope --type yarn --dim 64 --base 10000 --factor 4 --max-position 4096 --json");
+  const auto opt =
+      runCli("rope --type yarn --dim 64 --base 10000 --factor 4 --max-position 4096 --json");
   REQUIRE(opt.status == 0);
   requireClose(nlohmann::json::parse(opt.out)["inv_freq"].get<std::vector<double>>(),
                refYarn(10000, 64, 4, 4096, 32, 1, true));
@@ -486,7 +501,9 @@ TEST_CASE("rope cli: config.json, options, profile and one-line errors", "[rope]
   const auto tsv = runCli("rope --dim 8");
   REQUIRE(tsv.status == 0);
   CHECK(tsv.out.find("pair\tinv_freq\twavelength\n0\t1\t6.283185307179586\n") != std::string::npos);
-  REQUIRE(runCli("rope --dim 8 --profile 0,1 -o " + posvec::test::quote(tmp.file("f.npy"))).status == 0);
+  REQUIRE(
+      runCli("rope --dim 8 --profile 0,1 -o " + posvec::test::quote(tmp.file("f.npy"))).status ==
+      0);
   CHECK(std::filesystem::exists(tmp.file("f.profile.npy")));
   // Errors: one line, naming the key or the option.
   auto oneLine = [](const posvec::test::RunResult& e, const std::string& what) {
@@ -496,7 +513,9 @@ TEST_CASE("rope cli: config.json, options, profile and one-line errors", "[rope]
   };
   oneLine(runCli("rope --type linear --factor 0.5"), "--factor");
   oneLine(runCli("rope --type rotary2"), "--type");
-  posvec::test::writeText(tmp.file("bad.json"), R"({"hidden_size": 4096, "rope_scaling": {"type": "yarn", "factor": 4}})");
+  posvec::test::writeText(
+      tmp.file("bad.json"),
+      R"({"hidden_size": 4096, "rope_scaling": {"type": "yarn", "factor": 4}})");
   oneLine(runCli("rope " + posvec::test::quote(tmp.file("bad.json"))), "'num_attention_heads'");
   const auto help = runCli("rope --help");
   CHECK(help.out.find("beta_fast") != std::string::npos);
@@ -506,10 +525,12 @@ TEST_CASE("rope cli: config.json, options, profile and one-line errors", "[rope]
 TEST_CASE("attend cli: alibi and scaled rotary", "[rope][cli]") {
   TempDir tmp;
   const std::string vec = tmp.file("v.txt");
-  posvec::test::writeText(vec, "4 8\nthe 1 0 0 0 1 0 0 0\ncat 0 1 0 0 0 1 0 0\nsat 0 0 1 0 0 0 1 0\n"
-                               "down 0 0 0 1 0 0 0 1\n");
-  const auto a = runCli("attend " + posvec::test::quote(vec) +
-                        " -s 'the cat sat down' --heads 2 --positional alibi --causal --scale none --format json");
+  posvec::test::writeText(vec,
+                          "4 8\nthe 1 0 0 0 1 0 0 0\ncat 0 1 0 0 0 1 0 0\nsat 0 0 1 0 0 0 1 0\n"
+                          "down 0 0 0 1 0 0 0 1\n");
+  const auto a = runCli(
+      "attend " + posvec::test::quote(vec) +
+      " -s 'the cat sat down' --heads 2 --positional alibi --causal --scale none --format json");
   REQUIRE(a.status == 0);
   const auto j = nlohmann::json::parse(a.out);
   CHECK(j["alibi_slopes"].get<std::vector<double>>() == std::vector<double>{1.0 / 16, 1.0 / 256});
@@ -517,15 +538,18 @@ TEST_CASE("attend cli: alibi and scaled rotary", "[rope][cli]") {
   // unit basis vector, so only k = 3 scores 1/2), minus slope·distance.
   double e[4], sum = 0;
   for (int k = 0; k < 4; ++k) sum += e[k] = std::exp((k == 3 ? 0.5 : 0.0) - (3 - k) / 16.0);
-  for (int k = 0; k < 4; ++k) CHECK(j["sequences"][0]["weights"][0][3][k].get<double>() == Approx(e[k] / sum).margin(1e-12));
+  for (int k = 0; k < 4; ++k)
+    CHECK(j["sequences"][0]["weights"][0][3][k].get<double>() == Approx(e[k] / sum).margin(1e-12));
   CHECK(j["sequences"][0]["weights"][0][0][1].get<double>() == 0.0);
   const auto ry = runCli("attend " + posvec::test::quote(vec) +
-                         " -s 'the cat sat down' --positional rotary --type yarn --factor 4 --max-position 2 --format json");
+                         " -s 'the cat sat down' --positional rotary --type yarn --factor 4 "
+                         "--max-position 2 --format json");
   REQUIRE(ry.status == 0);
   const auto k = nlohmann::json::parse(ry.out);
   CHECK(k["rope_type"] == "yarn");
   CHECK(k["attention_factor"].get<double>() == Approx(1 + 0.1 * std::log(4.0)).epsilon(1e-15));
-  const auto bad = runCli("attend " + posvec::test::quote(vec) + " -s 'the cat' --type yarn --factor 4");
+  const auto bad =
+      runCli("attend " + posvec::test::quote(vec) + " -s 'the cat' --type yarn --factor 4");
   CHECK(bad.status != 0);
   CHECK(bad.err.find("--positional rotary") != std::string::npos);
 }

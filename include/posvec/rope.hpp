@@ -22,10 +22,12 @@ enum class RopeType {
   Default,  ///< θᵢ = base^(−2i/d): RoFormer's frequencies, no scaling
   Linear,   ///< position interpolation: every θᵢ divided by the factor
   Ntk,      ///< NTK-aware: base multiplied by factor^(d/(d−2)), frequencies kept in shape
-  Dynamic,  ///< dynamic NTK: the NTK base grows with the sequence length beyond the original context
-  Yarn,     ///< YaRN: interpolate slow pairs, keep fast ones, a linear ramp between; attention factor
+  Dynamic,  ///< dynamic NTK: the NTK base grows with the sequence length beyond the original
+            ///< context
+  Yarn,  ///< YaRN: interpolate slow pairs, keep fast ones, a linear ramp between; attention factor
   Llama3,   ///< Llama 3.1: three bands by wavelength (kept, smoothed, divided by the factor)
-  LongRope  ///< LongRoPE / Phi-3: one rescale factor per pair (short or long list), attention factor
+  LongRope  ///< LongRoPE / Phi-3: one rescale factor per pair (short or long list), attention
+            ///< factor
 };
 
 /// "default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope"; ConfigError otherwise
@@ -39,11 +41,13 @@ std::string ropeTypeName(RopeType type);
 /// transformers' configuration classes.
 struct RopeConfig {
   RopeType type = RopeType::Default;  ///< `rope_scaling.rope_type` (or the older `type`)
-  std::size_t headDim = 128;          ///< size of one attention head (`head_dim`, or hidden_size / heads)
-  double partialRotaryFactor = 1.0;   ///< share of the head that rotates (`partial_rotary_factor`), in (0, 1]
-  double base = 10000.0;              ///< `rope_theta`, > 1
-  double factor = 1.0;                ///< `rope_scaling.factor`, >= 1 (linear, ntk, dynamic, yarn, llama3)
-  std::int64_t maxPositionEmbeddings = 2048;  ///< `max_position_embeddings`, the context the model claims
+  std::size_t headDim = 128;  ///< size of one attention head (`head_dim`, or hidden_size / heads)
+  double partialRotaryFactor =
+      1.0;                ///< share of the head that rotates (`partial_rotary_factor`), in (0, 1]
+  double base = 10000.0;  ///< `rope_theta`, > 1
+  double factor = 1.0;    ///< `rope_scaling.factor`, >= 1 (linear, ntk, dynamic, yarn, llama3)
+  std::int64_t maxPositionEmbeddings =
+      2048;  ///< `max_position_embeddings`, the context the model claims
   /// `original_max_position_embeddings`: the context the model was pre-trained with
   /// (yarn, llama3, longrope, dynamic). 0: the same as maxPositionEmbeddings.
   std::int64_t originalMaxPositionEmbeddings = 0;
@@ -54,10 +58,11 @@ struct RopeConfig {
   /// is m(factor, mscale) / m(factor, mscaleAllDim), m(s, k) = 0.1·k·ln(s) + 1.
   std::optional<double> mscale, mscaleAllDim;
   double betaFast = 32.0;  ///< yarn: rotations at which extrapolation starts (`beta_fast`)
-  double betaSlow = 1.0;   ///< yarn: rotations below which pairs are fully interpolated (`beta_slow`)
-  bool truncate = true;    ///< yarn: round the correction range outwards to whole pairs (`truncate`)
-  double lowFreqFactor = 1.0;   ///< llama3: wavelengths above original/low are divided by the factor
-  double highFreqFactor = 4.0;  ///< llama3: wavelengths below original/high are kept
+  double betaSlow =
+      1.0;               ///< yarn: rotations below which pairs are fully interpolated (`beta_slow`)
+  bool truncate = true;  ///< yarn: round the correction range outwards to whole pairs (`truncate`)
+  double lowFreqFactor = 1.0;  ///< llama3: wavelengths above original/low are divided by the factor
+  double highFreqFactor = 4.0;      ///< llama3: wavelengths below original/high are kept
   std::vector<double> shortFactor;  ///< longrope: per pair, used up to the original context
   std::vector<double> longFactor;   ///< longrope: per pair, used beyond it
   /// dynamic and longrope: the sequence length the frequencies are for. 0: none
@@ -69,8 +74,8 @@ struct RopeConfig {
   /// originalMaxPositionEmbeddings, or maxPositionEmbeddings when that is 0.
   std::int64_t originalContext() const;
   /// Throws ConfigError naming the setting by its config.json key: a factor below 1,
-  /// a base not above 1, an odd or empty rotary size, a head above 2^20 columns, missing longrope lists or
-  /// lists of the wrong length, llama3 frequency factors not increasing.
+  /// a base not above 1, an odd or empty rotary size, a head above 2^20 columns, missing longrope
+  /// lists or lists of the wrong length, llama3 frequency factors not increasing.
   void validate() const;
 };
 
@@ -78,8 +83,8 @@ struct RopeConfig {
 /// `rotary_emb_base` accepted), head_dim or hidden_size / num_attention_heads,
 /// partial_rotary_factor (or GPT-NeoX's `rotary_pct`), max_position_embeddings,
 /// original_max_position_embeddings (top level or in rope_scaling), and
-/// rope_scaling (or transformers 5's rope_parameters) with `rope_type` or `type`. `source` names the input in messages.
-/// FormatError for text that is not JSON; ConfigError naming the key that is
+/// rope_scaling (or transformers 5's rope_parameters) with `rope_type` or `type`. `source` names
+/// the input in messages. FormatError for text that is not JSON; ConfigError naming the key that is
 /// missing or invalid. The result is validated.
 RopeConfig parseRopeConfig(const std::string& jsonText, const std::string& source = "config.json");
 /// Reads and parses a config.json file (IoError when it cannot be read).

@@ -161,7 +161,8 @@ PositionComparison comparePositions(const Embeddings& embeddings, const StudyOpt
       r.pairCombined = x.dot(y) / (x.norm() * y.norm());
     } else {
       const auto pairLen = std::max(wa.position, wb.position) + 1;
-      r.pairCombined = rotaryCosine(ea, eb, wa.position, wb.position, frequenciesFor(m, pairLen).invFreq);
+      r.pairCombined =
+          rotaryCosine(ea, eb, wa.position, wb.position, frequenciesFor(m, pairLen).invFreq);
       r.attentionFactor = frequenciesFor(m, static_cast<std::int64_t>(span)).attentionFactor;
     }
     if (m.name != "alibi") {

@@ -57,7 +57,8 @@ void bindRope(py::module_& m) {
       },
       py::arg("inv_freq"), py::arg("distances"));
   m.def(
-      "alibi_slopes", [](std::size_t heads) { return array(alibiSlopes(heads)); }, py::arg("heads"));
+      "alibi_slopes", [](std::size_t heads) { return array(alibiSlopes(heads)); },
+      py::arg("heads"));
   m.def(
       "alibi_bias",
       [](double slope, std::size_t length, bool causal) {

@@ -45,7 +45,9 @@ double yarnCorrectionDim(double rotations, double dim, double base, double conte
   return dim * std::log(context / (rotations * 2 * kPi)) / (2 * std::log(base));
 }
 
-double yarnMscale(double scale, double k = 1) { return scale <= 1 ? 1.0 : 0.1 * k * std::log(scale) + 1.0; }
+double yarnMscale(double scale, double k = 1) {
+  return scale <= 1 ? 1.0 : 0.1 * k * std::log(scale) + 1.0;
+}
 
 }  // namespace
 
@@ -90,9 +92,11 @@ std::int64_t RopeConfig::originalContext() const {
 }
 
 void RopeConfig::validate() const {
-  if (headDim == 0) throw ConfigError("head_dim (the size of one attention head) must be at least 2");
+  if (headDim == 0)
+    throw ConfigError("head_dim (the size of one attention head) must be at least 2");
   if (!(partialRotaryFactor > 0 && partialRotaryFactor <= 1))
-    throw ConfigError("partial_rotary_factor must be in (0, 1] (got " + num(partialRotaryFactor) + ")");
+    throw ConfigError("partial_rotary_factor must be in (0, 1] (got " + num(partialRotaryFactor) +
+                      ")");
   if (headDim > kMaxRopeDim)
     throw ConfigError("head_dim (the size of one attention head) must be at most " +
                       std::to_string(kMaxRopeDim) + " (got " + std::to_string(headDim) + ")");
@@ -108,7 +112,8 @@ void RopeConfig::validate() const {
   if (originalMaxPositionEmbeddings < 0)
     throw ConfigError("original_max_position_embeddings must be at least 1 (got " +
                       std::to_string(originalMaxPositionEmbeddings) + ")");
-  if (seqLen < 0) throw ConfigError("the sequence length must be 0 or more (got " + std::to_string(seqLen) + ")");
+  if (seqLen < 0)
+    throw ConfigError("the sequence length must be 0 or more (got " + std::to_string(seqLen) + ")");
   const bool usesFactor = type == RopeType::Linear || type == RopeType::Ntk ||
                           type == RopeType::Dynamic || type == RopeType::Yarn ||
                           type == RopeType::Llama3;
@@ -119,7 +124,8 @@ void RopeConfig::validate() const {
   if (type == RopeType::Ntk && d < 4)
     throw ConfigError("NTK scaling needs a rotated size of at least 4 (its exponent is d/(d-2))");
   if (attentionFactor && !(std::isfinite(*attentionFactor) && *attentionFactor > 0))
-    throw ConfigError("rope_scaling.attention_factor must be above 0 (got " + num(*attentionFactor) + ")");
+    throw ConfigError("rope_scaling.attention_factor must be above 0 (got " +
+                      num(*attentionFactor) + ")");
   if (type == RopeType::Yarn) {
     if (!(std::isfinite(betaFast) && betaFast > 0))
       throw ConfigError("rope_scaling.beta_fast must be above 0 (got " + num(betaFast) + ")");
@@ -128,7 +134,8 @@ void RopeConfig::validate() const {
   }
   if (type == RopeType::Llama3) {
     if (!(lowFreqFactor > 0))
-      throw ConfigError("rope_scaling.low_freq_factor must be above 0 (got " + num(lowFreqFactor) + ")");
+      throw ConfigError("rope_scaling.low_freq_factor must be above 0 (got " + num(lowFreqFactor) +
+                        ")");
     if (!(highFreqFactor > lowFreqFactor))
       throw ConfigError("rope_scaling.high_freq_factor (" + num(highFreqFactor) +
                         ") must be above low_freq_factor (" + num(lowFreqFactor) + ")");
@@ -137,8 +144,9 @@ void RopeConfig::validate() const {
     for (const auto* list : {&shortFactor, &longFactor}) {
       const char* key = list == &shortFactor ? "short_factor" : "long_factor";
       if (list->size() != d / 2)
-        throw ConfigError("rope_scaling." + std::string(key) + " must hold one factor per rotated pair (" +
-                          std::to_string(d / 2) + "), got " + std::to_string(list->size()));
+        throw ConfigError("rope_scaling." + std::string(key) +
+                          " must hold one factor per rotated pair (" + std::to_string(d / 2) +
+                          "), got " + std::to_string(list->size()));
       for (double v : *list)
         if (!(std::isfinite(v) && v > 0))
           throw ConfigError("rope_scaling." + std::string(key) + " holds " + num(v) +
@@ -195,7 +203,8 @@ RopeConfig parseRopeConfig(const std::string& jsonText, const std::string& sourc
   } catch (const json::exception& e) {
     throw FormatError(source + " is not JSON: " + e.what());
   }
-  if (!j.is_object()) throw FormatError(source + " must hold a JSON object (a model's config.json)");
+  if (!j.is_object())
+    throw FormatError(source + " must hold a JSON object (a model's config.json)");
   RopeConfig c;
   // transformers 5 keeps rope_theta inside `rope_parameters`; earlier versions keep
   // it at the top level beside `rope_scaling`.
@@ -223,7 +232,8 @@ RopeConfig parseRopeConfig(const std::string& jsonText, const std::string& sourc
       throw ConfigError(source + ": 'hidden_size' and 'num_attention_heads' must be at least 1");
     c.headDim = static_cast<std::size_t>(hidden / heads);
   } else {
-    throw ConfigError(source + ": the key 'head_dim' (or 'hidden_size' with 'num_attention_heads') is missing");
+    throw ConfigError(
+        source + ": the key 'head_dim' (or 'hidden_size' with 'num_attention_heads') is missing");
   }
 
   if (field(j, "partial_rotary_factor"))
@@ -252,16 +262,20 @@ RopeConfig parseRopeConfig(const std::string& jsonText, const std::string& sourc
     const bool needsFactor = c.type == RopeType::Linear || c.type == RopeType::Ntk ||
                              c.type == RopeType::Dynamic || c.type == RopeType::Yarn ||
                              c.type == RopeType::Llama3;
-    if (needsFactor) c.factor = number(*scaling, "factor", sw);
-    else if (field(*scaling, "factor")) c.factor = number(*scaling, "factor", sw);
+    if (needsFactor)
+      c.factor = number(*scaling, "factor", sw);
+    else if (field(*scaling, "factor"))
+      c.factor = number(*scaling, "factor", sw);
     if (field(*scaling, "original_max_position_embeddings"))
       c.originalMaxPositionEmbeddings = integer(*scaling, "original_max_position_embeddings", sw);
-    if (field(*scaling, "attention_factor")) c.attentionFactor = number(*scaling, "attention_factor", sw);
+    if (field(*scaling, "attention_factor"))
+      c.attentionFactor = number(*scaling, "attention_factor", sw);
     if (c.type == RopeType::Yarn) {
       if (field(*scaling, "beta_fast")) c.betaFast = number(*scaling, "beta_fast", sw);
       if (field(*scaling, "beta_slow")) c.betaSlow = number(*scaling, "beta_slow", sw);
       if (field(*scaling, "mscale")) c.mscale = number(*scaling, "mscale", sw);
-      if (field(*scaling, "mscale_all_dim")) c.mscaleAllDim = number(*scaling, "mscale_all_dim", sw);
+      if (field(*scaling, "mscale_all_dim"))
+        c.mscaleAllDim = number(*scaling, "mscale_all_dim", sw);
       if (const json* tr = field(*scaling, "truncate")) {
         if (!tr->is_boolean()) throw ConfigError(sw + ": 'truncate' must be true or false");
         c.truncate = tr->get<bool>();
@@ -313,7 +327,8 @@ RopeFrequencies ropeFrequencies(const RopeConfig& c) {
       // The base grows once the sequence is longer than the original context; at
       // or below it the frequencies are the default ones.
       const double len = std::max(static_cast<double>(c.seqLen), original);
-      const double grown = c.base * std::pow(c.factor * len / original - (c.factor - 1), dd / (dd - 2));
+      const double grown =
+          c.base * std::pow(c.factor * len / original - (c.factor - 1), dd / (dd - 2));
       r.invFreq = baseInvFreq(grown, d);
       break;
     }
@@ -372,7 +387,8 @@ RopeFrequencies ropeFrequencies(const RopeConfig& c) {
       if (c.attentionFactor)
         r.attentionFactor = *c.attentionFactor;
       else
-        r.attentionFactor = factor <= 1 ? 1.0 : std::sqrt(1 + std::log(factor) / std::log(original));
+        r.attentionFactor =
+            factor <= 1 ? 1.0 : std::sqrt(1 + std::log(factor) / std::log(original));
       break;
     }
   }

@@ -4,8 +4,8 @@
 #include <charconv>
 #include <cmath>
 #include <memory>
-#include <numbers>
 #include <nlohmann/json.hpp>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -46,27 +46,35 @@ void addRopeOptions(CLI::App* sub, RopeCliOptions& o, const std::string& dimName
                       "rope_type: default, linear, ntk, dynamic, yarn, llama3 or longrope"))
       ->capture_default_str();
   if (!dimName.empty())
-    add(sub->add_option(dimName, o.dim,
-                        "Head size (head_dim); the rotated size is head size x --partial-rotary-factor"))
+    add(sub->add_option(
+            dimName, o.dim,
+            "Head size (head_dim); the rotated size is head size x --partial-rotary-factor"))
         ->capture_default_str();
   add(sub->add_option("--partial-rotary-factor", o.partial, "Share of the head that rotates"))
       ->capture_default_str();
-  if (baseOption) add(sub->add_option("--base", o.base, "rope_theta, the frequency base"))->capture_default_str();
-  add(sub->add_option("--factor", o.factor, "Scaling factor (linear, ntk, dynamic, yarn, llama3), >= 1"))
+  if (baseOption)
+    add(sub->add_option("--base", o.base, "rope_theta, the frequency base"))->capture_default_str();
+  add(sub->add_option("--factor", o.factor,
+                      "Scaling factor (linear, ntk, dynamic, yarn, llama3), >= 1"))
       ->capture_default_str();
-  add(sub->add_option("--max-position", o.maxPosition, "max_position_embeddings"))->capture_default_str();
-  add(sub->add_option("--original-max-position", o.originalMaxPosition,
-                      "original_max_position_embeddings, the pre-training context (0: --max-position)"))
+  add(sub->add_option("--max-position", o.maxPosition, "max_position_embeddings"))
+      ->capture_default_str();
+  add(sub->add_option(
+          "--original-max-position", o.originalMaxPosition,
+          "original_max_position_embeddings, the pre-training context (0: --max-position)"))
       ->capture_default_str();
   add(sub->add_option("--attention-factor", o.attentionFactor,
                       "yarn, longrope: multiplies cos and sin (default: derived from the factor)"));
   add(sub->add_option("--beta-fast", o.betaFast, "yarn: beta_fast"))->capture_default_str();
   add(sub->add_option("--beta-slow", o.betaSlow, "yarn: beta_slow"))->capture_default_str();
-  add(sub->add_option("--low-freq-factor", o.lowFreqFactor, "llama3: low_freq_factor"))->capture_default_str();
-  add(sub->add_option("--high-freq-factor", o.highFreqFactor, "llama3: high_freq_factor"))->capture_default_str();
+  add(sub->add_option("--low-freq-factor", o.lowFreqFactor, "llama3: low_freq_factor"))
+      ->capture_default_str();
+  add(sub->add_option("--high-freq-factor", o.highFreqFactor, "llama3: high_freq_factor"))
+      ->capture_default_str();
   add(sub->add_option("--short-factor", o.shortFactor, "longrope: short_factor, comma-separated")
           ->delimiter(','));
-  add(sub->add_option("--long-factor", o.longFactor, "longrope: long_factor, comma-separated")->delimiter(','));
+  add(sub->add_option("--long-factor", o.longFactor, "longrope: long_factor, comma-separated")
+          ->delimiter(','));
   add(sub->add_option("--seq-len", o.seqLen,
                       "dynamic, longrope: the sequence length the frequencies are for (0: none)"))
       ->capture_default_str();
@@ -82,7 +90,8 @@ RopeConfig resolveRopeConfig(const RopeCliOptions& o, bool* anyGiven) {
   };
   if (given("type")) c.type = parseRopeType(o.type);
   if (given("dim")) {
-      if (o.dim < 1) throw ConfigError("the head size must be at least 1 (got " + std::to_string(o.dim) + ")");
+    if (o.dim < 1)
+      throw ConfigError("the head size must be at least 1 (got " + std::to_string(o.dim) + ")");
     c.headDim = static_cast<std::size_t>(o.dim);
   }
   if (given("partial-rotary-factor")) c.partialRotaryFactor = o.partial;
@@ -138,13 +147,16 @@ std::string g17(double v) {
 void runRope(const RopeCmdOptions& o) {
   std::string fmt = o.json ? "json" : o.format;
   auto endsWith = [&](const std::string& ext) {
-    return o.output.size() >= ext.size() && o.output.compare(o.output.size() - ext.size(), ext.size(), ext) == 0;
+    return o.output.size() >= ext.size() &&
+           o.output.compare(o.output.size() - ext.size(), ext.size(), ext) == 0;
   };
   if (fmt == "auto") fmt = endsWith(".npy") ? "npy" : endsWith(".json") ? "json" : "tsv";
   if (fmt != "tsv" && fmt != "json" && fmt != "npy")
     throw ConfigError("unknown --format '" + o.format + "' (choose auto, tsv, json or npy)");
   if (fmt == "npy" && !o.profile.empty() && (o.output.empty() || o.output == "-"))
-    throw ConfigError("--format npy with --profile writes two files: give -o FILE.npy (the profile goes to FILE.profile.npy)");
+    throw ConfigError(
+        "--format npy with --profile writes two files: give -o FILE.npy (the profile goes to "
+        "FILE.profile.npy)");
   const RopeConfig c = resolveRopeConfig(o.rope);
   const RopeFrequencies f = ropeFrequencies(c);
   const std::vector<RopeProfilePoint> profile = ropeProfile(f.invFreq, o.profile);
@@ -169,16 +181,19 @@ void runRope(const RopeCmdOptions& o) {
       std::string base = o.output;
       if (endsWith(".npy")) base.resize(base.size() - 4);
       std::vector<double> rows;
-      for (const RopeProfilePoint& pt : profile) rows.insert(rows.end(), {pt.distance, pt.meanCos, pt.bound});
+      for (const RopeProfilePoint& pt : profile)
+        rows.insert(rows.end(), {pt.distance, pt.meanCos, pt.bound});
       writeFileAtomically(base + ".profile.npy", [&](std::ostream& out) {
         writeNpyArray(out, rows.data(), {profile.size(), 3});
       });
     }
   } else {
     std::string out = "# rope_type " + ropeTypeName(f.type) + ", dim " + std::to_string(f.dim) +
-                      ", attention_factor " + g17(f.attentionFactor) + "\npair\tinv_freq\twavelength\n";
+                      ", attention_factor " + g17(f.attentionFactor) +
+                      "\npair\tinv_freq\twavelength\n";
     for (std::size_t i = 0; i < f.invFreq.size(); ++i)
-      out += std::to_string(i) + '\t' + g17(f.invFreq[i]) + '\t' + g17(2 * std::numbers::pi / f.invFreq[i]) + '\n';
+      out += std::to_string(i) + '\t' + g17(f.invFreq[i]) + '\t' +
+             g17(2 * std::numbers::pi / f.invFreq[i]) + '\n';
     if (!profile.empty()) {
       out += "\ndistance\tmean_cos\tbound\n";
       for (const RopeProfilePoint& pt : profile)
@@ -191,18 +206,22 @@ void runRope(const RopeCmdOptions& o) {
 Registrar regRope(43, [](CLI::App& app) {
   auto o = std::make_shared<RopeCmdOptions>();
   auto* sub = app.add_subcommand(
-      "rope", "Rotary frequencies and attention factor of a model's config.json (or options), in float64");
-  sub->add_option("config", o->rope.config,
-                  "A model's config.json (rope_theta, head size, rope_scaling); without it the options "
-                  "below describe the configuration");
+      "rope",
+      "Rotary frequencies and attention factor of a model's config.json (or options), in float64");
+  sub->add_option(
+      "config", o->rope.config,
+      "A model's config.json (rope_theta, head size, rope_scaling); without it the options "
+      "below describe the configuration");
   addRopeOptions(sub, o->rope, "--dim", true);
-  sub->add_option("--profile", o->profile,
-                  "Distances k, comma-separated: mean_cos(k) = (2/d) sum cos(k theta_i) and RoFormer's "
-                  "long-term decay bound")
+  sub->add_option(
+         "--profile", o->profile,
+         "Distances k, comma-separated: mean_cos(k) = (2/d) sum cos(k theta_i) and RoFormer's "
+         "long-term decay bound")
       ->delimiter(',');
-  sub->add_option("--format", o->format,
-                  "auto (from the -o extension: .npy, .json, else tsv), tsv, json or npy (inv_freq; "
-                  "the profile to FILE.profile.npy as distance, mean_cos, bound)")
+  sub->add_option(
+         "--format", o->format,
+         "auto (from the -o extension: .npy, .json, else tsv), tsv, json or npy (inv_freq; "
+         "the profile to FILE.profile.npy as distance, mean_cos, bound)")
       ->capture_default_str();
   sub->add_flag("--json", o->json, "Same as --format json");
   sub->add_option("-o,--output", o->output, "Output file ('-' is stdout)")->capture_default_str();

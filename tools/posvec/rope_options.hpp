@@ -13,7 +13,7 @@
 namespace posvec::cli {
 
 struct RopeCliOptions {
-  std::string config;  // config.json path ("" : options only)
+  std::string config;   // config.json path ("" : options only)
   RopeConfig defaults;  // the values of options not given
   std::string type = "default";
   std::int64_t dim = 128;
