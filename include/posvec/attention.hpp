@@ -32,7 +32,8 @@ enum class PositionMode {
   Rotary,    // Q and K of each head rotated by position (RoPE, Su et al.)
   Alibi      // no encoding: head h adds −m_h·|i − j| to its scores (ALiBi, Press et al.)
 };
-PositionMode parsePositionMode(const std::string& name);  // "none" / "additive" / "rotary" / "alibi"
+// "none" / "additive" / "rotary" / "alibi"; ConfigError otherwise.
+PositionMode parsePositionMode(const std::string& name);
 std::string positionModeName(PositionMode mode);
 
 struct AttentionOptions {

@@ -67,7 +67,8 @@ struct AttentionStudy {
 /// One method of the comparison of positions (StudyOptions::comparePositions): how
 /// similar two positions are against their distance, and the study pair under it.
 struct PositionMethod {
-  std::string name;  ///< "paper", "rope", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope", "alibi"
+  std::string
+      name;  ///< "paper", "rope", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope", "alibi"
   /// What `near` and `far` hold: for "paper" the cosine of PE rows; for the rotary
   /// methods mean_cos(k) = (2/d)·Σ cos(k·θᵢ) (dynamic and longrope with the
   /// frequencies for a sequence of k + 1 tokens); for "alibi" the mean over heads of

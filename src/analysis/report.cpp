@@ -164,20 +164,21 @@ json positionsJson(const PositionComparison& pc, bool curves) {
     }
     methods.push_back(std::move(j));
   }
-  return {{"context", pc.context}, {"factor", pc.factor},       {"dim", pc.dim},
-          {"base", pc.base},       {"alibi_heads", pc.alibiHeads}, {"pair_distance", pc.pairDistance},
-          {"methods", methods}};
+  return {
+      {"context", pc.context}, {"factor", pc.factor},          {"dim", pc.dim},
+      {"base", pc.base},       {"alibi_heads", pc.alibiHeads}, {"pair_distance", pc.pairDistance},
+      {"methods", methods}};
 }
 
 std::string positionsTable(const StudyResults& r) {
   const PositionComparison& pc = r.positions;
   std::ostringstream o;
   char line[256];
-  o << "positions today (d " << pc.dim << ", base " << pc.base << ", context " << pc.context << ", factor "
-    << pc.factor << ", ALiBi " << pc.alibiHeads << " heads; " << toString(r.words[0]) << " ~ "
-    << toString(r.words[1]) << ", distance " << pc.pairDistance << "):\n";
-  std::snprintf(line, sizeof line, "%-9s  %10s  %10s  %10s  %10s  %8s  %8s\n", "method", "positional",
-                "combined", "at context", "max beyond", "unseen", "attn");
+  o << "positions today (d " << pc.dim << ", base " << pc.base << ", context " << pc.context
+    << ", factor " << pc.factor << ", ALiBi " << pc.alibiHeads << " heads; " << toString(r.words[0])
+    << " ~ " << toString(r.words[1]) << ", distance " << pc.pairDistance << "):\n";
+  std::snprintf(line, sizeof line, "%-9s  %10s  %10s  %10s  %10s  %8s  %8s\n", "method",
+                "positional", "combined", "at context", "max beyond", "unseen", "attn");
   o << line;
   for (const PositionMethod& m : pc.methods) {
     std::snprintf(line, sizeof line, "%-9s  %10s  %10s  %10s  %10s  %8s  %8s\n", m.name.c_str(),
@@ -187,8 +188,10 @@ std::string positionsTable(const StudyResults& r) {
                   fixed(m.attentionFactor, 4).c_str());
     o << line;
   }
-  o << "positional: similarity of the two positions (ALiBi: mean exp(-m_h k)); combined: cosine of the "
-       "words with their positions (paper: e*s + PE; rotary: rotated vectors); unseen: rotation pairs "
+  o << "positional: similarity of the two positions (ALiBi: mean exp(-m_h k)); combined: cosine of "
+       "the "
+       "words with their positions (paper: e*s + PE; rotary: rotated vectors); unseen: rotation "
+       "pairs "
        "past angles they reached in training, at 8x the context\n";
   return o.str();
 }
@@ -373,13 +376,15 @@ std::string reportHtml(const StudyResults& r, const std::vector<Figure>& figures
       for (const PositionMethod& m : r.positions.methods)
         t.push_back({m.name, m.measure, fixed(m.pairPositional, 5), fixed(m.pairCombined, 5),
                      fixed(m.atContext, 5), fixed(m.maxBeyond, 5),
-                     m.unseenPairs < 0 ? "n/a" : std::to_string(m.unseenPairs), fixed(m.attentionFactor, 4)});
-      o << "<p>The study pair (" << svg::escape(toString(r.words[0])) << ", " << svg::escape(toString(r.words[1]))
-        << ", distance " << r.positions.pairDistance << ") under each method; the measure at the context ("
-        << r.positions.context << ") and its largest value beyond it; rotation pairs (of " << r.positions.dim / 2
+                     m.unseenPairs < 0 ? "n/a" : std::to_string(m.unseenPairs),
+                     fixed(m.attentionFactor, 4)});
+      o << "<p>The study pair (" << svg::escape(toString(r.words[0])) << ", "
+        << svg::escape(toString(r.words[1])) << ", distance " << r.positions.pairDistance
+        << ") under each method; the measure at the context (" << r.positions.context
+        << ") and its largest value beyond it; rotation pairs (of " << r.positions.dim / 2
         << ") that reach, at 8\u00D7 the context, angles they never reached in training.</p>\n";
-      o << htmlTable({"method", "measure", "positional", "combined", "at context", "max beyond", "unseen pairs",
-                      "attention factor"},
+      o << htmlTable({"method", "measure", "positional", "combined", "at context", "max beyond",
+                      "unseen pairs", "attention factor"},
                      t);
     }
     if (f.file == "training.svg") {

@@ -497,7 +497,6 @@ std::vector<Figure> attentionFigures(const StudyResults& r, svg::DocumentIds& id
   return out;
 }
 
-
 // The comparison of positions: near distances, then out to 8 × the context on a
 // logarithmic axis with the context marked.
 std::vector<Figure> positionFigures(const StudyResults& r, svg::DocumentIds& ids) {
@@ -509,13 +508,15 @@ std::vector<Figure> positionFigures(const StudyResults& r, svg::DocumentIds& ids
     return "";
   };
   svg::LineChart nearChart;
-  nearChart.title = "Two positions k apart: similarity under each method (d = " + std::to_string(pc.dim) + ")";
+  nearChart.title =
+      "Two positions k apart: similarity under each method (d = " + std::to_string(pc.dim) + ")";
   nearChart.xLabel = "distance k";
   nearChart.yLabel = "similarity (ALiBi: weight factor)";
   nearChart.legend = svg::LineChart::LegendPlace::Right;
   nearChart.width = 820;
   svg::LineChart farChart = nearChart;
-  farChart.title = "Past the context: out to 8 \u00D7 " + std::to_string(pc.context) + " positions (log scale)";
+  farChart.title =
+      "Past the context: out to 8 \u00D7 " + std::to_string(pc.context) + " positions (log scale)";
   farChart.xLabel = "distance k (log scale)";
   farChart.hLines = {0.0};
   nearChart.hLines = {0.0};
@@ -545,23 +546,30 @@ std::vector<Figure> positionFigures(const StudyResults& r, svg::DocumentIds& ids
   farChart.xMax = span;
   for (double t = 0; t <= span + 1e-9; t += 1) {
     const double v = std::pow(10.0, t);
-    farChart.xTicks.push_back({t, v >= 1000 ? svg::formatTick(v / 1000) + "k" : svg::formatTick(v)});
+    farChart.xTicks.push_back(
+        {t, v >= 1000 ? svg::formatTick(v / 1000) + "k" : svg::formatTick(v)});
   }
-  farChart.markers.push_back({std::log10(static_cast<double>(pc.context)), "context " + std::to_string(pc.context)});
-  nearChart.markers.push_back({static_cast<double>(pc.pairDistance),
-                               r.words[0].word + "/" + r.words[1].word});
-  out.push_back({"positions-near.svg", "Positions today: similarity of two positions, near",
-                 "Paper: cosine of two PE rows; rotary methods: mean_cos(k) = (2/d)\u00B7\u03A3 cos(k\u00B7\u03B8\u1D62), "
-                 "the same cosine with their frequencies (so paper and plain RoPE coincide); ALiBi: "
-                 "the mean over heads of exp(\u2212m\u2095\u00B7k) its bias puts on an attention weight. Scaling "
-                 "factor " + svg::formatTick(pc.factor) + "; the marker is the study pair's distance.",
-                 svg::render(nearChart, ids)});
-  out.push_back({"positions-far.svg", "Positions today: past the training context",
-                 "The same measures out to 8\u00D7 the original context (dynamic NTK and LongRoPE with the "
-                 "frequencies of a sequence that long). Beyond the marked context, plain RoPE's slow pairs "
-                 "turn to angles they never reached in training; the scaled methods keep them in range "
-                 "(table below: unseen pairs).",
-                 svg::render(farChart, ids)});
+  farChart.markers.push_back(
+      {std::log10(static_cast<double>(pc.context)), "context " + std::to_string(pc.context)});
+  nearChart.markers.push_back(
+      {static_cast<double>(pc.pairDistance), r.words[0].word + "/" + r.words[1].word});
+  out.push_back(
+      {"positions-near.svg", "Positions today: similarity of two positions, near",
+       "Paper: cosine of two PE rows; rotary methods: mean_cos(k) = (2/d)\u00B7\u03A3 "
+       "cos(k\u00B7\u03B8\u1D62), "
+       "the same cosine with their frequencies (so paper and plain RoPE coincide); ALiBi: "
+       "the mean over heads of exp(\u2212m\u2095\u00B7k) its bias puts on an attention weight. "
+       "Scaling "
+       "factor " +
+           svg::formatTick(pc.factor) + "; the marker is the study pair's distance.",
+       svg::render(nearChart, ids)});
+  out.push_back(
+      {"positions-far.svg", "Positions today: past the training context",
+       "The same measures out to 8\u00D7 the original context (dynamic NTK and LongRoPE with the "
+       "frequencies of a sequence that long). Beyond the marked context, plain RoPE's slow pairs "
+       "turn to angles they never reached in training; the scaled methods keep them in range "
+       "(table below: unseen pairs).",
+       svg::render(farChart, ids)});
   return out;
 }
 }  // namespace

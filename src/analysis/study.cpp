@@ -7,13 +7,13 @@
 #include <fstream>
 #include <limits>
 
+#include "position_comparison.hpp"
 #include "posvec/attention.hpp"
 #include "posvec/embeddings.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/io.hpp"
 #include "posvec/report.hpp"
 #include "posvec/tokenizer.hpp"
-#include "position_comparison.hpp"
 
 namespace posvec {
 
@@ -248,8 +248,9 @@ void StudyOptions::validate() const {
           "pairs", "placed word '" + toString(w) + "': give a word and a non-negative position");
   if (encodings.empty()) throw StudyOptionError("encodings", "give at least one encoding");
   if (compareContext < 2 || compareContext > (std::int64_t{1} << 40))
-    throw StudyOptionError("compareContext", "the compared context must be 2 to 2^40 positions (got " +
-                                                 std::to_string(compareContext) + ")");
+    throw StudyOptionError("compareContext",
+                           "the compared context must be 2 to 2^40 positions (got " +
+                               std::to_string(compareContext) + ")");
   if (!(compareFactor >= 1 && compareFactor <= 1e6))
     throw StudyOptionError("compareFactor", "the compared scaling factor must be 1 to 10^6");
   if (alibiHeads < 1 || alibiHeads > 4096)

@@ -76,7 +76,8 @@ PositionMode parsePositionMode(const std::string& name) {
   if (name == "additive") return PositionMode::Additive;
   if (name == "rotary") return PositionMode::Rotary;
   if (name == "alibi") return PositionMode::Alibi;
-  throw ConfigError("unknown positional mode '" + name + "' (choose additive, rotary, alibi or none)");
+  throw ConfigError("unknown positional mode '" + name +
+                    "' (choose additive, rotary, alibi or none)");
 }
 
 std::string positionModeName(PositionMode mode) {
@@ -133,9 +134,9 @@ void AttentionOptions::validate(std::size_t dModel) const {
     if (rope) {
       rope->validate();
       if (rope->headDim != dk)
-        throw ConfigError("the rotary configuration is for heads of " + std::to_string(rope->headDim) +
-                          " columns but the attention heads have " + std::to_string(dk) +
-                          " (match the head size)");
+        throw ConfigError("the rotary configuration is for heads of " +
+                          std::to_string(rope->headDim) + " columns but the attention heads have " +
+                          std::to_string(dk) + " (match the head size)");
       if (rotaryEncoding != Encoding::Interleaved && rotaryEncoding != Encoding::Concatenated)
         throw ConfigError(
             "a rotary configuration rotates interleaved or concatenated pairs: choose one of those "
@@ -228,7 +229,8 @@ AttentionResult Attention::compute(const MatrixD& x, std::int64_t start, std::si
           const std::size_t ia = halves ? p : 2 * p, ib = halves ? p + half : 2 * p + 1;
           for (std::size_t h = 0; h < H; ++h) {
             for (MatrixD* m : {&q, &k}) {
-              const auto a = static_cast<Eigen::Index>(h * dk + ia), b = static_cast<Eigen::Index>(h * dk + ib);
+              const auto a = static_cast<Eigen::Index>(h * dk + ia),
+                         b = static_cast<Eigen::Index>(h * dk + ib);
               const double xa = (*m)(t, a), xb = (*m)(t, b);
               (*m)(t, a) = xa * c - xb * sn;
               (*m)(t, b) = xa * sn + xb * c;
@@ -280,7 +282,9 @@ AttentionResult Attention::compute(const MatrixD& x, std::int64_t start, std::si
         row[static_cast<std::size_t>(j)] = diff == 0 ? 0.0 : diff * factor;
         // ALiBi: the bias is added to the scaled score; the row maximum already
         // subtracted is a constant the softmax ignores.
-        if (!slopes.empty()) row[static_cast<std::size_t>(j)] -= slopes[h] * static_cast<double>(i > j ? i - j : j - i);
+        if (!slopes.empty())
+          row[static_cast<std::size_t>(j)] -=
+              slopes[h] * static_cast<double>(i > j ? i - j : j - i);
       }
       stableSoftmax(row.data(), allowed, static_cast<std::size_t>(n));
       if (options_.maskAfterSoftmax) {

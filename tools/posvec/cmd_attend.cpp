@@ -300,7 +300,8 @@ void runAttend(const AttendOptions& o) {
   bool anyRope = false;
   RopeConfig rope = resolveRopeConfig(o.rope, &anyRope);
   if (anyRope && ao.positional != PositionMode::Rotary)
-    throw ConfigError("--rope-config and the rotary configuration options need --positional rotary");
+    throw ConfigError(
+        "--rope-config and the rotary configuration options need --positional rotary");
   if (anyRope && (o.rope.config.empty() || o.baseOption->count() > 0)) rope.base = o.base;
   const Scale scale = Scale::parse(o.scale);
   const UnknownWords unk = parseUnknownWords(o.unk);
@@ -415,10 +416,12 @@ Registrar regAttend(42, [](CLI::App& app) {
                   "interleaved, concatenated, book, tutorial, timescale or fairseq (see posvec pe "
                   "--help); for rotary, the pair layout and frequencies")
       ->capture_default_str();
-  o->baseOption = sub->add_option("--base", o->base, "Frequency base (rope_theta)")->capture_default_str();
-  sub->add_option("--rope-config", o->rope.config,
-                  "Rotary: a model's config.json whose rope_scaling rule (and rope_theta, unless --base "
-                  "is given) the heads use, at their own head size")
+  o->baseOption =
+      sub->add_option("--base", o->base, "Frequency base (rope_theta)")->capture_default_str();
+  sub->add_option(
+         "--rope-config", o->rope.config,
+         "Rotary: a model's config.json whose rope_scaling rule (and rope_theta, unless --base "
+         "is given) the heads use, at their own head size")
       ->group("Rotary configuration (override the config.json's values)");
   addRopeOptions(sub, o->rope, "", false);
   sub->add_option("--padding-idx", o->paddingIdx,

@@ -193,10 +193,11 @@ static cli::Registrar reg(50, [](CLI::App& app) {
   sub->add_flag("--json", flags->json,
                 "Print JSON (word_similarity, positional_similarity, combined_similarity, "
                 "pairs, settings) instead of the table");
-  sub->add_flag("--compare-positions", flags->study.comparePositions,
-                "Also compare positions as models use them today: the paper's encoding, plain RoPE, "
-                "linear, ntk, dynamic, yarn, llama3 and longrope scaling, and ALiBi (a table, JSON "
-                "position_comparison, report figures)");
+  sub->add_flag(
+      "--compare-positions", flags->study.comparePositions,
+      "Also compare positions as models use them today: the paper's encoding, plain RoPE, "
+      "linear, ntk, dynamic, yarn, llama3 and longrope scaling, and ALiBi (a table, JSON "
+      "position_comparison, report figures)");
   sub->add_option("--compare-context", flags->study.compareContext,
                   "The original (training) context the scalings extend; distances run to 8x it")
       ->capture_default_str();
