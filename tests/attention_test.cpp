@@ -527,7 +527,14 @@ TEST_CASE("attention: inconsistent options are refused with a reason", "[attenti
   refuse(o, 8, "no rotation");
   CHECK_THROWS_AS(Attention(8, AttentionOptions{}).compute(MatrixD::Zero(2, 6)), InputError);
   CHECK_THROWS_AS(parseProjection("learned"), ConfigError);
-  CHECK_THROWS_AS(parsePositionMode("alibi"), ConfigError);
+  CHECK_THROWS_AS(parsePositionMode("xpos"), ConfigError);
+  CHECK(parsePositionMode("alibi") == PositionMode::Alibi);
+  // A rotary configuration without rotary positions, or for another head size.
+  AttentionOptions r;
+  r.rope = RopeConfig{};
+  refuse(r, 8, "needs rotary positions");
+  r.positional = PositionMode::Rotary;
+  refuse(r, 8, "heads of 128 columns");
   CHECK_THROWS_AS(parseUnknownWords("skip"), ConfigError);
 }
 

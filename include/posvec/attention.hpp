@@ -8,11 +8,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "posvec/embeddings.hpp"
 #include "posvec/positional.hpp"
+#include "posvec/rope.hpp"
 #include "posvec/types.hpp"
 
 namespace posvec {
@@ -31,9 +33,10 @@ std::string projectionName(Projection projection);
 enum class PositionMode {
   None,      ///< word vectors only: attention cannot tell positions apart
   Additive,  ///< PE[start + t] added to the scaled rows before the projections
-  Rotary     ///< Q and K of each head rotated by position (RoPE, Su et al.)
+  Rotary,    ///< Q and K of each head rotated by position (RoPE, Su et al.)
+  Alibi      ///< no encoding: head h adds −m_h·|i − j| to its scores (ALiBi, Press et al.)
 };
-/// "none" / "additive" / "rotary"; ConfigError otherwise
+/// "none" / "additive" / "rotary" / "alibi"; ConfigError otherwise.
 PositionMode parsePositionMode(const std::string& name);
 /// The name parsePositionMode() reads back.
 std::string positionModeName(PositionMode mode);
@@ -65,6 +68,12 @@ struct AttentionOptions {
   /// RoFormer's, concatenated halves GPT-NeoX's; tutorial has no rotation).
   Encoding rotaryEncoding = Encoding::Interleaved;
   double rotaryBase = kDefaultBase;  ///< Rotary only: the frequencies' base (> 1)
+  /// Rotary only: frequencies from a rotary configuration (rope.hpp) instead of
+  /// rotaryBase, as transformers applies them: the first rotaryDim() columns of
+  /// each head rotate (pairs laid out by rotaryEncoding, interleaved or
+  /// concatenated within those columns), the rest pass through, and cos and sin
+  /// are multiplied by the attention factor. Its headDim must equal the head size.
+  std::optional<RopeConfig> rope;
   /// Throws ConfigError naming the inconsistent options for inputs of d_model.
   void validate(std::size_t dModel) const;
   /// The head size for inputs of `dModel` columns: headDim, or dModel / heads when 0.

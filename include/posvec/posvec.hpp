@@ -25,6 +25,7 @@
 #include "posvec/model_state.hpp"
 #include "posvec/positional.hpp"
 #include "posvec/report.hpp"
+#include "posvec/rope.hpp"
 #include "posvec/study.hpp"
 #include "posvec/study_results.hpp"
 #include "posvec/tokenizer.hpp"

@@ -53,6 +53,12 @@ struct StudyOptions {
   /// the sweep's corpus fractions, in (0, 1]
   std::vector<double> sweepFractions = {0.1, 0.3, 1.0};
   std::vector<std::size_t> decompositionDims = {64, 128, 256, 512};  ///< those below dim train
+  /// Also compare the paper's encoding, plain RoPE, each rotary scaling (linear, ntk,
+  /// dynamic, yarn, llama3, longrope) at compareFactor and ALiBi (StudyResults::positions).
+  bool comparePositions = false;
+  std::int64_t compareContext = 4096;  ///< the original (training) context, >= 2
+  double compareFactor = 8.0;          ///< the scaling factor, >= 1
+  std::size_t alibiHeads = 8;          ///< heads whose ALiBi slopes are averaged, >= 1
   /// When not empty, runStudy writes the report (index.html, SVGs, results.json) here.
   std::string reportDir;
 

@@ -76,6 +76,46 @@ struct AttentionStudy {
   double repeatedRowsDiffAdditive = 0;  ///< the same with additive encodings: they differ
 };
 
+/// One method of the comparison of positions (StudyOptions::comparePositions): how
+/// similar two positions are against their distance, and the study pair under it.
+struct PositionMethod {
+  std::string
+      name;  ///< "paper", "rope", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope", "alibi"
+  /// What `near` and `far` hold: for "paper" the cosine of PE rows; for the rotary
+  /// methods mean_cos(k) = (2/d)·Σ cos(k·θᵢ) (dynamic and longrope with the
+  /// frequencies for a sequence of k + 1 tokens); for "alibi" the mean over heads of
+  /// exp(−m_h·k), the factor its bias puts on an attention weight k positions away.
+  std::string measure;
+  double attentionFactor = 1;        ///< rotary: multiplies cos and sin
+  std::vector<double> nearDistance;  ///< 0, 1, ..., nearMax
+  std::vector<double> near;
+  std::vector<double> farDistance;  ///< about 160 log-spaced distances, 1 .. 8 × context
+  std::vector<double> far;
+  double pairPositional = 0;  ///< the measure at the study pair's distance
+  /// The pair's words with their positions: "paper" cos(e_a·s + PE[p_a], e_b·s + PE[p_b]);
+  /// rotary cos(R_{p_a} e_a, R_{p_b} e_b) (the rotary score of the two word vectors,
+  /// normalised); NaN for ALiBi, which leaves the vectors alone.
+  double pairCombined = 0;
+  double atContext = 0;  ///< the measure at distance = context
+  double maxBeyond = 0;  ///< its largest value over distances in (context, 8 × context]
+  /// Rotary and paper: rotation pairs that reach, at 8 × context, angles their
+  /// unscaled frequencies never reached within the context (pairs that turned less
+  /// than once in training). −1 for ALiBi.
+  std::int64_t unseenPairs = 0;
+};
+
+/// The comparison of positions as models use them today (posvec study --compare-positions).
+struct PositionComparison {
+  std::int64_t context = 0;  ///< the original (training) context the scalings extend
+  double factor = 0;         ///< the scaling methods' factor
+  std::size_t dim = 0;       ///< rotated size = the study's d_model
+  double base = 0;
+  std::size_t alibiHeads = 0;
+  std::int64_t pairDistance = 0;  ///< |p_b − p_a| of the study pair
+  std::size_t nearMax = 64;
+  std::vector<PositionMethod> methods;  ///< empty unless the comparison ran
+};
+
 /// Everything the study computed (runStudy()), as plain values for the report.
 struct StudyResults {
   StudySettings settings;               ///< where the vectors came from, the settings used
@@ -85,6 +125,7 @@ struct StudyResults {
   PositionalExperiments experiments;    ///< the positional-encoding experiments
   std::vector<TrainingPoint> training;  ///< empty unless the training sweep ran
   AttentionStudy attention;             ///< the attention section
+  PositionComparison positions;         ///< empty methods unless StudyOptions::comparePositions
 };
 
 }  // namespace posvec

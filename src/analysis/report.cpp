@@ -112,6 +112,10 @@ std::string sourceLine(const StudySettings& s) {
 
 }  // namespace
 
+namespace {
+std::string positionsTable(const StudyResults& r);  // below
+}  // namespace
+
 std::string studyTable(const StudyResults& r) {
   std::ostringstream o;
   o << "black/brown study: " << sourceLine(r.settings) << "\n\n";
@@ -136,8 +140,63 @@ std::string studyTable(const StudyResults& r) {
   o << "study's published values (gensim 3 on its own 3-sentence text, book): word "
     << fixed(kPublishedWord, 8) << ", positional " << fixed(kPublishedPositional) << ", combined "
     << fixed(kPublishedCombined) << "\n";
+  if (!r.positions.methods.empty()) o << "\n" << positionsTable(r);
   return o.str();
 }
+
+namespace {
+
+json positionsJson(const PositionComparison& pc, bool curves) {
+  json methods = json::array();
+  auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  for (const PositionMethod& m : pc.methods) {
+    json j = {{"name", m.name},
+              {"measure", m.measure},
+              {"attention_factor", m.attentionFactor},
+              {"pair_positional", num(m.pairPositional)},
+              {"pair_combined", num(m.pairCombined)},
+              {"at_context", num(m.atContext)},
+              {"max_beyond_context", num(m.maxBeyond)},
+              {"unseen_pairs", m.unseenPairs < 0 ? json(nullptr) : json(m.unseenPairs)}};
+    if (curves) {
+      j["near"] = {{"distance", m.nearDistance}, {"value", m.near}};
+      j["far"] = {{"distance", m.farDistance}, {"value", m.far}};
+    }
+    methods.push_back(std::move(j));
+  }
+  return {
+      {"context", pc.context}, {"factor", pc.factor},          {"dim", pc.dim},
+      {"base", pc.base},       {"alibi_heads", pc.alibiHeads}, {"pair_distance", pc.pairDistance},
+      {"methods", methods}};
+}
+
+std::string positionsTable(const StudyResults& r) {
+  const PositionComparison& pc = r.positions;
+  std::ostringstream o;
+  char line[256];
+  o << "positions today (d " << pc.dim << ", base " << pc.base << ", context " << pc.context
+    << ", factor " << pc.factor << ", ALiBi " << pc.alibiHeads << " heads; " << toString(r.words[0])
+    << " ~ " << toString(r.words[1]) << ", distance " << pc.pairDistance << "):\n";
+  std::snprintf(line, sizeof line, "%-9s  %10s  %10s  %10s  %10s  %8s  %8s\n", "method",
+                "positional", "combined", "at context", "max beyond", "unseen", "attn");
+  o << line;
+  for (const PositionMethod& m : pc.methods) {
+    std::snprintf(line, sizeof line, "%-9s  %10s  %10s  %10s  %10s  %8s  %8s\n", m.name.c_str(),
+                  fixed(m.pairPositional, 6).c_str(), fixed(m.pairCombined, 6).c_str(),
+                  fixed(m.atContext, 6).c_str(), fixed(m.maxBeyond, 6).c_str(),
+                  m.unseenPairs < 0 ? "n/a" : std::to_string(m.unseenPairs).c_str(),
+                  fixed(m.attentionFactor, 4).c_str());
+    o << line;
+  }
+  o << "positional: similarity of the two positions (ALiBi: mean exp(-m_h k)); combined: cosine of "
+       "the "
+       "words with their positions (paper: e*s + PE; rotary: rotated vectors); unseen: rotation "
+       "pairs "
+       "past angles they reached in training, at 8x the context\n";
+  return o.str();
+}
+
+}  // namespace
 
 std::string summaryJson(const StudyResults& r) {
   if (r.pairs.empty()) throw InputError("the study results hold no pair to report");
@@ -152,11 +211,13 @@ std::string summaryJson(const StudyResults& r) {
   json pairs = json::array();
   for (const auto& q : r.pairs) pairs.push_back(pairJson(q));
   j["pairs"] = pairs;
+  if (!r.positions.methods.empty()) j["position_comparison"] = positionsJson(r.positions, false);
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 std::string resultsJson(const StudyResults& r) {
   json j = json::parse(summaryJson(r));
+  if (!r.positions.methods.empty()) j["position_comparison"] = positionsJson(r.positions, true);
   j["published"] = {{"word_similarity", kPublishedWord},
                     {"positional_similarity", kPublishedPositional},
                     {"combined_similarity", kPublishedCombined}};
@@ -309,6 +370,22 @@ std::string reportHtml(const StudyResults& r, const std::vector<Figure>& figures
            "trained "
            "norm of the word vectors decides the mix.</p>\n";
       o << htmlTable(head, d);
+    }
+    if (f.file == "positions-far.svg") {
+      std::vector<std::vector<std::string>> t;
+      for (const PositionMethod& m : r.positions.methods)
+        t.push_back({m.name, m.measure, fixed(m.pairPositional, 5), fixed(m.pairCombined, 5),
+                     fixed(m.atContext, 5), fixed(m.maxBeyond, 5),
+                     m.unseenPairs < 0 ? "n/a" : std::to_string(m.unseenPairs),
+                     fixed(m.attentionFactor, 4)});
+      o << "<p>The study pair (" << svg::escape(toString(r.words[0])) << ", "
+        << svg::escape(toString(r.words[1])) << ", distance " << r.positions.pairDistance
+        << ") under each method; the measure at the context (" << r.positions.context
+        << ") and its largest value beyond it; rotation pairs (of " << r.positions.dim / 2
+        << ") that reach, at 8\u00D7 the context, angles they never reached in training.</p>\n";
+      o << htmlTable({"method", "measure", "positional", "combined", "at context", "max beyond",
+                      "unseen pairs", "attention factor"},
+                     t);
     }
     if (f.file == "training.svg") {
       std::vector<std::vector<std::string>> t;

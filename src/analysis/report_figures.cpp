@@ -497,6 +497,81 @@ std::vector<Figure> attentionFigures(const StudyResults& r, svg::DocumentIds& id
   return out;
 }
 
+// The comparison of positions: near distances, then out to 8 × the context on a
+// logarithmic axis with the context marked.
+std::vector<Figure> positionFigures(const StudyResults& r, svg::DocumentIds& ids) {
+  const PositionComparison& pc = r.positions;
+  std::vector<Figure> out;
+  auto dashFor = [](const std::string& name) -> std::string {
+    if (name == "paper") return "6 4";
+    if (name == "alibi") return "2 3";
+    return "";
+  };
+  svg::LineChart nearChart;
+  nearChart.title =
+      "Two positions k apart: similarity under each method (d = " + std::to_string(pc.dim) + ")";
+  nearChart.xLabel = "distance k";
+  nearChart.yLabel = "similarity (ALiBi: weight factor)";
+  nearChart.legend = svg::LineChart::LegendPlace::Right;
+  nearChart.width = 820;
+  svg::LineChart farChart = nearChart;
+  farChart.title =
+      "Past the context: out to 8 \u00D7 " + std::to_string(pc.context) + " positions (log scale)";
+  farChart.xLabel = "distance k (log scale)";
+  farChart.hLines = {0.0};
+  nearChart.hLines = {0.0};
+  for (std::size_t i = 0; i < pc.methods.size(); ++i) {
+    const PositionMethod& m = pc.methods[i];
+    svg::Series sn;
+    sn.label = m.name;
+    // The palette has eight colours; ALiBi, the ninth method, is drawn in grey.
+    sn.colour = m.name == "alibi" ? std::string("#555555") : svg::paletteColour(i);
+    sn.dash = dashFor(m.name);
+    sn.x = m.nearDistance;
+    sn.y = m.near;
+    nearChart.series.push_back(sn);
+    svg::Series sf = sn;
+    sf.x.clear();
+    sf.y.clear();
+    for (std::size_t j = 0; j < m.farDistance.size(); ++j)
+      if (m.farDistance[j] >= 1) {
+        sf.x.push_back(std::log10(m.farDistance[j]));
+        sf.y.push_back(m.far[j]);
+      }
+    sf.width = 1.5;
+    farChart.series.push_back(sf);
+  }
+  const double span = std::log10(8.0 * static_cast<double>(pc.context));
+  farChart.xMin = 0;
+  farChart.xMax = span;
+  for (double t = 0; t <= span + 1e-9; t += 1) {
+    const double v = std::pow(10.0, t);
+    farChart.xTicks.push_back(
+        {t, v >= 1000 ? svg::formatTick(v / 1000) + "k" : svg::formatTick(v)});
+  }
+  farChart.markers.push_back(
+      {std::log10(static_cast<double>(pc.context)), "context " + std::to_string(pc.context)});
+  nearChart.markers.push_back(
+      {static_cast<double>(pc.pairDistance), r.words[0].word + "/" + r.words[1].word});
+  out.push_back(
+      {"positions-near.svg", "Positions today: similarity of two positions, near",
+       "Paper: cosine of two PE rows; rotary methods: mean_cos(k) = (2/d)\u00B7\u03A3 "
+       "cos(k\u00B7\u03B8\u1D62), "
+       "the same cosine with their frequencies (so paper and plain RoPE coincide); ALiBi: "
+       "the mean over heads of exp(\u2212m\u2095\u00B7k) its bias puts on an attention weight. "
+       "Scaling "
+       "factor " +
+           svg::formatTick(pc.factor) + "; the marker is the study pair's distance.",
+       svg::render(nearChart, ids)});
+  out.push_back(
+      {"positions-far.svg", "Positions today: past the training context",
+       "The same measures out to 8\u00D7 the original context (dynamic NTK and LongRoPE with the "
+       "frequencies of a sequence that long). Beyond the marked context, plain RoPE's slow pairs "
+       "turn to angles they never reached in training; the scaled methods keep them in range "
+       "(table below: unseen pairs).",
+       svg::render(farChart, ids)});
+  return out;
+}
 }  // namespace
 
 std::vector<Figure> studyFigures(const StudyResults& r) {
@@ -519,6 +594,8 @@ std::vector<Figure> studyFigures(const StudyResults& r) {
   f.push_back(decompositionFigure(r, ids));
   if (!r.training.empty()) f.push_back(trainingFigure(r, ids));
   for (Figure& a : attentionFigures(r, ids)) f.push_back(std::move(a));
+  if (!r.positions.methods.empty())
+    for (Figure& a : positionFigures(r, ids)) f.push_back(std::move(a));
   return f;
 }
 

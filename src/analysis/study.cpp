@@ -9,6 +9,7 @@
 #include <fstream>
 #include <limits>
 
+#include "position_comparison.hpp"
 #include "posvec/attention.hpp"
 #include "posvec/error.hpp"
 #include "posvec/embeddings.hpp"
@@ -249,6 +250,14 @@ void StudyOptions::validate() const {
       throw StudyOptionError(
           "pairs", "placed word '" + toString(w) + "': give a word and a non-negative position");
   if (encodings.empty()) throw StudyOptionError("encodings", "give at least one encoding");
+  if (compareContext < 2 || compareContext > (std::int64_t{1} << 40))
+    throw StudyOptionError("compareContext",
+                           "the compared context must be 2 to 2^40 positions (got " +
+                               std::to_string(compareContext) + ")");
+  if (!(compareFactor >= 1 && compareFactor <= 1e6))
+    throw StudyOptionError("compareFactor", "the compared scaling factor must be 1 to 10^6");
+  if (alibiHeads < 1 || alibiHeads > 4096)
+    throw StudyOptionError("alibiHeads", "ALiBi's head count must be 1 to 4096");
   for (std::size_t i = 0; i < encodings.size(); ++i)
     if (std::find(encodings.begin(), encodings.begin() + static_cast<std::ptrdiff_t>(i),
                   encodings[i]) != encodings.begin() + static_cast<std::ptrdiff_t>(i))
@@ -363,6 +372,7 @@ StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
   ex.base = o.base;
   results.experiments = positionalExperiments(embeddings, ex, extra);
   results.attention = attentionStudy(embeddings, o);
+  if (o.comparePositions) results.positions = comparePositions(embeddings, o);
 
   if (sweep) {
     StudyProgress p;

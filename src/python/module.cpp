@@ -167,6 +167,7 @@ struct Model {
 }  // namespace
 
 void bindStudy(py::module_& m);  // study.cpp
+void bindRope(py::module_& m);   // rope.cpp
 
 }  // namespace posvec::python
 
@@ -554,6 +555,7 @@ PYBIND11_MODULE(_posvec, m) {
 
   m.def("upper_case", &upperCase, py::arg("text"));
   bindStudy(m);
+  bindRope(m);
   m.def(
       "detect_format", [](const std::string& path) { return formatName(detectFormat(path)); },
       py::arg("path"), py::call_guard<py::gil_scoped_release>());

@@ -75,7 +75,9 @@ PositionMode parsePositionMode(const std::string& name) {
   if (name == "none") return PositionMode::None;
   if (name == "additive") return PositionMode::Additive;
   if (name == "rotary") return PositionMode::Rotary;
-  throw ConfigError("unknown positional mode '" + name + "' (choose additive, rotary or none)");
+  if (name == "alibi") return PositionMode::Alibi;
+  throw ConfigError("unknown positional mode '" + name +
+                    "' (choose additive, rotary, alibi or none)");
 }
 
 std::string positionModeName(PositionMode mode) {
@@ -86,6 +88,8 @@ std::string positionModeName(PositionMode mode) {
       return "additive";
     case PositionMode::Rotary:
       return "rotary";
+    case PositionMode::Alibi:
+      return "alibi";
   }
   return "unknown";
 }
@@ -132,6 +136,19 @@ void AttentionOptions::validate(std::size_t dModel) const {
     po.base = rotaryBase;
     po.encoding = rotaryEncoding;
     po.validate();
+    if (rope) {
+      rope->validate();
+      if (rope->headDim != dk)
+        throw ConfigError("the rotary configuration is for heads of " +
+                          std::to_string(rope->headDim) + " columns but the attention heads have " +
+                          std::to_string(dk) + " (match the head size)");
+      if (rotaryEncoding != Encoding::Interleaved && rotaryEncoding != Encoding::Concatenated)
+        throw ConfigError(
+            "a rotary configuration rotates interleaved or concatenated pairs: choose one of those "
+            "layouts");
+    }
+  } else if (rope) {
+    throw ConfigError("a rotary configuration needs rotary positions");
   }
 }
 
@@ -203,7 +220,31 @@ AttentionResult Attention::compute(const MatrixD& x, std::int64_t start, std::si
     po.base = options_.rotaryBase;
     po.encoding = options_.rotaryEncoding;
     const PositionalEncoder enc(po);
-    for (Eigen::Index t = 0; t < n; ++t) {
+    if (options_.rope) {
+      // transformers' apply_rotary_pos_emb on the first rd columns of each head,
+      // with cos and sin multiplied by the attention factor.
+      const RopeFrequencies f = ropeFrequencies(*options_.rope);
+      const std::size_t half = f.dim / 2;
+      const bool halves = options_.rotaryEncoding == Encoding::Concatenated;
+      for (Eigen::Index t = 0; t < n; ++t) {
+        const double pos = static_cast<double>(start + t);
+        for (std::size_t p = 0; p < half; ++p) {
+          const double c = std::cos(pos * f.invFreq[p]) * f.attentionFactor;
+          const double sn = std::sin(pos * f.invFreq[p]) * f.attentionFactor;
+          const std::size_t ia = halves ? p : 2 * p, ib = halves ? p + half : 2 * p + 1;
+          for (std::size_t h = 0; h < H; ++h) {
+            for (MatrixD* m : {&q, &k}) {
+              const auto a = static_cast<Eigen::Index>(h * dk + ia),
+                         b = static_cast<Eigen::Index>(h * dk + ib);
+              const double xa = (*m)(t, a), xb = (*m)(t, b);
+              (*m)(t, a) = xa * c - xb * sn;
+              (*m)(t, b) = xa * sn + xb * c;
+            }
+          }
+        }
+      }
+    }
+    for (Eigen::Index t = 0; t < n && !options_.rope; ++t) {
       const MatrixD rot = enc.relativeShift(start + t);
       for (std::size_t h = 0; h < H; ++h) {
         const auto c0 = static_cast<Eigen::Index>(h * dk);
@@ -212,6 +253,9 @@ AttentionResult Attention::compute(const MatrixD& x, std::int64_t start, std::si
       }
     }
   }
+
+  std::vector<double> slopes;
+  if (options_.positional == PositionMode::Alibi) slopes = alibiSlopes(H);
 
   AttentionResult result;
   result.heads = MatrixD::Zero(T, static_cast<Eigen::Index>(H * dk));
@@ -241,6 +285,11 @@ AttentionResult Attention::compute(const MatrixD& x, std::int64_t start, std::si
       for (Eigen::Index j = 0; j < n; ++j) {
         const double diff = s(i, j) - m;
         row[static_cast<std::size_t>(j)] = diff == 0 ? 0.0 : diff * factor;
+        // ALiBi: the bias is added to the scaled score; the row maximum already
+        // subtracted is a constant the softmax ignores.
+        if (!slopes.empty())
+          row[static_cast<std::size_t>(j)] -=
+              slopes[h] * static_cast<double>(i > j ? i - j : j - i);
       }
       stableSoftmax(row.data(), allowed, static_cast<std::size_t>(n));
       if (options_.maskAfterSoftmax) {

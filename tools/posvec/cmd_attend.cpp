@@ -15,6 +15,7 @@
 #include "posvec/io.hpp"
 #include "posvec/positional.hpp"
 #include "posvec/tokenizer.hpp"
+#include "rope_options.hpp"
 
 namespace posvec::cli {
 namespace {
@@ -47,6 +48,8 @@ struct AttendOptions {
   std::string output = "-";
   bool outputValues = false;
   std::string saveProjections;
+  RopeCliOptions rope;
+  CLI::Option* baseOption = nullptr;
 };
 
 enum class OutFormat { Tsv, Json, Npy };
@@ -154,9 +157,22 @@ nlohmann::json settingsJson(const AttendOptions& o, const Attention& att, double
           {"unk", o.unk}};
 }
 
+void addPositionSettings(nlohmann::json& j, const Attention& att) {
+  const AttentionOptions& a = att.options();
+  if (a.rope) {
+    const RopeFrequencies f = ropeFrequencies(*a.rope);
+    j["rope_type"] = ropeTypeName(f.type);
+    j["rotary_dim"] = f.dim;
+    j["inv_freq"] = f.invFreq;
+    j["attention_factor"] = f.attentionFactor;
+  }
+  if (a.positional == PositionMode::Alibi) j["alibi_slopes"] = alibiSlopes(a.heads);
+}
+
 std::string jsonText(const AttendOptions& o, const Attention& att, double factor,
                      const std::vector<Item>& items, bool values) {
   nlohmann::json j = settingsJson(o, att, factor);
+  addPositionSettings(j, att);
   nlohmann::json seqs = nlohmann::json::array();
   for (const Item& it : items) {
     const auto n = static_cast<Eigen::Index>(it.words.tokens.size());
@@ -246,12 +262,15 @@ void saveProjections(const AttendOptions& o, const Attention& att, double factor
   writeFileAtomically((dir / "input.npy").string(),
                       [&](std::ostream& out) { writeStacked(out, inputs, shape); });
   nlohmann::json j = settingsJson(o, att, factor);
+  addPositionSettings(j, att);
   j["recipe"] =
       "X = input.npy (rows already scaled and, for additive, position-encoded); for each of "
       "query/key/value: Y = X @ weight.T + bias; head h uses columns h*head_dim:(h+1)*head_dim; "
       "weights = softmax(Q_h K_h^T * score_scale) over allowed keys (causal: key <= query; "
       "padding: key < length); outputs = concat_h(weights_h V_h) @ output_weight.T + output_bias "
-      "when output_weight.npy exists; rotary rotates Q_h and K_h first";
+      "when output_weight.npy exists; rotary rotates Q_h and K_h first (with inv_freq: pairs of "
+      "the first rotary_dim columns, cos and sin times attention_factor); alibi adds "
+      "-alibi_slopes[h]*|i-j| to the scaled scores";
   nlohmann::json lengths = nlohmann::json::array(), tokens = nlohmann::json::array();
   for (const Item& it : items) {
     lengths.push_back(it.words.tokens.size());
@@ -278,6 +297,12 @@ void runAttend(const AttendOptions& o) {
   const Encoding encoding = parseEncoding(o.encoding);
   ao.rotaryEncoding = encoding;
   ao.rotaryBase = o.base;
+  bool anyRope = false;
+  RopeConfig rope = resolveRopeConfig(o.rope, &anyRope);
+  if (anyRope && ao.positional != PositionMode::Rotary)
+    throw ConfigError(
+        "--rope-config and the rotary configuration options need --positional rotary");
+  if (anyRope && (o.rope.config.empty() || o.baseOption->count() > 0)) rope.base = o.base;
   const Scale scale = Scale::parse(o.scale);
   const UnknownWords unk = parseUnknownWords(o.unk);
   const OutFormat fmt = resolveFormat(o.format, o.output);
@@ -295,6 +320,11 @@ void runAttend(const AttendOptions& o) {
 
   const Embeddings emb = loadVectors(seekableInput(o.vectors), o.load);
   const std::size_t d = emb.dim();
+  if (anyRope) {
+    // The configuration's rule at this attention's head size.
+    rope.headDim = ao.headDim == 0 && ao.heads > 0 ? d / ao.heads : ao.headDim;
+    ao.rope = rope;
+  }
   ao.validate(d);
   PositionalOptions po;
   po.dim = d;
@@ -379,13 +409,21 @@ Registrar regAttend(42, [](CLI::App& app) {
   sub->add_flag("--renormalize", o->renormalize,
                 "With --mask-after-softmax: divide each row by its sum (equals --causal alone)");
   sub->add_option("--positional", o->positional,
-                  "additive (PE added to the rows), rotary (RoPE on Q and K) or none")
+                  "additive (PE added to the rows), rotary (RoPE on Q and K), alibi (head h adds "
+                  "-m_h |i - j| to its scores, no encoding) or none")
       ->capture_default_str();
   sub->add_option("--encoding", o->encoding,
                   "interleaved, concatenated, book, tutorial, timescale or fairseq (see posvec pe "
                   "--help); for rotary, the pair layout and frequencies")
       ->capture_default_str();
-  sub->add_option("--base", o->base, "Frequency base")->capture_default_str();
+  o->baseOption =
+      sub->add_option("--base", o->base, "Frequency base (rope_theta)")->capture_default_str();
+  sub->add_option(
+         "--rope-config", o->rope.config,
+         "Rotary: a model's config.json whose rope_scaling rule (and rope_theta, unless --base "
+         "is given) the heads use, at their own head size")
+      ->group("Rotary configuration (override the config.json's values)");
+  addRopeOptions(sub, o->rope, "", false);
   sub->add_option("--padding-idx", o->paddingIdx,
                   "fairseq encoding: the zero row; tokens start at position padding-idx + 1")
       ->capture_default_str();

@@ -37,6 +37,9 @@ std::string flagOf(const std::string& option) {
   if (option == "encodings") return "--encoding";
   if (option == "reportDir") return "--report";
   if (option == "training") return "--dim/--epochs/--seed/--threads";
+  if (option == "compareContext") return "--compare-context";
+  if (option == "compareFactor") return "--compare-factor";
+  if (option == "alibiHeads") return "--alibi-heads";
   return "--" + option;
 }
 
@@ -190,6 +193,19 @@ static cli::Registrar reg(50, [](CLI::App& app) {
   sub->add_flag("--json", flags->json,
                 "Print JSON (word_similarity, positional_similarity, combined_similarity, "
                 "pairs, settings) instead of the table");
+  sub->add_flag(
+      "--compare-positions", flags->study.comparePositions,
+      "Also compare positions as models use them today: the paper's encoding, plain RoPE, "
+      "linear, ntk, dynamic, yarn, llama3 and longrope scaling, and ALiBi (a table, JSON "
+      "position_comparison, report figures)");
+  sub->add_option("--compare-context", flags->study.compareContext,
+                  "The original (training) context the scalings extend; distances run to 8x it")
+      ->capture_default_str();
+  sub->add_option("--compare-factor", flags->study.compareFactor, "The scaling methods' factor")
+      ->capture_default_str();
+  sub->add_option("--alibi-heads", flags->study.alibiHeads, "Heads whose ALiBi slopes are averaged")
+      ->capture_default_str()
+      ->check(cli::notNegative());
   sub->add_option("--report", flags->study.reportDir,
                   "Write index.html, one SVG per figure and results.json into this directory");
   sub->callback([flags] { run(*flags); });

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _posvec
 from .keyedvectors import KeyedVectors
+from .rope import RopeFrequencies, RopeProfile, alibi_bias, alibi_slopes, rope_frequencies, rope_profile
 from .study import Figure, StudyResult, study
 from .word2vec import Word2Vec
 
@@ -36,6 +37,12 @@ __all__ = [
     "relative_shift",
     "study",
     "StudyResult",
+    "rope_frequencies",
+    "rope_profile",
+    "alibi_slopes",
+    "alibi_bias",
+    "RopeFrequencies",
+    "RopeProfile",
     "Figure",
     "__version__",
 ]
