@@ -56,7 +56,8 @@ struct RopeConfig {
   std::optional<double> attentionFactor;
   /// yarn (DeepSeek's form): with both set and no attentionFactor, the attention factor
   /// is m(factor, mscale) / m(factor, mscaleAllDim), m(s, k) = 0.1·k·ln(s) + 1.
-  std::optional<double> mscale, mscaleAllDim;
+  std::optional<double> mscale;
+  std::optional<double> mscaleAllDim;  ///< yarn (DeepSeek's form): see mscale
   double betaFast = 32.0;  ///< yarn: rotations at which extrapolation starts (`beta_fast`)
   double betaSlow =
       1.0;               ///< yarn: rotations below which pairs are fully interpolated (`beta_slow`)

@@ -88,9 +88,9 @@ struct PositionMethod {
   std::string measure;
   double attentionFactor = 1;        ///< rotary: multiplies cos and sin
   std::vector<double> nearDistance;  ///< 0, 1, ..., nearMax
-  std::vector<double> near;
+  std::vector<double> near;          ///< the measure at each of nearDistance
   std::vector<double> farDistance;  ///< about 160 log-spaced distances, 1 .. 8 × context
-  std::vector<double> far;
+  std::vector<double> far;          ///< the measure at each of farDistance
   double pairPositional = 0;  ///< the measure at the study pair's distance
   /// The pair's words with their positions: "paper" cos(e_a·s + PE[p_a], e_b·s + PE[p_b]);
   /// rotary cos(R_{p_a} e_a, R_{p_b} e_b) (the rotary score of the two word vectors,
@@ -109,10 +109,10 @@ struct PositionComparison {
   std::int64_t context = 0;  ///< the original (training) context the scalings extend
   double factor = 0;         ///< the scaling methods' factor
   std::size_t dim = 0;       ///< rotated size = the study's d_model
-  double base = 0;
-  std::size_t alibiHeads = 0;
+  double base = 0;           ///< the rotary and sinusoidal frequencies' base
+  std::size_t alibiHeads = 0;  ///< heads whose ALiBi slopes are averaged
   std::int64_t pairDistance = 0;  ///< |p_b − p_a| of the study pair
-  std::size_t nearMax = 64;
+  std::size_t nearMax = 64;  ///< the largest distance of the near curves
   std::vector<PositionMethod> methods;  ///< empty unless the comparison ran
 };
 
