@@ -15,6 +15,9 @@ struct TrainConfig {
   std::size_t dim = 512;
   int window = 5;             // maximum window; each centre word draws a shrink in [0, window)
   int negative = 5;           // noise words per positive (negative sampling)
+  // Noise words are drawn with probability proportional to count^nsExponent
+  // (word2vec.c: 0.75; 1 follows the counts, 0 is uniform, negative favours rare words).
+  double nsExponent = 0.75;
   Loss loss = Loss::NegativeSampling;
   Architecture architecture = Architecture::SkipGram;
   double sample = 1e-3;       // subsampling threshold (word2vec.c formula); 0 disables
