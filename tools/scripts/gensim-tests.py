@@ -257,7 +257,8 @@ def main() -> int:
             cmd = [sys.executable, os.path.abspath(__file__), "--child", impl, "--data", data, *files]
             if args.verbose:
                 cmd.append("-v")
-            p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+            # In the temporary folder: some tests write files to the working directory.
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, cwd=tmp)
             if p.returncode != 0:
                 print(f"the {impl} run failed (exit {p.returncode})", file=sys.stderr)
                 return 1
