@@ -258,7 +258,10 @@ def main() -> int:
             if args.verbose:
                 cmd.append("-v")
             # In the temporary folder: some tests write files to the working directory.
-            p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, cwd=tmp)
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in
+                                                env.get("PYTHONPATH", "").split(os.pathsep) if p)
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, cwd=tmp, env=env)
             if p.returncode != 0:
                 print(f"the {impl} run failed (exit {p.returncode})", file=sys.stderr)
                 return 1
