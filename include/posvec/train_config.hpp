@@ -14,6 +14,7 @@ enum class Kernel { Classic, Batched };
 struct TrainConfig {
   std::size_t dim = 512;
   int window = 5;             // maximum window; each centre word draws a shrink in [0, window)
+  bool shrinkWindows = true;  // false: every centre word sees the whole window (no draw)
   int negative = 5;           // noise words per positive (negative sampling)
   // Noise words are drawn with probability proportional to count^nsExponent
   // (word2vec.c: 0.75; 1 follows the counts, 0 is uniform, negative favours rare words).

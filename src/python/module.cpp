@@ -240,6 +240,7 @@ TrainConfig configFrom(const py::dict& options) {
   c.seed = options["seed"].cast<std::uint64_t>();
   c.maxVocab = options["max_final_vocab"].cast<std::size_t>();
   if (options.contains("ns_exponent")) c.nsExponent = options["ns_exponent"].cast<double>();
+  if (options.contains("shrink_windows")) c.shrinkWindows = options["shrink_windows"].cast<bool>();
   const auto kernel = options["kernel"].cast<std::string>();
   if (kernel != "batched" && kernel != "classic")
     throw ConfigError("unknown kernel '" + kernel + "' (choose batched or classic)");
@@ -261,6 +262,7 @@ py::dict configDict(const TrainConfig& c) {
   d["hs"] = c.loss == Loss::HierarchicalSoftmax ? 1 : 0;
   d["negative"] = c.negative;
   d["ns_exponent"] = c.nsExponent;
+  d["shrink_windows"] = c.shrinkWindows;
   d["sample"] = c.sample;
   d["alpha"] = c.alpha;
   d["min_alpha"] = c.minAlpha;

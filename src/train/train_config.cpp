@@ -97,6 +97,7 @@ std::string TrainConfig::serialize() const {
       << "block_negatives=" << blockNegatives << "\n";
   // Written only when changed, so files of the default stay readable by older versions.
   if (nsExponent != 0.75) out << "ns_exponent=" << exactNumber(nsExponent) << "\n";
+  if (!shrinkWindows) out << "shrink_windows=0\n";
   return out.str();
 }
 
@@ -162,6 +163,10 @@ TrainConfig TrainConfig::deserialize(const std::string& text) {
         throw FormatError("training config: 'kernel' has the invalid value '" + value + "'");
     } else if (key == "combine") {
       c.combine = parseInt<int>(key, value);
+    } else if (key == "shrink_windows") {
+      if (value != "0" && value != "1")
+        throw FormatError("training config: 'shrink_windows' has the invalid value '" + value + "'");
+      c.shrinkWindows = value == "1";
     } else if (key == "ns_exponent") {
       c.nsExponent = parseDouble(key, value);
     } else if (key == "block_negatives") {

@@ -88,6 +88,7 @@ QUERIES = [
     dict(positive="war", topn=5, restrict_vocab=5),
     dict(positive=["war", "the"], topn=5, restrict_vocab=6),
     dict(positive="cat", topn=4, restrict_vocab=5),
+    dict(positive="cat", topn=5, restrict_vocab=5),  # the input outside the 5 rows: 5 answers
     dict(positive="war", topn=None),
     dict(positive="war", topn=0),
     dict(positive="war", topn=np.uint8(0)),
@@ -339,6 +340,8 @@ def drop_human(word, count, min_count):
     dict(min_count=0, max_vocab_size=5), dict(min_count=1, max_final_vocab=4),
     dict(min_count=1, hs=1, negative=0), dict(min_count=1, sg=0, cbow_mean=1),
     dict(min_count=1, ns_exponent=-1), dict(min_count=1, ns_exponent=0.0),
+    dict(min_count=1, shrink_windows=False), dict(min_count=1, sg=0, shrink_windows=False),
+    dict(min_count=1, hs=0, negative=0),
     dict(min_count=1, sorted_vocab=1, batch_words=100, shrink_windows=True, null_word=0,
          compute_loss=True, comment="x", max_vocab_size=None),
 ])
@@ -353,7 +356,7 @@ def test_constructor_arguments_make_the_same_vocabulary(kwargs):
             assert getattr(p, name) == getattr(g, name), name
 
 
-@pytest.mark.parametrize("name,value", [("cbow_mean", 0), ("shrink_windows", False), ("sorted_vocab", 0),
+@pytest.mark.parametrize("name,value", [("cbow_mean", 0), ("sorted_vocab", 0),
                                         ("null_word", 1), ("hashfxn", lambda s: 0)])
 def test_arguments_posvec_refuses_say_what_to_use(name, value):
     gm.Word2Vec(SENTENCES, min_count=1, **W2V, **{name: value})  # gensim takes them
@@ -448,6 +451,18 @@ def test_predict_output_word():
     gh = gm.Word2Vec(SENTENCES, min_count=1, hs=1, negative=0, **W2V)
     ph = posvec.Word2Vec(SENTENCES, min_count=1, hs=1, negative=0, progress=False, **W2V)
     raises_same(lambda: gh.predict_output_word(["system"]), lambda: ph.predict_output_word(["system"]))
+    g0 = gm.Word2Vec(SENTENCES, min_count=1, hs=0, negative=0, **W2V)
+    p0 = posvec.Word2Vec(SENTENCES, min_count=1, hs=0, negative=0, progress=False, **W2V)
+    raises_same(lambda: g0.predict_output_word(["system"]), lambda: p0.predict_output_word(["system"]))
+
+
+def test_vector_files_are_not_models(tmp_path):
+    g = gm.Word2Vec(SENTENCES, min_count=1, **W2V)
+    p = posvec.Word2Vec(SENTENCES, min_count=1, progress=False, **W2V)
+    g.wv.save(str(tmp_path / "g.kv"))  # gensim: a pickle of KeyedVectors
+    p.wv.save(tmp_path / "p.kv")  # posvec: word2vec binary
+    raises_same(lambda: gm.Word2Vec.load(str(tmp_path / "g.kv")),
+                lambda: posvec.Word2Vec.load(tmp_path / "p.kv"))
 
 
 def test_word2vec_errors_are_gensims():

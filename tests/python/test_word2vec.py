@@ -68,7 +68,7 @@ def test_save_load_then_train_equals_training_on(tmp_path, pretokenized):
     assert np.array_equal(a.wv.vectors, b.wv.vectors) and b.losses == a.losses
     assert b.vector_size == 32 and b.epochs_done == 2
     a.train(epochs=2)
-    b.train(corpus_file=pretokenized, pretokenized=True, epochs=2)
+    b.train(corpus_file=pretokenized, pretokenized=True, epochs=2, total_words=b.corpus_total_words)
     assert np.array_equal(a.wv.vectors, b.wv.vectors)
     assert a.losses == b.losses and len(a.losses) == 4
     # four epochs from the start follow the same schedule only for the epochs after the second

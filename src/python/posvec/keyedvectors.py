@@ -70,6 +70,8 @@ class KeyedVectors:
         self._key_to_index: Optional[Dict[str, int]] = None
         self._norms: Optional[np.ndarray] = None
         self._folded: Optional[Dict[str, str]] = None
+        # Read from a word2vec file without counts: gensim's stand-in counts, V - index.
+        self._ranked_counts = False
         if embeddings is None:
             self._vectors = np.zeros((0, vector_size), dtype=np.float32)
             self._vectors.setflags(write=False)
@@ -139,11 +141,14 @@ class KeyedVectors:
             e = _posvec.Embeddings(list(e.words), values.astype(np.float32),
                                    [counts[w] for w in e.words] if counts is not None else list(e.counts))
             kv = cls._wrap(e)
+            kv._ranked_counts = not e.counts
             if dtype != np.float32:
                 values.setflags(write=False)
                 kv._vectors = values
             return kv
-        return cls._wrap(e)
+        kv = cls._wrap(e)
+        kv._ranked_counts = not e.counts
+        return kv
 
     @classmethod
     def load(cls, fname: Union[str, os.PathLike], mmap: Optional[str] = None) -> "KeyedVectors":
@@ -270,7 +275,10 @@ class KeyedVectors:
         if not found:
             return kv
         ids = [self.get_index(k) for k in found]
-        counts = list(self._e.counts) if copy_vecattrs and self._e.counts else []
+        counts = []
+        if copy_vecattrs:
+            counts = list(self._e.counts) or ([len(self) - i for i in range(len(self))]
+                                              if self._ranked_counts else [])
         kv._set(_posvec.Embeddings(found, self.vectors[ids].astype(np.float32),
                                    [counts[i] for i in ids] if counts else []), self.vector_size)
         return kv
@@ -350,7 +358,9 @@ class KeyedVectors:
         if attr != "count":
             raise KeyError(f"posvec stores one attribute per word: 'count', not '{attr}'")
         counts = self._require_words().counts
-        return counts[self.get_index(key)] if counts else None
+        if counts:
+            return counts[self.get_index(key)]
+        return len(self) - self.get_index(key) if self._ranked_counts else None
 
     def set_vecattr(self, key: str, attr: str, val: int) -> None:
         if attr != "count":
@@ -566,6 +576,8 @@ class KeyedVectors:
     def n_similarity(self, ws1: Sequence[str], ws2: Sequence[str]) -> float:
         if not (len(ws1) and len(ws2)):
             raise ZeroDivisionError("At least one of the passed list is empty.")
+        if len(ws1) == len(ws2) == 1:  # the same number as similarity(), to the last bit
+            return self.similarity(ws1[0], ws2[0])
         v1 = np.array([self[k] for k in ws1]).mean(axis=0)
         v2 = np.array([self[k] for k in ws2]).mean(axis=0)
         return float(np.dot(_unitvec(v1), _unitvec(v2)))

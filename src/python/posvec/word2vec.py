@@ -79,6 +79,10 @@ def _keep(word: str, count: int, min_count: int, trim_rule: Any) -> bool:
     return default
 
 
+class NotAModelError(ValueError, AttributeError):
+    """Word2Vec.load was given a vector file (gensim raises AttributeError there)."""
+
+
 class _ClassOnly:
     """A classmethod that refuses to be called on an instance, as gensim's load does
     (model.load(path) returns a new model and leaves `model` as it was: a trap)."""
@@ -98,8 +102,6 @@ class _ClassOnly:
 _REFUSED = {
     "cbow_mean": (1, "posvec's CBOW averages the context vectors (cbow_mean=1); summing them "
                      "(cbow_mean=0) is not implemented"),
-    "shrink_windows": (True, "posvec shrinks every window by a uniform draw, as word2vec.c "
-                             "(shrink_windows=True); fixed windows are not implemented"),
     "sorted_vocab": (1, "posvec keeps the vocabulary sorted by count, most frequent first "
                         "(sorted_vocab=1)"),
     "null_word": (0, "null_word pads gensim's concatenating CBOW, a mode posvec does not have; "
@@ -162,8 +164,7 @@ class Word2Vec:
         comment: Optional[str] = None,
         shrink_windows: bool = True,
     ) -> None:
-        given = dict(cbow_mean=cbow_mean, shrink_windows=shrink_windows, sorted_vocab=sorted_vocab,
-                     null_word=null_word)
+        given = dict(cbow_mean=cbow_mean, sorted_vocab=sorted_vocab, null_word=null_word)
         for name, value in given.items():
             accepted, why = _REFUSED[name]
             if value != accepted:
@@ -172,8 +173,8 @@ class Word2Vec:
             raise ValueError("hashfxn: posvec seeds each vector from (seed, row), not from a hash of "
                              "the word; leave hashfxn out and set seed")
         if not hs and not negative:
-            raise ValueError("hs=0 and negative=0 train nothing: set hs=1 (hierarchical softmax) "
-                             "or negative > 0 (negative sampling)")
+            logger.warning("hs=0 and negative=0: the model has a vocabulary and starting vectors "
+                           "but trains nothing (as gensim); set hs=1 or negative > 0 to train")
         if hs and negative:
             logger.warning("hs=1 with negative=%d: posvec trains hierarchical softmax only "
                            "(gensim trains both); pass negative=0 to say so", negative)
@@ -184,12 +185,12 @@ class Word2Vec:
             negative=negative, sample=sample, alpha=alpha,
             min_alpha=min_alpha, epochs=epochs, workers=workers, seed=seed, max_final_vocab=0,
             kernel=kernel, combine=combine, block_negatives=block_negatives, ns_exponent=ns_exponent,
+            shrink_windows=bool(shrink_windows),
             lowercase=lowercase, punctuation=punctuation, locale=locale)
         self.max_final_vocab = max_final_vocab
         self.max_vocab_size = max_vocab_size
         self.trim_rule = trim_rule
         self.cbow_mean = cbow_mean
-        self.shrink_windows = shrink_windows
         self.sorted_vocab = sorted_vocab
         self.null_word = null_word
         self.hashfxn = hashfxn
@@ -215,10 +216,23 @@ class Word2Vec:
         self._sentences = sentences
         self._corpus_file = os.fspath(corpus_file) if corpus_file is not None else None
         if sentences is not None or corpus_file is not None:
-            if trim_rule is not None or max_vocab_size is not None or max_final_vocab is not None:
+            if (trim_rule is not None or max_vocab_size is not None or max_final_vocab is not None
+                    or self._trains_nothing):
                 # gensim's vocabulary rules are applied in Python, then the model trains.
                 self.build_vocab(sentences, corpus_file=corpus_file, trim_rule=trim_rule)
             self.train(epochs=epochs)
+
+    @property
+    def _trains_nothing(self) -> bool:
+        return not self.options["hs"] and not self.options["negative"]
+
+    def _engine_options(self, **changes: Any) -> Dict[str, Any]:
+        """The options as the C++ side takes them (min_count >= 1, some loss)."""
+        o = dict(self.options, **changes)
+        o["min_count"] = max(1, int(o["min_count"]))
+        if not o["hs"] and not o["negative"]:
+            o["negative"] = 5  # stored only: a model that trains nothing never uses it
+        return o
 
     # gensim's names for the options
     def __getattr__(self, name: str) -> Any:
@@ -383,8 +397,8 @@ class Word2Vec:
                         f"({len(raw)} distinct words); lower min_count")
                 # Most frequent first, ties in first-seen order (as posvec's counting pass).
                 ordered = sorted(retain, key=lambda w: -raw[w])
-                options = dict(self.options, min_count=max(1, int(self.options["min_count"])))
-                self._model = _posvec.Model.from_vocabulary(ordered, [int(raw[w]) for w in ordered], options)
+                self._model = _posvec.Model.from_vocabulary(ordered, [int(raw[w]) for w in ordered],
+                                                             self._engine_options())
                 self.options["min_count"] = min_count
             self._wv = KeyedVectors._wrap(self._model.embeddings())
             self._wv_assigned = False
@@ -444,7 +458,7 @@ class Word2Vec:
         self.corpus_count = other_model.corpus_count
         self.corpus_total_words = other_model.corpus_total_words
         self._model = _posvec.Model.from_vocabulary(list(kv.index_to_key), list(counts),
-                                                     dict(self.options, min_count=max(1, int(self.options["min_count"]))))
+                                                     self._engine_options())
         self._wv = KeyedVectors._wrap(self._model.embeddings())
 
     # ---- training ---------------------------------------------------------------------
@@ -488,6 +502,13 @@ class Word2Vec:
             self.pretokenized = pretokenized
         if corpus_iterable is not None and corpus_file is not None:
             raise ValueError("give corpus_iterable or corpus_file, not both")
+        if (corpus_iterable is not None or corpus_file is not None) and (
+                epochs is None or (total_examples is None and total_words is None)):
+            # gensim's rule for a corpus handed to train(): say how long to train and on how much
+            # (posvec counts the corpus itself; the totals are checked for presence only).
+            raise ValueError("train() with a corpus needs epochs= and total_examples= (sentences, "
+                             "e.g. model.corpus_count) or total_words= (e.g. model.corpus_total_words), "
+                             "as in gensim; train(epochs=n) alone continues on the corpus given before")
         if isinstance(corpus_iterable, (str, bytes)):
             raise TypeError("sentences must be an iterable of token lists; for a file use corpus_file=")
         if corpus_iterable is not None or corpus_file is not None:
@@ -504,8 +525,13 @@ class Word2Vec:
             self.corpus_count = c["sentences"]
             self.corpus_total_words = c["tokens"]
 
+        if self._trains_nothing:
+            if self._model is None:
+                self.build_vocab(self._sentences, corpus_file=self._corpus_file)
+            logger.warning("hs=0 and negative=0: nothing to train")
+            return self
         if self._model is None:
-            options = dict(o, epochs=n, min_count=max(1, int(o["min_count"])))
+            options = self._engine_options(epochs=n)
             self._model = self._run(
                 _posvec.Model.train, n, sentences=self._sentences, corpus_file=self._corpus_file,
                 pretokenized=self.pretokenized, options=options, counted=counted)
@@ -548,23 +574,25 @@ class Word2Vec:
     @property
     def syn1neg(self) -> np.ndarray:
         """Negative sampling's output weights (a copy), one row per word."""
-        if self._model is None or self.options["hs"]:
+        if self._model is None or self.options["hs"] or not self.options["negative"]:
             raise AttributeError("syn1neg: the model has no negative-sampling output weights")
         return self._model.output
 
     @property
     def syn1(self) -> np.ndarray:
         """Hierarchical softmax's output weights (a copy), one row per inner node of
-        the Huffman tree (V - 1 rows; gensim allocates V)."""
+        the Huffman tree: V - 1 rows, and a last zero row that no word uses, so the
+        shape is gensim's (V, vector_size)."""
         if self._model is None or not self.options["hs"]:
             raise AttributeError("syn1: the model has no hierarchical-softmax output weights")
-        return self._model.output
+        inner = self._model.output
+        return np.vstack([inner, np.zeros((1, inner.shape[1]), dtype=inner.dtype)])
 
     def predict_output_word(self, context_words_list: Sequence[Union[str, int]], topn: int = 10):
         """The centre words most probable given the context words (softmax over the
         negative-sampling output weights of the mean context vector, as gensim);
         None when no context word is known."""
-        if self._model is None or self.options["hs"]:
+        if self._model is None or self.options["hs"] or not self.options["negative"]:
             raise RuntimeError("predict_output_word needs a model trained with negative sampling "
                                "(hs=0, negative > 0) and its output weights (not vectors loaded alone)")
         kv = self.wv
@@ -608,7 +636,12 @@ class Word2Vec:
         kwargs.pop("mmap", None)
         if args:
             raise ValueError("Word2Vec.load takes the path only")
-        model = _posvec.Model.load(os.fspath(fname))
+        path = os.fspath(fname)
+        found = _posvec.detect_format(path)
+        if found != "model":
+            raise NotAModelError(f"'{path}' is a {found} vector file, not a posvec model: it holds no "
+                                 "training state; read it with KeyedVectors.load")
+        model = _posvec.Model.load(path)
         config = dict(model.config)
         config["max_final_vocab"] = config["max_final_vocab"] or None  # 0: no limit
         self = cls(**{**config, **kwargs})
