@@ -494,3 +494,47 @@ def test_save_load_keeps_ns_exponent_and_vocabulary(tmp_path):
     again = posvec.Word2Vec.load(tmp_path / "m2.posvec")
     assert "artificial" in again.wv and vocab_of(again) == vocab_of(back)
     assert os.path.getsize(tmp_path / "m2.posvec") > os.path.getsize(tmp_path / "m.posvec")
+
+
+def test_score_under_hierarchical_softmax():
+    for sg in (1, 0):
+        g = gm.Word2Vec(SENTENCES, min_count=1, hs=1, negative=0, sg=sg, **W2V)
+        p = posvec.Word2Vec(SENTENCES, min_count=1, hs=1, negative=0, sg=sg, progress=False, **W2V)
+        a, b = g.score(SENTENCES, len(SENTENCES)), p.score(SENTENCES, len(SENTENCES))
+        assert b.dtype == a.dtype == np.float32 and b.shape == a.shape
+        # log-probabilities; a one-word sentence has no context and scores 0
+        assert np.all(b <= 0) and b[5] == 0
+        # a two-word sentence by hand, in double: each word given the other
+        pair = ["graph", "trees"]
+        points, codes = p._huffman()
+        inner, vec = p._model.output.astype(np.float64), p.wv.vectors.astype(np.float64)
+
+        def log_p(l1, w):
+            i = p.wv.get_index(w)
+            return sum(np.log(1 / (1 + np.exp(-(1 - 2 * c) * (inner[pt] @ l1))))
+                       for pt, c in zip(points[i], codes[i]))
+
+        i, j = p.wv.get_index("graph"), p.wv.get_index("trees")
+        expected = (log_p(vec[i], "trees") + log_p(vec[j], "graph") if sg else
+                    log_p(vec[j], "graph") + log_p(vec[i], "trees"))
+        assert abs(p.score([pair], 1)[0] - expected) < 1e-5
+    g = gm.Word2Vec(SENTENCES, min_count=1, **W2V)
+    p = posvec.Word2Vec(SENTENCES, min_count=1, progress=False, **W2V)
+    raises_same(lambda: g.score(SENTENCES), lambda: p.score(SENTENCES))
+
+
+def test_huffman_paths_are_a_prefix_code_weighted_by_count():
+    """The tree score() walks is a Huffman code: prefix-free, and frequent words have
+    paths no longer than rare ones (checked on its own, independent of the trainer)."""
+    p = posvec.Word2Vec(SENTENCES, min_count=1, hs=1, negative=0, progress=False, **W2V)
+    points, codes = p._huffman()
+    words = p.wv.index_to_key
+    strings = ["".join(map(str, c)) for c in codes]
+    assert len(set(strings)) == len(words)
+    assert not any(a != b and b.startswith(a) for a in strings for b in strings)
+    counts = [p.wv.get_vecattr(w, "count") for w in words]
+    for i in range(len(words)):
+        for j in range(len(words)):
+            if counts[i] > counts[j]:
+                assert len(codes[i]) <= len(codes[j])
+    assert sorted({x for path in points for x in path}) == list(range(len(words) - 1))

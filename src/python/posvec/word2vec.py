@@ -615,6 +615,83 @@ class Word2Vec:
         top = np.argsort(-prob, kind="stable")[:topn]
         return [(kv.index_to_key[i], float(prob[i])) for i in top]
 
+    def _huffman(self) -> Tuple[List[List[int]], List[List[int]]]:
+        """Each word's path in the trainer's Huffman tree: inner-node rows of the output
+        weights (root first) and the branch taken at each. The same construction as the
+        C++ trainer (word2vec.c's two queues over counts sorted most frequent first)."""
+        counts = list(self._model.counts)
+        v = len(counts)
+        weight = counts + [0] * (v - 1)
+        parent = [-1] * (2 * v - 1)
+        branch = [0] * (2 * v - 1)
+        leaf, inner = v - 1, v
+        for made in range(v, 2 * v - 1):
+            pair = []
+            for _ in range(2):
+                if leaf >= 0 and (inner >= made or weight[leaf] < weight[inner]):
+                    pair.append(leaf)
+                    leaf -= 1
+                else:
+                    pair.append(inner)
+                    inner += 1
+            a, b = pair
+            weight[made] = weight[a] + weight[b]
+            parent[a] = parent[b] = made
+            branch[b] = 1
+        points, codes = [], []
+        for w in range(v):
+            path, code, n = [], [], w
+            while parent[n] >= 0:
+                code.append(branch[n])
+                path.append(parent[n] - v)
+                n = parent[n]
+            points.append(path[::-1])
+            codes.append(code[::-1])
+        return points, codes
+
+    def score(self, sentences: Iterable[Sequence[str]], total_sentences: int = int(1e6),
+              chunksize: int = 100, queue_factor: int = 2, report_delay: float = 1) -> np.ndarray:
+        """Log-probability of each sentence under a hierarchical-softmax model (gensim's
+        score, Taddy 2015): skip-gram sums log p(word | each context word within the
+        full window), CBOW log p(word | mean of its context); words outside the
+        vocabulary are dropped. float32 array, one value per sentence (at most
+        total_sentences). Computed in double with exact log-sigmoids (gensim skips
+        terms beyond its table's range of ±6)."""
+        if self._model is None:
+            raise RuntimeError("you must first build vocabulary before scoring new data")
+        if not self.options["hs"]:
+            raise RuntimeError("score needs a model trained with hierarchical softmax (hs=1, negative=0)")
+        points, codes = self._huffman()
+        inner = self._model.output.astype(np.float64)
+        vectors = self.wv.vectors.astype(np.float64)
+        window, sg = int(self.options["window"]), bool(self.options["sg"])
+
+        def log_p(l1: np.ndarray, word: int) -> float:
+            if not points[word]:
+                return 0.0
+            f = inner[points[word]] @ l1
+            signs = 1.0 - 2.0 * np.asarray(codes[word], dtype=np.float64)
+            return float(-np.logaddexp(0.0, -signs * f).sum())
+
+        scores = []
+        for count, sentence in enumerate(sentences):
+            if count >= total_sentences:
+                break
+            ids = [i for i in (self.wv.get_index(w, -1) if isinstance(w, str) else -1 for w in sentence)
+                   if i >= 0]
+            total = 0.0
+            for pos, word in enumerate(ids):
+                context = [ids[p] for p in range(max(0, pos - window), min(len(ids), pos + window + 1))
+                           if p != pos]
+                if not context:
+                    continue
+                if sg:
+                    total += sum(log_p(vectors[c], word) for c in context)
+                else:
+                    total += log_p(vectors[context].mean(axis=0), word)
+            scores.append(total)
+        return np.asarray(scores, dtype=np.float32)
+
     # ---- files -------------------------------------------------------------------------------
 
     def save(self, fname: Union[str, os.PathLike], *args: Any, **kwargs: Any) -> None:
