@@ -44,7 +44,12 @@ struct TrainConfig {
   std::size_t dim = 512;  ///< vector dimension (1 to 100000)
   /// maximum window (1 to 1000); each centre word draws a shrink in [0, window)
   int window = 5;
-  int negative = 5;                    ///< noise words per positive (negative sampling; 1 to 1000)
+  /// false: every centre word sees the whole window (no shrink is drawn)
+  bool shrinkWindows = true;
+  int negative = 5;  ///< noise words per positive (negative sampling; 1 to 1000)
+  /// Noise words are drawn with probability proportional to count^nsExponent
+  /// (word2vec.c: 0.75; 1 follows the counts, 0 is uniform, negative favours rare words).
+  double nsExponent = 0.75;
   Loss loss = Loss::NegativeSampling;  ///< output layer
   Architecture architecture = Architecture::SkipGram;  ///< skip-gram or CBOW
   double sample = 1e-3;       ///< subsampling threshold in [0, 1) (word2vec.c formula); 0 disables

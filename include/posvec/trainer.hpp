@@ -114,6 +114,29 @@ ModelState train(const CorpusSource& corpus, const TrainConfig& config,
 ///         model stopped inside an epoch is given another corpus.
 void resumeTraining(ModelState& model, const CorpusSource& corpus, int moreEpochs,
                     const TrainObserver& observer = {});
+/// A model with a vocabulary and no training yet (0 epochs done): the input rows
+/// initialised as train() initialises them, the output weights zero. `vocabulary`
+/// is kept as given (most frequent first, as Vocabulary requires); config.minCount
+/// and config.maxVocab are not applied. resumeTraining trains it.
+ModelState initialModel(const Vocabulary& vocabulary, const TrainConfig& config);
+/// Grows a model's vocabulary for further training on new text (gensim's
+/// build_vocab(update=True)): each (word, count) adds `count` to a known word's
+/// count and appends an unknown word, whose input row is initialised as the trainer
+/// initialises row `old size + k` (k-th new word) and whose output row starts at
+/// zero. The vocabulary is then re-sorted by count (ties keep their order, new words
+/// after old ones) with the rows of both matrices moved along, so the noise
+/// distribution and the Huffman tree the next resumeTraining builds cover the new
+/// words; known words keep their trained vectors. Hierarchical softmax's output
+/// rows are inner nodes of that tree: the old ones are kept, new ones start at zero.
+/// \returns the number of words added.
+/// \throws ConfigError for a model stopped inside an epoch (finish the epoch first);
+///         InputError for an empty word or a count < 1.
+std::size_t extendVocabulary(ModelState& model, const std::vector<std::string>& words,
+                             const std::vector<std::int64_t>& counts);
+/// extendVocabulary with the words of a corpus (resume with new text): counts the
+/// corpus, adds each known word's count to it and appends the words the model does
+/// not know that occur at least its minimum count times. Returns the number added.
+std::size_t extendVocabulary(ModelState& model, const CorpusSource& corpus);
 /// Epochs of the model's stored schedule not finished yet (the one it was stopped
 /// inside counts); 0 for a model that completed its schedule. FormatError when
 /// the stored configuration cannot be read.

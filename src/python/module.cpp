@@ -5,6 +5,7 @@
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/eval.h>
 #include <pybind11/stl.h>
 
 #include <cstring>
@@ -39,6 +40,12 @@ std::string spelled(const Error& e) {
   });
 }
 
+// Python types of two kinds of FormatError, so both the posvec habit (except
+// ValueError) and gensim's (except EOFError / UnicodeDecodeError) catch them.
+PyObject* truncatedFileError = nullptr;
+PyObject* invalidUtf8Error = nullptr;
+PyObject* emptyVocabularyError = nullptr;
+
 void translateErrors(std::exception_ptr p) {
   try {
     if (p) std::rethrow_exception(p);
@@ -51,10 +58,58 @@ void translateErrors(std::exception_ptr p) {
       PyErr_SetString(PyExc_IsADirectoryError, msg.c_str());
     else
       PyErr_SetString(PyExc_OSError, msg.c_str());
+  } catch (const FormatError& e) {
+    const std::string msg = spelled(e);
+    PyObject* type = PyExc_ValueError;
+    if (msg.find("not valid UTF-8") != std::string::npos)
+      type = invalidUtf8Error;
+    else if (msg.find("truncated") != std::string::npos ||
+             msg.find("file ends") != std::string::npos)
+      type = truncatedFileError;
+    PyErr_SetString(type, msg.c_str());
+  } catch (const InputError& e) {
+    // No vocabulary to train: gensim raises RuntimeError there, posvec ValueError.
+    const std::string msg = spelled(e);
+    const bool empty = msg.find("contains no words") != std::string::npos ||
+                       msg.find("no word occurs at least") != std::string::npos;
+    PyErr_SetString(empty ? emptyVocabularyError : PyExc_ValueError, msg.c_str());
   } catch (const Error& e) {
-    // Format, input and configuration errors: the value handed in is unusable.
+    // Configuration errors: the value handed in is unusable.
     PyErr_SetString(PyExc_ValueError, spelled(e).c_str());
   }
+}
+
+void bindErrors(py::module_& m) {
+  // Defined in Python: UnicodeDecodeError's constructor wants the undecodable
+  // bytes, which a message from the library does not carry.
+  py::exec(R"(
+class TruncatedFileError(EOFError, ValueError):
+    """A vector or model file ends before its header says it should."""
+
+
+class EmptyVocabularyError(RuntimeError, ValueError):
+    """No word of the corpus is left to train (none, or none reaches the minimum count)."""
+
+
+class InvalidUtf8Error(UnicodeDecodeError):
+    """A word is not valid UTF-8 (unicode_errors='strict')."""
+
+    def __init__(self, message):
+        super().__init__("utf-8", b"", 0, 1, message)
+        self.message = message
+
+    def __str__(self):
+        return self.message
+)",
+           m.attr("__dict__"));
+  truncatedFileError = m.attr("TruncatedFileError").ptr();
+  invalidUtf8Error = m.attr("InvalidUtf8Error").ptr();
+  emptyVocabularyError = m.attr("EmptyVocabularyError").ptr();
+  // Owned for the life of the process, as the translator that raises them.
+  Py_INCREF(truncatedFileError);
+  Py_INCREF(invalidUtf8Error);
+  Py_INCREF(emptyVocabularyError);
+  py::register_exception_translator(&translateErrors);
 }
 
 // ---- arrays --------------------------------------------------------------------
@@ -96,8 +151,17 @@ CorpusSource::Generator generatorFrom(py::object iterable) {
       if (py::isinstance<py::str>(item))
         throw py::type_error(
             "sentences must be lists of tokens, not strings (use posvec.tokenize for raw text)");
+      if (!py::isinstance<py::iterable>(item))
+        throw py::type_error("sentences must be lists of tokens, not " +
+                             std::string(py::str(item.get_type().attr("__name__"))));
       sentence.clear();
-      for (py::handle token : item) sentence.push_back(token.cast<std::string>());
+      for (py::handle token : item) {
+        if (!py::isinstance<py::str>(token))
+          throw py::type_error("a sentence's tokens must be strings, not " +
+                               std::string(py::str(token.get_type().attr("__name__"))) +
+                               " (a generator inside the corpus? give lists of tokens)");
+        sentence.push_back(token.cast<std::string>());
+      }
       sink(std::move(sentence));
       sentence = Sentence();
     }
@@ -107,8 +171,19 @@ CorpusSource::Generator generatorFrom(py::object iterable) {
 // The observer the Python side sees: progress and epoch callbacks under the GIL,
 // and a check for signals (Ctrl-C) at every progress report, so an interrupt
 // stops training mid-epoch within a fraction of a second.
-TrainObserver observerFrom(py::object progress, py::object epochEnd, py::object log) {
+TrainObserver observerFrom(py::object progress, py::object epochEnd, py::object log,
+                           py::object counted) {
   TrainObserver o;
+  // The corpus as counted: sentences and the tokens of the vocabulary's words.
+  if (!counted.is_none())
+    o.vocabulary = [counted](const Vocabulary& v, std::int64_t sentences) {
+      py::gil_scoped_acquire gil;
+      py::dict d;
+      d["words"] = v.size();
+      d["tokens"] = v.totalCount();
+      d["sentences"] = sentences;
+      counted(d);
+    };
   o.progress = [progress](const TrainProgress& p) {
     py::gil_scoped_acquire gil;
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
@@ -133,6 +208,7 @@ TrainObserver observerFrom(py::object progress, py::object epochEnd, py::object 
     d["loss"] = r.loss;
     d["words"] = r.words;
     d["seconds"] = r.seconds;
+    d["predictions"] = r.predictions;
     epochEnd(d);
   };
   o.log = [log](const std::string& line) {
@@ -164,21 +240,62 @@ struct Model {
   TrainConfig config() const { return TrainConfig::deserialize(state.config); }
 };
 
-}  // namespace
+// The Word2Vec options (gensim's names) as a TrainConfig, validated.
+TrainConfig configFrom(const py::dict& options) {
+  TrainConfig c;
+  c.dim = options["vector_size"].cast<std::size_t>();
+  c.window = options["window"].cast<int>();
+  c.minCount = options["min_count"].cast<std::int64_t>();
+  c.architecture = options["sg"].cast<int>() ? Architecture::SkipGram : Architecture::Cbow;
+  c.loss = options["hs"].cast<int>() ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
+  c.negative = options["negative"].cast<int>();
+  c.sample = options["sample"].cast<double>();
+  c.alpha = options["alpha"].cast<double>();
+  c.minAlpha = options["min_alpha"].cast<double>();
+  c.epochs = options["epochs"].cast<int>();
+  c.threads = options["workers"].cast<int>();
+  c.seed = options["seed"].cast<std::uint64_t>();
+  c.maxVocab = options["max_final_vocab"].cast<std::size_t>();
+  if (options.contains("ns_exponent")) c.nsExponent = options["ns_exponent"].cast<double>();
+  if (options.contains("shrink_windows")) c.shrinkWindows = options["shrink_windows"].cast<bool>();
+  const auto kernel = options["kernel"].cast<std::string>();
+  if (kernel != "batched" && kernel != "classic")
+    throw ConfigError("unknown kernel '" + kernel + "' (choose batched or classic)");
+  c.kernel = kernel == "batched" ? Kernel::Batched : Kernel::Classic;
+  // None: the library's defaults.
+  if (!options["combine"].is_none()) c.combine = options["combine"].cast<int>();
+  if (!options["block_negatives"].is_none())
+    c.blockNegatives = options["block_negatives"].cast<int>();
+  c.validate();
+  return c;
+}
 
-void bindStudy(py::module_& m);  // study.cpp
-void bindRope(py::module_& m);   // rope.cpp
+py::dict configDict(const TrainConfig& c) {
+  py::dict d;
+  d["vector_size"] = c.dim;
+  d["window"] = c.window;
+  d["min_count"] = c.minCount;
+  d["sg"] = c.architecture == Architecture::SkipGram ? 1 : 0;
+  d["hs"] = c.loss == Loss::HierarchicalSoftmax ? 1 : 0;
+  d["negative"] = c.negative;
+  d["ns_exponent"] = c.nsExponent;
+  d["shrink_windows"] = c.shrinkWindows;
+  d["sample"] = c.sample;
+  d["alpha"] = c.alpha;
+  d["min_alpha"] = c.minAlpha;
+  d["epochs"] = c.epochs;
+  d["workers"] = c.threads;
+  d["seed"] = c.seed;
+  d["max_final_vocab"] = c.maxVocab;
+  d["kernel"] = c.kernel == Kernel::Batched ? "batched" : "classic";
+  d["combine"] = c.combine;
+  d["block_negatives"] = c.blockNegatives;
+  return d;
+}
 
-}  // namespace posvec::python
+// ---- bindings, one function per part of the API ----------------------------------
 
-// ---- the module ------------------------------------------------------------------
-
-PYBIND11_MODULE(_posvec, m) {
-  using namespace posvec;
-  using namespace posvec::python;
-  m.doc() = "posvec's compiled core; use the posvec package, not this module.";
-  py::register_exception_translator(&translateErrors);
-
+void bindEmbeddings(py::module_& m) {
   py::class_<Embeddings, std::shared_ptr<Embeddings>>(m, "Embeddings")
       .def(py::init([](std::vector<std::string> words,
                        py::array_t<float, py::array::c_style | py::array::forcecast> vectors,
@@ -304,61 +421,41 @@ PYBIND11_MODULE(_posvec, m) {
             return d;
           },
           py::arg("path"), py::arg("restrict_vocab"), py::arg("case_insensitive"));
+}
 
+void bindModel(py::module_& m) {
   py::class_<Model, std::shared_ptr<Model>>(m, "Model")
       .def_static(
           "train",
           [](py::object sentences, std::optional<std::string> corpusFile, bool pretokenized,
-             const py::dict& options, py::object progress, py::object epochEnd, py::object log) {
-            TrainConfig c;
-            c.dim = options["vector_size"].cast<std::size_t>();
-            c.window = options["window"].cast<int>();
-            c.minCount = options["min_count"].cast<std::int64_t>();
-            c.architecture =
-                options["sg"].cast<int>() ? Architecture::SkipGram : Architecture::Cbow;
-            c.loss = options["hs"].cast<int>() ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
-            c.negative = options["negative"].cast<int>();
-            c.sample = options["sample"].cast<double>();
-            c.alpha = options["alpha"].cast<double>();
-            c.minAlpha = options["min_alpha"].cast<double>();
-            c.epochs = options["epochs"].cast<int>();
-            c.threads = options["workers"].cast<int>();
-            c.seed = options["seed"].cast<std::uint64_t>();
-            c.maxVocab = options["max_final_vocab"].cast<std::size_t>();
-            const auto kernel = options["kernel"].cast<std::string>();
-            if (kernel != "batched" && kernel != "classic")
-              throw ConfigError("unknown kernel '" + kernel + "' (choose batched or classic)");
-            c.kernel = kernel == "batched" ? Kernel::Batched : Kernel::Classic;
-            // None: the library's defaults.
-            if (!options["combine"].is_none()) c.combine = options["combine"].cast<int>();
-            if (!options["block_negatives"].is_none())
-              c.blockNegatives = options["block_negatives"].cast<int>();
-            c.validate();
+             const py::dict& options, py::object progress, py::object epochEnd, py::object log,
+             py::object counted) {
+            const TrainConfig c = configFrom(options);
             const CorpusSource corpus = corpusFrom(
                 sentences, corpusFile, pretokenized, options["lowercase"].cast<bool>(),
                 options["punctuation"].cast<bool>(), options["locale"].cast<std::string>());
-            const TrainObserver observer = observerFrom(progress, epochEnd, log);
+            const TrainObserver observer = observerFrom(progress, epochEnd, log, counted);
             auto model = std::make_shared<Model>();
             py::gil_scoped_release nogil;
             model->state = train(corpus, c, observer);
             return model;
           },
           py::arg("sentences"), py::arg("corpus_file"), py::arg("pretokenized"), py::arg("options"),
-          py::arg("progress"), py::arg("epoch_end"), py::arg("log"))
+          py::arg("progress"), py::arg("epoch_end"), py::arg("log"), py::arg("counted") = py::none())
       .def(
           "resume",
           [](Model& m, py::object sentences, std::optional<std::string> corpusFile,
              bool pretokenized, int epochs, bool lowercase, bool punctuation, std::string locale,
-             py::object progress, py::object epochEnd, py::object log) {
+             py::object progress, py::object epochEnd, py::object log, py::object counted) {
             const CorpusSource corpus =
                 corpusFrom(sentences, corpusFile, pretokenized, lowercase, punctuation, locale);
-            const TrainObserver observer = observerFrom(progress, epochEnd, log);
+            const TrainObserver observer = observerFrom(progress, epochEnd, log, counted);
             py::gil_scoped_release nogil;
             resumeTraining(m.state, corpus, epochs, observer);
           },
           py::arg("sentences"), py::arg("corpus_file"), py::arg("pretokenized"), py::arg("epochs"),
           py::arg("lowercase"), py::arg("punctuation"), py::arg("locale"), py::arg("progress"),
-          py::arg("epoch_end"), py::arg("log"))
+          py::arg("epoch_end"), py::arg("log"), py::arg("counted") = py::none())
       .def_static(
           "load",
           [](const std::string& path) {
@@ -382,28 +479,45 @@ PYBIND11_MODULE(_posvec, m) {
            })
       .def_property_readonly("losses", [](const Model& m) { return m.state.epochLosses; })
       .def_property_readonly("epochs_done", [](const Model& m) { return m.state.epochsDone; })
-      .def_property_readonly("config", [](const Model& m) {
-        const TrainConfig c = m.config();
-        py::dict d;
-        d["vector_size"] = c.dim;
-        d["window"] = c.window;
-        d["min_count"] = c.minCount;
-        d["sg"] = c.architecture == Architecture::SkipGram ? 1 : 0;
-        d["hs"] = c.loss == Loss::HierarchicalSoftmax ? 1 : 0;
-        d["negative"] = c.negative;
-        d["sample"] = c.sample;
-        d["alpha"] = c.alpha;
-        d["min_alpha"] = c.minAlpha;
-        d["epochs"] = c.epochs;
-        d["workers"] = c.threads;
-        d["seed"] = c.seed;
-        d["max_final_vocab"] = c.maxVocab;
-        d["kernel"] = c.kernel == Kernel::Batched ? "batched" : "classic";
-        d["combine"] = c.combine;
-        d["block_negatives"] = c.blockNegatives;
-        return d;
-      });
+      .def_property_readonly("config", [](const Model& m) { return configDict(m.config()); })
+      .def_property_readonly(
+          "output",
+          [](const Model& m) {
+            // A copy: growing the vocabulary or resuming reallocates the matrix.
+            py::array_t<float> out({static_cast<py::ssize_t>(m.state.output.rows()),
+                                    static_cast<py::ssize_t>(m.state.output.cols())});
+            if (m.state.output.size())
+              std::memcpy(out.mutable_data(), m.state.output.data(),
+                          sizeof(float) * static_cast<std::size_t>(m.state.output.size()));
+            return out;
+          })
+      .def_property_readonly("words", [](const Model& m) { return m.state.words; })
+      .def_property_readonly("counts", [](const Model& m) { return m.state.counts; })
+      // A model with this vocabulary and no training (build_vocab).
+      .def_static(
+          "from_vocabulary",
+          [](std::vector<std::string> words, std::vector<std::int64_t> counts,
+             const py::dict& options) {
+            const TrainConfig c = configFrom(options);
+            const Vocabulary vocabulary(std::move(words), std::move(counts));
+            auto model = std::make_shared<Model>();
+            py::gil_scoped_release nogil;
+            model->state = initialModel(vocabulary, c);
+            return model;
+          },
+          py::arg("words"), py::arg("counts"), py::arg("options"))
+      // build_vocab(update=True): adds counts to known words, appends the others.
+      .def(
+          "extend_vocabulary",
+          [](Model& m, const std::vector<std::string>& words,
+             const std::vector<std::int64_t>& counts) {
+            py::gil_scoped_release nogil;
+            return extendVocabulary(m.state, words, counts);
+          },
+          py::arg("words"), py::arg("counts"));
+}
 
+void bindTokenizer(py::module_& m) {
   // ---- tokenizer ----
   m.def(
       "tokenize",
@@ -444,7 +558,9 @@ PYBIND11_MODULE(_posvec, m) {
       },
       py::arg("path"), py::arg("lowercase"), py::arg("punctuation"), py::arg("locale"),
       py::arg("pretokenized"), py::arg("batch"), py::arg("sink"));
+}
 
+void bindPositional(py::module_& m) {
   // ---- positional encodings ----
   m.def(
       "positional_encoding",
@@ -552,11 +668,30 @@ PYBIND11_MODULE(_posvec, m) {
       },
       py::arg("embeddings"), py::arg("ids"), py::arg("encoding"), py::arg("base"), py::arg("scale"),
       py::arg("start"), py::arg("float64"), py::arg("unknown_mean") = false);
+}
 
-  m.def("upper_case", &upperCase, py::arg("text"));
+}  // namespace
+
+void bindStudy(py::module_& m);  // study.cpp
+void bindRope(py::module_& m);   // rope.cpp
+
+}  // namespace posvec::python
+
+// ---- the module ------------------------------------------------------------------
+
+PYBIND11_MODULE(_posvec, m) {
+  using namespace posvec::python;
+  m.doc() = "posvec's compiled core; use the posvec package, not this module.";
+  bindErrors(m);
+  bindEmbeddings(m);
+  bindModel(m);
+  bindTokenizer(m);
+  bindPositional(m);
+  m.def("upper_case", &posvec::upperCase, py::arg("text"));
   bindStudy(m);
   bindRope(m);
   m.def(
-      "detect_format", [](const std::string& path) { return formatName(detectFormat(path)); },
+      "detect_format",
+      [](const std::string& path) { return posvec::formatName(posvec::detectFormat(path)); },
       py::arg("path"), py::call_guard<py::gil_scoped_release>());
 }

@@ -621,6 +621,7 @@ class BatchedSkipGram final : public TrainKernel {
         sigmoid_(s.sigmoid),
         dim_(c.dim),
         window_(c.window),
+        shrink_(c.shrinkWindows),
         negative_(static_cast<std::size_t>(c.negative)),
         path_(path),
         probe_(probe),
@@ -707,8 +708,10 @@ class BatchedSkipGram final : public TrainKernel {
 
   // Windows of look-ahead for the prefetches (1, 2 and 3 measured alike on Brown).
   static constexpr std::size_t kAhead = 1;
-  // A centre word's shrunk window: uniform in 1..window (word2vec.c's `b`).
+  // A centre word's shrunk window: uniform in 1..window (word2vec.c's `b`); the whole
+  // window, without a draw, when shrinking is off.
   std::int64_t drawReach(Rng& rng) const {
+    if (!shrink_) return window_;
     return window_ - static_cast<std::int64_t>(rng.below(static_cast<std::uint32_t>(window_)));
   }
   void drawNegatives(std::int32_t* targets, Rng& rng) const {
@@ -726,6 +729,7 @@ class BatchedSkipGram final : public TrainKernel {
   const Sigmoid* sigmoid_;
   std::size_t dim_;
   std::int64_t window_;
+  bool shrink_;
   std::size_t negative_;
   BatchedPath path_;
   Probe probe_;

@@ -173,7 +173,7 @@ template <Out kOut>
 class SkipGram final : public TrainKernel {
  public:
   SkipGram(const TrainConfig& c, const KernelShared& s)
-      : p_(c, s), in_(s.input->data()), dim_(c.dim), window_(c.window) {}
+      : p_(c, s), in_(s.input->data()), dim_(c.dim), window_(c.window), shrink_(c.shrinkWindows) {}
 
   double sentence(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& st,
                   std::int64_t& predictions) const override {
@@ -183,7 +183,9 @@ class SkipGram final : public TrainKernel {
     const auto len = static_cast<std::int64_t>(n);
     for (std::int64_t i = 0; i < len; ++i) {
       const std::int64_t reach =
-          window_ - static_cast<std::int64_t>(st.rng.below(static_cast<std::uint32_t>(window_)));
+          shrink_ ? window_ - static_cast<std::int64_t>(
+                              st.rng.below(static_cast<std::uint32_t>(window_)))
+                  : window_;
       const std::int64_t lo = std::max<std::int64_t>(0, i - reach),
                          hi = std::min(len - 1, i + reach);
       for (std::int64_t c = lo; c <= hi; ++c) {
@@ -203,6 +205,7 @@ class SkipGram final : public TrainKernel {
   float* in_;
   std::size_t dim_;
   std::int64_t window_;
+  bool shrink_;
 };
 
 // word2vec.c's CBOW: the mean of the context input vectors predicts the centre
@@ -211,7 +214,7 @@ template <Out kOut>
 class Cbow final : public TrainKernel {
  public:
   Cbow(const TrainConfig& c, const KernelShared& s)
-      : p_(c, s), in_(s.input->data()), dim_(c.dim), window_(c.window) {}
+      : p_(c, s), in_(s.input->data()), dim_(c.dim), window_(c.window), shrink_(c.shrinkWindows) {}
 
   double sentence(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& st,
                   std::int64_t& predictions) const override {
@@ -223,7 +226,9 @@ class Cbow final : public TrainKernel {
     const auto len = static_cast<std::int64_t>(n);
     for (std::int64_t i = 0; i < len; ++i) {
       const std::int64_t reach =
-          window_ - static_cast<std::int64_t>(st.rng.below(static_cast<std::uint32_t>(window_)));
+          shrink_ ? window_ - static_cast<std::int64_t>(
+                              st.rng.below(static_cast<std::uint32_t>(window_)))
+                  : window_;
       const std::int64_t lo = std::max<std::int64_t>(0, i - reach),
                          hi = std::min(len - 1, i + reach);
       if (hi == lo) continue;  // no context (a one-word sentence)
@@ -246,6 +251,7 @@ class Cbow final : public TrainKernel {
   float* in_;
   std::size_t dim_;
   std::int64_t window_;
+  bool shrink_;
 };
 
 }  // namespace

@@ -12,9 +12,9 @@
 
 namespace posvec::detail {
 
-// word2vec's noise distribution: counts^0.75.
-inline NoiseSampler trainingNoise(const Vocabulary& vocab) {
-  return NoiseSampler(vocab.counts(), 0.75);
+// word2vec's noise distribution: counts^power (0.75 in word2vec.c).
+inline NoiseSampler trainingNoise(const Vocabulary& vocab, double power = 0.75) {
+  return NoiseSampler(vocab.counts(), power);
 }
 
 // Subsampling as integer thresholds on 32 random bits (exactly 2^32: always keep).

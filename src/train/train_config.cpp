@@ -50,6 +50,9 @@ void TrainConfig::validate() const {
     fail("window must be between 1 and 1000 (got " + std::to_string(window) + ")");
   if (loss == Loss::NegativeSampling && (negative < 1 || negative > 1000))
     fail("negative samples must be between 1 and 1000 (got " + std::to_string(negative) + ")");
+  if (!std::isfinite(nsExponent) || nsExponent < -10 || nsExponent > 10)
+    fail("noise distribution exponent must be between -10 and 10 (word2vec's is 0.75; got " +
+         exactNumber(nsExponent) + ")");
   if (!(sample >= 0) || !std::isfinite(sample) || sample >= 1)
     fail("subsampling threshold must be in [0, 1) (0 disables subsampling; got " +
          exactNumber(sample) + ")");
@@ -94,6 +97,9 @@ std::string TrainConfig::serialize() const {
       << "kernel=" << (kernel == Kernel::Classic ? "classic" : "batched") << "\n"
       << "combine=" << combine << "\n"
       << "block_negatives=" << blockNegatives << "\n";
+  // Written only when changed, so files of the default stay readable by older versions.
+  if (nsExponent != 0.75) out << "ns_exponent=" << exactNumber(nsExponent) << "\n";
+  if (!shrinkWindows) out << "shrink_windows=0\n";
   return out.str();
 }
 
@@ -162,6 +168,12 @@ TrainConfig TrainConfig::deserialize(const std::string& text) {
         throw FormatError("training config: 'kernel' has the invalid value '" + value + "'");
     } else if (key == "combine") {
       c.combine = parseInt<int>(key, value);
+    } else if (key == "shrink_windows") {
+      if (value != "0" && value != "1")
+        throw FormatError("training config: 'shrink_windows' has the invalid value '" + value + "'");
+      c.shrinkWindows = value == "1";
+    } else if (key == "ns_exponent") {
+      c.nsExponent = parseDouble(key, value);
     } else if (key == "block_negatives") {
       c.blockNegatives = parseInt<int>(key, value);
     } else {

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cmath>
 #include <iomanip>
+#include <numeric>
+#include <unordered_map>
 #include <sstream>
 #include <thread>
 
@@ -323,7 +325,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
   NoiseSampler noise;
   detail::HuffmanTree tree;
   if (config.loss == Loss::NegativeSampling)
-    noise = detail::trainingNoise(vocab);
+    noise = detail::trainingNoise(vocab, config.nsExponent);
   else
     tree = detail::buildHuffmanTree(vocab.counts());
   static const detail::Sigmoid sigmoid;
@@ -539,6 +541,100 @@ ModelState train(const CorpusSource& corpus, const TrainConfig& config,
       detail::prepareCorpus(corpus, Vocabulary(std::move(words), std::move(counts)));
   prepared.distinctWords = static_cast<std::int64_t>(prepared.vocabulary.size());
   return trainPrepared(prepared, config, observer, {}, readingOf(corpus));
+}
+
+ModelState initialModel(const Vocabulary& vocabulary, const TrainConfig& config) {
+  config.validate();
+  const auto v = static_cast<Eigen::Index>(vocabulary.size());
+  if (v < 1) throw InputError("the vocabulary is empty: no word to train");
+  if (config.loss == Loss::HierarchicalSoftmax && v < 2)
+    throw InputError("hierarchical softmax needs at least 2 words in the vocabulary (got 1)");
+  const auto d = static_cast<Eigen::Index>(config.dim);
+  ModelState model;
+  model.words = vocabulary.words();
+  model.counts = vocabulary.counts();
+  model.config = config.serialize();
+  model.input.resize(v, d);
+  detail::initInputMatrix(model.input, config.seed, detail::resolveThreads(config.threads));
+  model.output = MatrixF::Zero(config.loss == Loss::HierarchicalSoftmax ? v - 1 : v, d);
+  return model;
+}
+
+std::size_t extendVocabulary(ModelState& model, const std::vector<std::string>& words,
+                             const std::vector<std::int64_t>& counts) {
+  if (words.size() != counts.size())
+    throw InputError("words and counts differ in length (" + std::to_string(words.size()) +
+                     " and " + std::to_string(counts.size()) + ")");
+  if (model.partial.active())
+    throw ConfigError("the model was stopped inside epoch " + std::to_string(model.epochsDone + 1) +
+                      "; finish that epoch (resume training) before adding words");
+  const TrainConfig config = TrainConfig::deserialize(model.config);
+  checkModel(model, config);
+  std::unordered_map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < model.words.size(); ++i) index.emplace(model.words[i], i);
+  const std::size_t oldSize = model.words.size();
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (words[i].empty()) throw InputError("an added word is empty");
+    if (counts[i] < 1)
+      throw InputError("the count of '" + words[i] + "' must be at least 1 (got " +
+                       std::to_string(counts[i]) + ")");
+    const auto [at, added] = index.emplace(words[i], model.words.size());
+    if (added) {
+      model.words.push_back(words[i]);
+      model.counts.push_back(counts[i]);
+    } else if (__builtin_add_overflow(model.counts[at->second], counts[i],
+                                      &model.counts[at->second])) {
+      throw InputError("the count of '" + words[i] + "' overflows");
+    }
+  }
+  const std::size_t v = model.words.size();
+  const auto d = static_cast<Eigen::Index>(config.dim);
+  // Most frequent first; a stable sort keeps ties in their order, new words last.
+  std::vector<std::size_t> order(v);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return model.counts[a] > model.counts[b]; });
+  MatrixF input(static_cast<Eigen::Index>(v), d);
+  const bool hs = config.loss == Loss::HierarchicalSoftmax;
+  MatrixF output = MatrixF::Zero(static_cast<Eigen::Index>(hs ? v - 1 : v), d);
+  std::vector<std::string> sortedWords(v);
+  std::vector<std::int64_t> sortedCounts(v);
+  for (std::size_t to = 0; to < v; ++to) {
+    const std::size_t from = order[to];
+    const auto row = static_cast<Eigen::Index>(to);
+    sortedWords[to] = std::move(model.words[from]);
+    sortedCounts[to] = model.counts[from];
+    if (from < oldSize) {
+      input.row(row) = model.input.row(static_cast<Eigen::Index>(from));
+      if (!hs) output.row(row) = model.output.row(static_cast<Eigen::Index>(from));
+    } else {
+      detail::initInputRow(input.row(row).data(), config.dim, config.seed, from);
+    }
+  }
+  if (hs) output.topRows(model.output.rows()) = model.output;
+  model.words = std::move(sortedWords);
+  model.counts = std::move(sortedCounts);
+  model.input = std::move(input);
+  model.output = std::move(output);
+  return v - oldSize;
+}
+
+std::size_t extendVocabulary(ModelState& model, const CorpusSource& corpus) {
+  const TrainConfig config = TrainConfig::deserialize(model.config);
+  const detail::PreparedCorpus counted = detail::prepareCorpus(
+      corpus, 1, 0, 20'000'000, detail::resolveThreads(config.threads));
+  std::unordered_map<std::string_view, std::size_t> known;
+  for (std::size_t i = 0; i < model.words.size(); ++i) known.emplace(model.words[i], i);
+  std::vector<std::string> words;
+  std::vector<std::int64_t> counts;
+  for (std::size_t i = 0; i < counted.vocabulary.size(); ++i) {
+    const auto id = static_cast<WordId>(i);
+    const std::int64_t c = counted.vocabulary.count(id);
+    if (known.count(counted.vocabulary.word(id)) == 0 && c < config.minCount) continue;
+    words.push_back(counted.vocabulary.word(id));
+    counts.push_back(c);
+  }
+  return extendVocabulary(model, words, counts);
 }
 
 int epochsLeft(const ModelState& model) {

@@ -78,11 +78,17 @@ std::vector<Neighbour> Embeddings::nearestTo(const Eigen::RowVectorXf& query, st
   Eigen::VectorXf scores = vectors_.topRows(static_cast<Eigen::Index>(n)) * (query.transpose() / qn);
   const Eigen::VectorXf& norm = norms();
   for (std::size_t i = 0; i < n; ++i) scores[i] = norm[i] > 0 ? scores[i] / norm[i] : -2.0f;
+  // Only the excluded words inside the first n rows take a place away from the k:
+  // a restricted search returns k words whenever n - (excluded among them) >= k.
+  std::size_t excluded = 0;
   for (WordId e : exclude)
-    if (e >= 0 && static_cast<std::size_t>(e) < n) scores[e] = -3.0f;
+    if (e >= 0 && static_cast<std::size_t>(e) < n && scores[e] > -3.0f) {
+      scores[e] = -3.0f;
+      ++excluded;
+    }
   std::vector<WordId> order(n);
   std::iota(order.begin(), order.end(), 0);
-  const std::size_t take = std::min(k, n - std::min(n, exclude.size()));
+  const std::size_t take = std::min(k, n - excluded);
   std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(take), order.end(),
                     [&](WordId a, WordId b) { return scores[a] > scores[b] || (scores[a] == scores[b] && a < b); });
   std::vector<Neighbour> out;

@@ -17,7 +17,7 @@ def trained(tmp_path_factory):
     path = tmp_path_factory.mktemp("kv") / "corpus.bin"
     model = posvec.Word2Vec(corpus_file=CORPUS, vector_size=48, min_count=2, epochs=3, workers=1,
                             progress=False)
-    model.wv.save_word2vec_format(path)
+    model.wv.save_word2vec_format(path, binary=True)
     return str(path)
 
 

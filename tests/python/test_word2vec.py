@@ -68,7 +68,7 @@ def test_save_load_then_train_equals_training_on(tmp_path, pretokenized):
     assert np.array_equal(a.wv.vectors, b.wv.vectors) and b.losses == a.losses
     assert b.vector_size == 32 and b.epochs_done == 2
     a.train(epochs=2)
-    b.train(corpus_file=pretokenized, pretokenized=True, epochs=2)
+    b.train(corpus_file=pretokenized, pretokenized=True, epochs=2, total_words=b.corpus_total_words)
     assert np.array_equal(a.wv.vectors, b.wv.vectors)
     assert a.losses == b.losses and len(a.losses) == 4
     # four epochs from the start follow the same schedule only for the epochs after the second
@@ -214,3 +214,61 @@ def test_combine_blocks_train_other_bits_and_are_kept_by_save(tmp_path, pretoken
     assert loaded.block_negatives == 0  # automatic: max(negative, 1.25 x combine)
     with pytest.raises(ValueError, match="combine"):
         posvec.Word2Vec([["a", "b"]], combine=0, min_count=1, progress=False)
+
+
+# ---- growing the vocabulary (gensim's build_vocab(update=True)) -------------------------
+
+TOPICS = {
+    "animals": "cat dog pet fur paw tail purr bark whisker leash".split(),
+    "weather": "rain cloud wind storm sun sky thunder drizzle fog frost".split(),
+    "food": "bread cheese soup apple eat cook spoon plate butter honey".split(),
+}
+
+
+def topical(n, seed, extra=()):
+    """n sentences of 8 words, each from one topic; `extra` words join the animals."""
+    rng = np.random.default_rng(seed)
+    names = sorted(TOPICS)
+    out = []
+    for _ in range(n):
+        name = names[rng.integers(len(names))]
+        words = TOPICS[name] + (list(extra) if name == "animals" else [])
+        out.append([words[i] for i in rng.integers(len(words), size=8)])
+    return out
+
+
+def test_new_words_get_sensible_neighbours_and_old_vectors_stay():
+    model = posvec.Word2Vec(topical(3000, 1), vector_size=24, window=3, min_count=1, epochs=3,
+                            workers=1, seed=5, progress=False)
+    before = {w: model.wv[w].astype(np.float64) for w in model.wv.index_to_key}
+    more = topical(1500, 2, extra=["kitten", "puppy"])
+    model.build_vocab(more, update=True)
+    assert len(model.wv) == len(before) + 2
+    # the rows of known words move with their words; the new ones start as the trainer starts rows
+    for w, v in before.items():
+        assert np.array_equal(model.wv[w], v.astype(np.float32))
+    assert 0 < np.abs(model.wv["kitten"]).max() < 1.0 / model.vector_size
+    model.train(more, total_examples=len(more), epochs=2)
+    animals = set(TOPICS["animals"]) | {"kitten", "puppy"}
+    for new in ("kitten", "puppy"):
+        near = [w for w, _ in model.wv.most_similar(new, topn=5)]
+        assert sum(w in animals for w in near) >= 4, (new, near)
+    # known words keep their place: each stays nearest to its own earlier vector
+    cos = [float(model.wv[w] @ v / np.linalg.norm(model.wv[w]) / np.linalg.norm(v)) for w, v in before.items()]
+    assert min(cos) > 0.8, min(cos)
+
+
+def test_update_needs_a_vocabulary_and_the_cli_grows_a_resumed_model(tmp_path, cli):
+    with pytest.raises(RuntimeError, match="build_vocab"):
+        posvec.Word2Vec(progress=False).build_vocab([["a", "b"]], update=True)
+    first, second = tmp_path / "a.txt", tmp_path / "b.txt"
+    first.write_text("\n".join(" ".join(s) for s in topical(400, 3)) + "\n")
+    second.write_text("\n".join(" ".join(s) for s in topical(400, 4, extra=["kitten"])) + "\n")
+    model = tmp_path / "m.posvec"
+    cli("train", first, "-o", model, "--pretokenized", "--dim", 16, "--min-count", 1, "--epochs", 1,
+        "--threads", 1)
+    cli("train", second, "-o", tmp_path / "m2.posvec", "--pretokenized", "--resume", model,
+        "--update-vocab", "--epochs", 1, "--threads", 1)
+    grown = posvec.Word2Vec.load(tmp_path / "m2.posvec")
+    assert "kitten" in grown.wv and len(grown.wv) == 31
+    assert grown.wv.get_vecattr("cat", "count") > posvec.Word2Vec.load(model).wv.get_vecattr("cat", "count")

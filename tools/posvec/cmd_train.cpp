@@ -35,6 +35,7 @@ struct Options {
   std::string saveVocab;
   std::string readVocab;
   bool replaceInvalid = false;
+  bool updateVocab = false;
   bool epochsGiven = false;
   bool alphaGiven = false;
   bool pretokenized = false;
@@ -445,6 +446,14 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
     for (std::string line; std::getline(lines, line);)
       if (line.rfind("corpus.", 0) == 0) reading += line + "\n";
     model.config = stored.serialize() + reading;
+    if (o.updateVocab) {
+      if (cluster) throw ConfigError("--update-vocab runs in one process (count the new text first)");
+      const std::size_t before = model.words.size();
+      const std::size_t added = extendVocabulary(model, corpus);
+      if (observer.log)
+        observer.log("vocabulary: " + std::to_string(added) + " new words added to the model's " +
+                     std::to_string(before));
+    }
     // Without --epochs a stopped or checkpointed model finishes its schedule.
     const int left = epochsLeft(model);
     const int more = o.epochsGiven || left == 0 ? o.config.epochs : left;
@@ -654,6 +663,10 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
                            "--min-alpha", "--min-count", "--max-vocab", "--seed", "--kernel",
                            "--combine", "--block-negatives"})
     resume->excludes(sub->get_option(name));
+  sub->add_flag("--update-vocab", opts->updateVocab,
+                "With --resume: add the corpus words the model does not know (at least its "
+                "min-count times) before training, as gensim's build_vocab(update=True)")
+      ->needs(resume);
   sub->add_option("--save-model", opts->saveModel,
                   "Also save the full training state (for --resume) to this file ('-': stdout)");
   sub->add_option("--checkpoint-every", opts->checkpointEvery,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from numbers import Integral
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -20,11 +21,18 @@ _FORMATS = {".bin": "bin", ".txt": "text", ".vec": "text", ".npy": "npy"}
 
 
 def _as_list(value: Any) -> list:
+    """gensim's rule: one key or one 1-D vector is a list of one; a 2-D array is its rows."""
     if value is None:
         return []
-    if isinstance(value, (str, np.ndarray)):
+    if isinstance(value, (str, Integral)) or (isinstance(value, np.ndarray) and value.ndim == 1):
         return [value]
+    if isinstance(value, np.ndarray) and value.ndim == 2:
+        return list(value)
     return list(value)
+
+
+def _is_key(value: Any) -> bool:
+    return isinstance(value, (str, Integral)) and not isinstance(value, bool)
 
 
 def _unitvec(v: np.ndarray) -> np.ndarray:
@@ -62,6 +70,8 @@ class KeyedVectors:
         self._key_to_index: Optional[Dict[str, int]] = None
         self._norms: Optional[np.ndarray] = None
         self._folded: Optional[Dict[str, str]] = None
+        # Read from a word2vec file without counts: gensim's stand-in counts, V - index.
+        self._ranked_counts = False
         if embeddings is None:
             self._vectors = np.zeros((0, vector_size), dtype=np.float32)
             self._vectors.setflags(write=False)
@@ -72,7 +82,7 @@ class KeyedVectors:
     def load_word2vec_format(
         cls,
         fname: Union[str, os.PathLike],
-        fvocab: None = None,
+        fvocab: Optional[Union[str, os.PathLike]] = None,
         binary: Optional[bool] = None,
         encoding: str = "utf8",
         unicode_errors: str = "strict",
@@ -86,15 +96,19 @@ class KeyedVectors:
         ``unicode_errors`` ("strict", "replace" or "ignore") says what happens to
         words that are not valid UTF-8, as in gensim (Python's ``bytes.decode``);
         ``limit`` reads only the first N vectors; ``no_header=True`` reads text
-        without the "V D" line (GloVe)."""
-        if fvocab is not None:
-            raise ValueError("posvec reads word2vec files without a separate vocabulary (fvocab)")
+        without the "V D" line (GloVe); ``fvocab`` is a word2vec.c vocabulary file
+        ("word count" lines) whose counts the words take; ``datatype`` (float16,
+        float32 or float64) is the dtype of ``vectors`` (posvec computes in float32
+        from the values rounded to it). Errors: FileNotFoundError, EOFError for a
+        truncated file, UnicodeDecodeError for a word that is not UTF-8 under
+        "strict" (both also ValueError), ValueError for other format errors."""
         if encoding.lower().replace("-", "") != "utf8":
             raise ValueError("posvec reads UTF-8 words only (encoding='utf8')")
         if unicode_errors not in ("strict", "replace", "ignore"):
             raise ValueError(f"unicode_errors must be 'strict', 'replace' or 'ignore', not {unicode_errors!r}")
-        if np.dtype(datatype) != np.float32:
-            raise ValueError("posvec holds float32 vectors only (datatype=numpy.float32)")
+        dtype = np.dtype(datatype)
+        if dtype not in (np.float16, np.float32, np.float64):
+            raise ValueError(f"datatype must be numpy.float16, float32 or float64 (got {dtype})")
         if no_header and binary:
             raise ValueError("no_header=True reads word2vec text files only (binary=True was given)")
         if limit is not None and (isinstance(limit, bool) or int(limit) != limit or limit < 0):
@@ -109,36 +123,104 @@ class KeyedVectors:
                     f"'{path}' is a word2vec {'binary' if found == 'bin' else 'text'} file "
                     f"but binary={binary} was given (leave binary=None to detect it)"
                 )
-        return cls._wrap(e)
+        counts = None
+        if fvocab is not None:
+            counts = {}
+            with open(os.fspath(fvocab), "rb") as f:
+                for no, line in enumerate(f, start=1):
+                    parts = line.rstrip(b"\r\n").split(b" ")
+                    if len(parts) != 2 or not parts[1].strip().isdigit():
+                        raise ValueError(f"'{os.fspath(fvocab)}' line {no}: expected 'word count'")
+                    counts[parts[0].decode("utf-8", errors=unicode_errors)] = int(parts[1])
+            missing = [w for w in e.words if w not in counts]
+            if missing:
+                raise ValueError(f"'{os.fspath(fvocab)}' has no count for '{missing[0]}' "
+                                 f"({len(missing)} words without one)")
+        if counts is not None or dtype != np.float32:
+            values = e.vectors.astype(dtype)
+            e = _posvec.Embeddings(list(e.words), values.astype(np.float32),
+                                   [counts[w] for w in e.words] if counts is not None else list(e.counts))
+            kv = cls._wrap(e)
+            kv._ranked_counts = not e.counts
+            if dtype != np.float32:
+                values.setflags(write=False)
+                kv._vectors = values
+            return kv
+        kv = cls._wrap(e)
+        kv._ranked_counts = not e.counts
+        return kv
 
     @classmethod
-    def load(cls, fname: Union[str, os.PathLike]) -> "KeyedVectors":
+    def load(cls, fname: Union[str, os.PathLike], mmap: Optional[str] = None) -> "KeyedVectors":
         """Any format posvec reads: .npy (+ .vocab), a posvec model (its input
-        vectors), word2vec binary or text. Not gensim's pickles."""
+        vectors), word2vec binary or text. Not gensim's pickles (mmap is accepted:
+        posvec reads the file into memory)."""
         return cls._wrap(_posvec.Embeddings.load(os.fspath(fname)))
 
     def save_word2vec_format(
-        self, fname: Union[str, os.PathLike], fvocab: None = None, binary: bool = True
+        self,
+        fname: Union[str, os.PathLike],
+        fvocab: Optional[Union[str, os.PathLike]] = None,
+        binary: bool = False,
+        total_vec: Optional[int] = None,
+        write_header: bool = True,
+        prefix: str = "",
+        append: bool = False,
+        sort_attr: str = "count",
     ) -> None:
-        """Writes word2vec binary (default) or text, atomically."""
-        if fvocab is not None:
-            raise ValueError("posvec does not write a separate vocabulary file (fvocab)")
-        self._require_words().save(os.fspath(fname), "bin" if binary else "text")
-
-    def save(self, fname: Union[str, os.PathLike]) -> None:
-        """Format from the extension: .bin, .txt/.vec (word2vec) or .npy (+ .vocab)."""
+        """Writes word2vec text (default, as gensim) or binary, atomically; ``fvocab``
+        also writes the counts as word2vec.c's vocabulary file ("word count" lines).
+        ``total_vec`` is the count the header announces (for files appended to
+        later), ``write_header=False`` leaves the header out, ``prefix`` goes before
+        every word, ``append`` adds to an existing file (no header then)."""
+        e = self._require_words()
         path = os.fspath(fname)
-        fmt = _FORMATS.get(os.path.splitext(path)[1].lower())
-        if fmt is None:
-            raise ValueError(f"cannot tell the format of '{path}': use .bin, .txt, .vec or .npy")
+        if sort_attr != "count":
+            raise ValueError("posvec stores one attribute per word: sort_attr='count'")
+        if total_vec is not None and total_vec < len(self):
+            raise ValueError(f"total_vec={total_vec} is less than the {len(self)} vectors written")
+        if fvocab is not None:
+            counts = e.counts or [len(self) - i for i in range(len(self))]
+            with open(os.fspath(fvocab), "wb") as f:
+                for word, c in zip(self.index_to_key, counts):
+                    f.write(f"{prefix}{word} {c}\n".encode("utf-8"))
+        if total_vec is None and write_header and not prefix and not append:
+            e.save(path, "bin" if binary else "text")
+            return
+        tmp = path + ".tmp" if not append else path
+        with open(tmp, "ab" if append else "wb") as f:
+            if write_header and not append:
+                f.write(f"{total_vec if total_vec is not None else len(self)} {self.vector_size}\n".encode())
+            for word, row in zip(self.index_to_key, self.vectors.astype(np.float32)):
+                if binary:
+                    f.write(f"{prefix}{word} ".encode("utf-8") + row.tobytes() + b"\n")
+                else:
+                    f.write((f"{prefix}{word} " + " ".join(f"{float(x):.9g}" for x in row) + "\n").encode("utf-8"))
+        if not append:
+            os.replace(tmp, path)
+
+    def save(self, fname: Union[str, os.PathLike], *args: Any, **kwargs: Any) -> None:
+        """Format from the extension: .bin, .txt/.vec (word2vec) or .npy (+ .vocab);
+        any other name is written as word2vec binary. :meth:`load` reads them all
+        back (not a pickle: gensim's pickle options are refused)."""
+        if args or kwargs:
+            raise ValueError("posvec saves vector files, not pickles: gensim's pickle options "
+                             "(sep_limit, ignore, pickle_protocol) do not apply")
+        path = os.fspath(fname)
+        fmt = _FORMATS.get(os.path.splitext(path)[1].lower(), "bin")
         self._require_words().save(path, fmt)
 
     def add_vectors(
-        self, keys: Sequence[str], weights: Any, extras: None = None, replace: bool = False
+        self, keys: Union[str, Sequence[str]], weights: Any, extras: None = None, replace: bool = False
     ) -> None:
-        """Appends words with their vectors (the matrix is rebuilt: a new array)."""
-        if extras is not None or replace:
-            raise ValueError("posvec's add_vectors takes new keys and weights only")
+        """Appends new keys with their vectors; a key already present keeps its
+        vector unless ``replace=True`` (gensim's rule). One key with one 1-D vector
+        works too. The matrix is rebuilt: a new array."""
+        if extras is not None:
+            raise ValueError("posvec stores one attribute per word (its count): extras are not supported")
+        if isinstance(keys, str):
+            keys = [keys]
+            weights = np.asarray(weights, dtype=np.float32).reshape(1, -1)
         keys = list(keys)
         weights = np.asarray(weights, dtype=np.float32).reshape(len(keys), -1)
         finite = np.isfinite(weights).all(axis=1)
@@ -147,15 +229,82 @@ class KeyedVectors:
             row = int(np.argmin(finite))
             raise ValueError(f"the vector of {keys[row]!r} (row {row}) holds NaN or infinity; "
                              "every vector must be finite")
-        if self._e is not None:
-            keys = list(self._e.words) + keys
-            weights = np.vstack([self.vectors, weights])
-            counts = list(self._e.counts)
-        else:
-            counts = []
+        if len(self) and weights.shape[1] != self.vector_size:
+            raise ValueError(f"the vectors have {weights.shape[1]} dimensions, these KeyedVectors "
+                             f"{self.vector_size}")
+        old_words = list(self._e.words) if self._e is not None else []
+        matrix = self.vectors.astype(np.float32, copy=True) if self._e is not None else \
+            np.zeros((0, weights.shape[1]), dtype=np.float32)
+        counts = list(self._e.counts) if self._e is not None else []
+        index = {w: i for i, w in enumerate(old_words)}
+        new_rows, new_keys = [], []
+        for key, row in zip(keys, weights):
+            at = index.get(key)
+            if at is None:
+                index[key] = len(old_words) + len(new_keys)
+                new_keys.append(key)
+                new_rows.append(row)
+            elif at >= len(old_words):  # twice among the new keys: the last one wins with replace
+                if replace:
+                    new_rows[at - len(old_words)] = row
+            elif replace:
+                matrix[at] = row
+        if new_rows:
+            matrix = np.vstack([matrix, np.array(new_rows, dtype=np.float32)])
         if counts:
-            counts += [1] * (len(keys) - len(counts))
-        self._set(_posvec.Embeddings(keys, weights, counts), weights.shape[1])
+            counts += [1] * len(new_keys)
+        self._set(_posvec.Embeddings(old_words + new_keys, matrix, counts), matrix.shape[1])
+
+    def add_vector(self, key: str, vector: Any) -> int:
+        """Adds one key (or replaces its vector) and returns its index."""
+        self.add_vectors([key], np.asarray(vector).reshape(1, -1), replace=True)
+        return self.get_index(key)
+
+    def __setitem__(self, keys: Union[str, Sequence[str]], weights: Any) -> None:
+        """kv[key] = vector, kv[[k1, k2]] = vectors: adds new keys, replaces the
+        vectors of present ones (gensim's add_vectors(replace=True))."""
+        if not isinstance(keys, list):
+            keys = [keys]
+            weights = np.asarray(weights).reshape(1, -1)
+        self.add_vectors(keys, weights, replace=True)
+
+    def vectors_for_all(self, keys: Iterable[str], allow_inference: bool = True,
+                        copy_vecattrs: bool = False) -> "KeyedVectors":
+        """New KeyedVectors with the vectors of the given keys that are present
+        (duplicates once, in the given order); counts too with copy_vecattrs."""
+        seen: Dict[str, None] = {}
+        for key in keys:
+            if key in self:
+                seen.setdefault(key, None)
+        found = list(seen)
+        kv = KeyedVectors(self.vector_size)
+        if not found:
+            return kv
+        ids = [self.get_index(k) for k in found]
+        counts = []
+        if copy_vecattrs:
+            counts = list(self._e.counts) or ([len(self) - i for i in range(len(self))]
+                                              if self._ranked_counts else [])
+        kv._set(_posvec.Embeddings(found, self.vectors[ids].astype(np.float32),
+                                   [counts[i] for i in ids] if counts else []), self.vector_size)
+        return kv
+
+    def unit_normalize_all(self) -> None:
+        """Replaces every vector by its unit vector (zero vectors stay zero); the
+        lengths are gone for good, as in gensim."""
+        e = self._require_words()
+        self._set(_posvec.Embeddings(list(e.words), self.get_normed_vectors().astype(np.float32),
+                                     list(e.counts)), self.vector_size)
+
+    def sort_by_descending_frequency(self) -> None:
+        """Reorders the words by count, most frequent first (ties keep their order)."""
+        if not len(self) or not self._e.counts:
+            return
+        counts = np.asarray(self._e.counts)
+        order = np.argsort(-counts, kind="stable")
+        words = self.index_to_key
+        self._set(_posvec.Embeddings([words[i] for i in order], self.vectors[order].astype(np.float32),
+                                     [int(c) for c in counts[order]]), self.vector_size)
 
     # ---- the vocabulary ---------------------------------------------------------
 
@@ -200,10 +349,13 @@ class KeyedVectors:
     def has_index_for(self, key: object) -> bool:
         return key in self
 
-    def get_index(self, key: str, default: Optional[int] = None) -> int:
+    def get_index(self, key: Union[str, int], default: Optional[int] = None) -> int:
+        """The row of ``key``; an integer is taken as a row number when it is one (gensim)."""
         found = self._e.find(key) if self._e is not None and isinstance(key, str) else None
         if found is not None:
             return found
+        if isinstance(key, Integral) and not isinstance(key, bool) and 0 <= int(key) < len(self):
+            return int(key)
         if default is not None:
             return default
         raise self._missing(key)
@@ -212,7 +364,24 @@ class KeyedVectors:
         if attr != "count":
             raise KeyError(f"posvec stores one attribute per word: 'count', not '{attr}'")
         counts = self._require_words().counts
-        return counts[self.get_index(key)] if counts else None
+        if counts:
+            return counts[self.get_index(key)]
+        return len(self) - self.get_index(key) if self._ranked_counts else None
+
+    def set_vecattr(self, key: str, attr: str, val: int) -> None:
+        if attr != "count":
+            raise KeyError(f"posvec stores one attribute per word: 'count', not '{attr}'")
+        e = self._require_words()
+        counts = list(e.counts) or [1] * len(self)
+        counts[self.get_index(key)] = int(val)
+        self._set(_posvec.Embeddings(list(e.words), self.vectors.astype(np.float32), counts),
+                  self.vector_size)
+
+    @property
+    def expandos(self) -> Dict[str, np.ndarray]:
+        """gensim's per-word attribute arrays: here only 'count' (when counts are known)."""
+        counts = self._e.counts if self._e is not None else []
+        return {"count": np.asarray(counts, dtype=np.int64)} if counts else {}
 
     def _missing(self, key: object) -> KeyError:
         msg = f"Key '{key}' not present in vocabulary ({len(self)} words)"
@@ -237,10 +406,37 @@ class KeyedVectors:
         v = self.vectors[self.get_index(key)]
         return _unitvec(v.astype(np.float32)) if norm else v
 
+    def get_mean_vector(self, keys: Sequence[Any], weights: Any = None, pre_normalize: bool = True,
+                        post_normalize: bool = False, ignore_missing: bool = True) -> np.ndarray:
+        """Weighted mean of the keys' vectors (unit vectors with pre_normalize) and of
+        any 1-D arrays among the keys, divided by the sum of |weights| of the items
+        used; missing keys are skipped (KeyError with ignore_missing=False)."""
+        if len(keys) == 0:
+            raise ValueError("cannot compute mean with no input")
+        weights = np.ones(len(keys)) if weights is None else np.asarray(weights, dtype=np.float64)
+        if weights.shape[0] != len(keys):
+            raise ValueError("keys and weights array must have same number of elements")
+        mean = np.zeros(self.vector_size, dtype=np.float32)
+        total = 0.0
+        for key, weight in zip(keys, weights):
+            if isinstance(key, np.ndarray):
+                mean += weight * key
+                total += abs(weight)
+            elif self.get_index(key, -1) >= 0:
+                mean += weight * self.get_vector(key, norm=pre_normalize)
+                total += abs(weight)
+            elif not ignore_missing:
+                raise self._missing(key)
+        if total > 0:
+            mean = mean / total
+        if post_normalize:
+            mean = _unitvec(mean).astype(np.float32)
+        return mean
+
     word_vec = get_vector
 
     def __getitem__(self, key: Union[str, Iterable[str]]) -> np.ndarray:
-        if isinstance(key, str):
+        if _is_key(key):
             return self.get_vector(key)
         return np.vstack([self.get_vector(k) for k in key])
 
@@ -251,18 +447,25 @@ class KeyedVectors:
     # ---- queries ------------------------------------------------------------------
 
     def _weighted_mean(self, positive: Any, negative: Any) -> Tuple[np.ndarray, set]:
-        items = [(i, 1.0) if isinstance(i, (str, np.ndarray)) else tuple(i) for i in _as_list(positive)]
-        items += [(i, -1.0) if isinstance(i, (str, np.ndarray)) else tuple(i) for i in _as_list(negative)]
-        keys, mean = set(), []
-        for key, weight in items:
-            if isinstance(key, np.ndarray):
-                mean.append(weight * key)
-            else:
-                mean.append(weight * self.get_vector(key, norm=True))
-                keys.add(self.get_index(key))
-        if not mean:
+        """gensim's query: items are keys, 1-D arrays or (item, weight) pairs, weight
+        1 for positive and -1 for negative by default; the weighted mean of the
+        keys' unit vectors and the arrays as given, made unit length."""
+        keys, weights = [], []
+        for items, sign in ((_as_list(positive), 1.0), (_as_list(negative), -1.0)):
+            for item in items:
+                if _is_key(item) or isinstance(item, np.ndarray):
+                    keys.append(item)
+                    weights.append(sign)
+                else:
+                    key, weight = item
+                    keys.append(key)
+                    weights.append(float(weight))
+        if not keys:
             raise ValueError("cannot compute similarity with no input")
-        return _unitvec(np.array(mean).mean(axis=0)).astype(np.float32), keys
+        mean = self.get_mean_vector(keys, weights, pre_normalize=True, post_normalize=True,
+                                    ignore_missing=False)
+        ids = {self.get_index(k) for k in keys if _is_key(k)}
+        return mean, ids
 
     def most_similar(
         self,
@@ -275,10 +478,11 @@ class KeyedVectors:
         indexer: None = None,
     ) -> Union[List[Tuple[str, float]], np.ndarray]:
         """Words closest to the weighted mean of unit vectors (gensim's semantics);
-        with topn=None, the cosine to every word (in the clipped range)."""
+        with topn=None, the cosine to every word (in the clipped range). With
+        restrict_vocab=R, the topn best of the first R words that are not inputs."""
         if indexer is not None:
             raise ValueError("posvec does not support approximate indexers")
-        if isinstance(topn, int) and topn < 1:
+        if isinstance(topn, Integral) and topn < 1:
             return []
         mean, keys = self._weighted_mean(positive, negative)
         clip_end = clip_end or len(self)
@@ -290,11 +494,12 @@ class KeyedVectors:
             dists = rows @ mean / norms
             if topn is None:
                 return dists
+            topn = int(topn)
             best = np.argsort(-dists, kind="stable")[: topn + len(keys)]
             found = [(self.index_to_key[i + clip_start], float(dists[i])) for i in best
                      if i + clip_start not in keys]
             return found[:topn]
-        return self._require_words().nearest_to(mean, topn, sorted(keys), min(clip_end, len(self)))
+        return self._require_words().nearest_to(mean, int(topn), sorted(keys), min(clip_end, len(self)))
 
     def similar_by_word(self, word: str, topn: int = 10, restrict_vocab: Optional[int] = None):
         return self.most_similar(positive=[word], topn=topn, restrict_vocab=restrict_vocab)
@@ -315,9 +520,9 @@ class KeyedVectors:
         if isinstance(topn, int) and topn < 1:
             return []
         positive, negative = _as_list(positive), _as_list(negative)
-        keys = {self.get_index(w) for w in positive + negative if isinstance(w, str)}
-        pos = [self.get_vector(w, norm=True) if isinstance(w, str) else w for w in positive]
-        neg = [self.get_vector(w, norm=True) if isinstance(w, str) else w for w in negative]
+        keys = {self.get_index(w) for w in positive + negative if _is_key(w)}
+        pos = [self.get_vector(w, norm=True) if _is_key(w) else w for w in positive]
+        neg = [self.get_vector(w, norm=True) if _is_key(w) else w for w in negative]
         if not pos:
             raise ValueError("cannot compute similarity with no input")
         end = restrict_vocab or len(self)
@@ -330,6 +535,42 @@ class KeyedVectors:
         best = np.argsort(-dists, kind="stable")[: topn + len(keys)]
         return [(self.index_to_key[i], float(dists[i])) for i in best if i not in keys][:topn]
 
+    @staticmethod
+    def cosine_similarities(vector_1: np.ndarray, vectors_all: np.ndarray) -> np.ndarray:
+        """Cosine of one vector with each row of a matrix."""
+        norm = np.linalg.norm(vector_1)
+        all_norms = np.linalg.norm(vectors_all, axis=1)
+        return np.dot(vectors_all, vector_1) / (norm * all_norms)
+
+    def distances(self, word_or_vector: Union[str, np.ndarray], other_words: Sequence[str] = ()) -> np.ndarray:
+        """1 - cosine from a word or vector to the given words, or to every word."""
+        v = self.get_vector(word_or_vector) if _is_key(word_or_vector) else np.asarray(word_or_vector)
+        others = self.vectors if not other_words else np.vstack([self.get_vector(w) for w in other_words])
+        return 1 - self.cosine_similarities(v, others)
+
+    def closer_than(self, key1: str, key2: str) -> List[str]:
+        """Words closer to key1 than key2 is (key1 itself left out), in vocabulary order."""
+        d = self.distances(key1)
+        i1, i2 = self.get_index(key1), self.get_index(key2)
+        return [self.index_to_key[i] for i in np.nonzero(d < d[i2])[0] if i != i1]
+
+    words_closer_than = closer_than
+
+    def rank(self, key1: str, key2: str) -> int:
+        """key2's rank among key1's neighbours (1: the nearest)."""
+        return len(self.closer_than(key1, key2)) + 1
+
+    def most_similar_to_given(self, key1: str, keys_list: Sequence[str]) -> str:
+        """The key of keys_list most similar to key1."""
+        return keys_list[int(np.argmax([self.similarity(key1, k) for k in keys_list]))]
+
+    def relative_cosine_similarity(self, wa: str, wb: str, topn: int = 10) -> float:
+        """cos(wa, wb) over the sum of wa's topn nearest cosines (Leeuwenberg et al. 2016)."""
+        sims = self.similar_by_word(wa, topn)
+        if not sims:
+            raise ValueError("Cannot calculate relative cosine similarity without any similar words.")
+        return float(self.similarity(wa, wb)) / sum(sim for _, sim in sims)
+
     def similarity(self, w1: str, w2: str) -> float:
         """Cosine similarity (computed in double)."""
         self.get_index(w1), self.get_index(w2)  # KeyError with a hint
@@ -341,6 +582,8 @@ class KeyedVectors:
     def n_similarity(self, ws1: Sequence[str], ws2: Sequence[str]) -> float:
         if not (len(ws1) and len(ws2)):
             raise ZeroDivisionError("At least one of the passed list is empty.")
+        if len(ws1) == len(ws2) == 1:  # the same number as similarity(), to the last bit
+            return self.similarity(ws1[0], ws2[0])
         v1 = np.array([self[k] for k in ws1]).mean(axis=0)
         v2 = np.array([self[k] for k in ws2]).mean(axis=0)
         return float(np.dot(_unitvec(v1), _unitvec(v2)))
@@ -370,8 +613,11 @@ class KeyedVectors:
         """(accuracy, sections) exactly as gensim: each section a dict with
         'section', 'correct' and 'incorrect' lists of (a, b, c, expected), then
         'Total accuracy'."""
-        if similarity_function != "most_similar":
-            raise ValueError("posvec evaluates analogies with 3CosAdd (similarity_function='most_similar')")
+        if similarity_function not in ("most_similar", "most_similar_cosmul"):
+            raise ValueError(f"similarity_function must be 'most_similar' or 'most_similar_cosmul', "
+                             f"not {similarity_function!r}")
+        # gensim 4.2 answers with 3CosAdd whatever similarity_function says; so does posvec,
+        # so that both give the same scores.
         path = os.fspath(analogies)
         r = self._require_words().evaluate_analogies(path, restrict_vocab, case_insensitive)
         answered = dict(r["answered"])
@@ -417,14 +663,70 @@ class KeyedVectors:
         """(pearson, spearman, oov_ratio) as gensim: the correlations of cosine
         similarity with the file's scores, each with its two-sided p-value."""
         if delimiter != "\t" or encoding.lower().replace("-", "") != "utf8" or dummy4unknown:
-            raise ValueError("posvec reads UTF-8 'w1<TAB>w2<TAB>score' files and drops unknown words "
-                             "(delimiter='\\t', encoding='utf8', dummy4unknown=False)")
+            return self._evaluate_word_pairs_here(pairs, delimiter, encoding, restrict_vocab,
+                                                  case_insensitive, dummy4unknown)
         r = self._require_words().evaluate_word_pairs(os.fspath(pairs), restrict_vocab, case_insensitive)
         n = r["pairs"]
         pearson = PearsonRResult(r["pearson"], correlation_pvalue(r["pearson"], n))
         spearman = SpearmanrResult(r["spearman"], correlation_pvalue(r["spearman"], n))
         oov_ratio = float(r["oov"]) / (n + r["oov"]) * 100  # gensim's expression, to the last bit
         return pearson, spearman, oov_ratio
+
+    def _evaluate_word_pairs_here(self, pairs: Any, delimiter: str, encoding: str, restrict_vocab: int,
+                                  case_insensitive: bool, dummy4unknown: bool):
+        """evaluate_word_pairs in Python, for the options the C++ reader does not take:
+        another delimiter or encoding, and dummy4unknown (an unknown pair counts with
+        similarity 0, and the OOV ratio is over the pairs kept, as gensim)."""
+        keys = self.index_to_key[:restrict_vocab]
+        fold = _posvec.upper_case if case_insensitive else (lambda w: w)
+        ok = {fold(k): i for i, k in reversed(list(enumerate(keys)))}
+        unit = self.get_normed_vectors()
+        gold, model, oov = [], [], 0
+        with open(os.fspath(pairs), encoding=encoding) as f:
+            for line in f:
+                if not line or line.startswith("#"):
+                    continue
+                try:
+                    a, b, sim = [fold(w) if i < 2 else w for i, w in enumerate(line.split(delimiter))]
+                    sim = float(sim)
+                except ValueError:
+                    continue
+                if a not in ok or b not in ok:
+                    oov += 1
+                    if dummy4unknown:
+                        gold.append(sim)
+                        model.append(0.0)
+                    continue
+                gold.append(sim)
+                model.append(float(np.dot(unit[ok[a]].astype(np.float64), unit[ok[b]].astype(np.float64))))
+        if not gold:
+            raise ValueError(f"no valid similarity judgements in {os.fspath(pairs)}: invalid format "
+                             "or every pair out of vocabulary")
+        g, m = np.asarray(gold), np.asarray(model)
+
+        def pearson(x: np.ndarray, y: np.ndarray) -> float:
+            x, y = x - x.mean(), y - y.mean()
+            d = np.sqrt((x * x).sum() * (y * y).sum())
+            return float((x * y).sum() / d) if d > 0 else float("nan")
+
+        def ranks(x: np.ndarray) -> np.ndarray:  # average ranks of ties, as SciPy's rankdata
+            order = np.argsort(x, kind="stable")
+            r = np.empty(len(x))
+            sx = x[order]
+            i = 0
+            while i < len(x):
+                j = i
+                while j + 1 < len(x) and sx[j + 1] == sx[i]:
+                    j += 1
+                r[order[i:j + 1]] = (i + j) / 2 + 1
+                i = j + 1
+            return r
+
+        n = len(gold)
+        rp, rs = pearson(g, m), pearson(ranks(g), ranks(m))
+        oov_ratio = float(oov) / (n if dummy4unknown else n + oov) * 100
+        return (PearsonRResult(rp, correlation_pvalue(rp, n)),
+                SpearmanrResult(rs, correlation_pvalue(rs, n)), oov_ratio)
 
     def __repr__(self) -> str:
         return f"<posvec.KeyedVectors: {len(self)} words x {self.vector_size} dimensions>"
