@@ -315,9 +315,15 @@ class Word2Vec:
             finished = True
             return result
         except RuntimeError as e:
-            # pybind11's "Unable to cast": a token that is not a str, or a str that
-            # is not valid Unicode (a lone surrogate), met while sentences were read.
+            # pybind11's "Unable to cast": a str that is not valid Unicode (a lone
+            # surrogate), met while sentences were read.
             if "Unable to cast" not in str(e):
+                raise
+            raise _token_error(kwargs.get("sentences")) from None
+        except TypeError as e:
+            # A token that is not a str: for a list or tuple corpus, name it.
+            if "tokens must be strings" not in str(e) or \
+                    not isinstance(kwargs.get("sentences"), (list, tuple)):
                 raise
             raise _token_error(kwargs.get("sentences")) from None
         finally:
