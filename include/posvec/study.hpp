@@ -27,6 +27,8 @@ struct StudyOptions {
   // posvec model); never both. Neither: train on the corpus shipped with posvec.
   std::string corpus;
   std::string vectors;
+  // Invalid UTF-8 in `corpus` becomes U+FFFD instead of stopping with an error.
+  bool replaceInvalid = false;
   // How `vectors` is read (unicode errors, limit, headerless text).
   LoadOptions vectorsLoad;
   // The placed words; every pair (i < j) is measured, the first two drive the

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <iomanip>
 #include <sstream>
 #include <thread>
@@ -229,7 +230,8 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
                   p.wordsProcessed = static_cast<std::int64_t>(runDone);
                   p.wordsPerSecond = elapsed > 0 ? runDone / elapsed : 0;
                   p.alpha = alpha;
-                  p.loss = preds > 0 ? loss / static_cast<double>(preds) : 0;
+                  p.loss = preds > 0 ? loss / static_cast<double>(preds)
+                                     : std::numeric_limits<double>::quiet_NaN();
                   p.etaSeconds = runDone > 0 ? elapsed * (runWords - runDone) / runDone : 0;
                   observer.progress(p);
                 }
@@ -285,13 +287,16 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
     if (sync) sync->endEpoch(model, loss, predictions, words);
     EpochReport report;
     report.epoch = epoch + 1;
-    report.loss = predictions > 0 ? loss / static_cast<double>(predictions) : 0;
+    // No prediction, no loss: NaN ("not available"), not a perfect 0.
+    report.loss = predictions > 0 ? loss / static_cast<double>(predictions)
+                                  : std::numeric_limits<double>::quiet_NaN();
     report.words = words;
     report.runWords = words - wordsBefore;
     report.seconds = secondsSince(epochStart);
     report.predictions = predictions;
     // Weights can overflow without the loss showing it yet (the last updates of the epoch).
-    if (!std::isfinite(report.loss) || !model.input.allFinite() || !model.output.allFinite())
+    if ((predictions > 0 && !std::isfinite(report.loss)) || !model.input.allFinite() ||
+        !model.output.allFinite())
       throwDiverged(epoch + 1, report.loss, config.alpha);
     model.epochLosses.push_back(report.loss);
     model.epochsDone = epoch + 1;
@@ -334,7 +339,17 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
   // The counting table is gone: give its pages back before the matrices arrive,
   // so peak memory is the larger of the two, not their sum.
   ::malloc_trim(0);
-  if (!hooks.merge) logCorpus(observer, prepared);  // a merge logs the counts of all processes
+  if (!hooks.merge) {  // a merge logs the counts of all processes
+    logCorpus(observer, prepared);
+    if (observer.counted) {
+      CorpusCounts counts;
+      counts.distinctWords = prepared.distinctWords;
+      counts.tokens = prepared.tokens;
+      counts.keptWords = static_cast<std::int64_t>(prepared.vocabulary.size());
+      counts.keptTokens = prepared.stream.words();
+      observer.counted(counts);
+    }
+  }
   if (observer.log)
     observer.log("memory: about " + detail::humanBytes(memory.total()) + " (matrices " +
                  detail::humanBytes(memory.matrices) + ", vocabulary " +
