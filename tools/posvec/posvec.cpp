@@ -406,8 +406,9 @@ std::string parseErrorText(const CLI::ParseError& e, const CLI::App* sub) {
   if (const std::string x = after(" not expected: "); !x.empty())
     return where + "unexpected argument" + (what.find("arguments were") != std::string::npos ? "s" : "") +
            " " + x + " (" + help + " says what " + (sub ? command : std::string("posvec")) + " takes)";
-  // Validators ("--top: Value 0 not in range 1 to 1000000") already name the option.
-  return where + what + " (" + help + ")";
+  // posvec's own validators ("--dim: must not be negative (got -1)") already speak a
+  // user's words and name the option.
+  return what + " (see posvec --help)";
 }
 
 int runCommandLine(int argc, char** argv) {
