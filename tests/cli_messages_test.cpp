@@ -124,9 +124,11 @@ TEST_CASE("cli: similar takes several words and --negative, as gensim's most_sim
   CHECK(p["positive"] == nlohmann::json::array({"a", "c"}));
   REQUIRE(p["neighbours"].size() == 2);
   CHECK(p["neighbours"][0]["word"] == "b");
-  CHECK(p["neighbours"][0]["similarity"].get<double>() == Approx(1.4 / std::sqrt(2.0)).margin(1e-6));
+  CHECK(p["neighbours"][0]["similarity"].get<double>() ==
+        Approx(1.4 / std::sqrt(2.0)).margin(1e-6));
   CHECK(p["neighbours"][1]["word"] == "d");
-  CHECK(p["neighbours"][1]["similarity"].get<double>() == Approx(-0.2 / std::sqrt(2.0)).margin(1e-6));
+  CHECK(p["neighbours"][1]["similarity"].get<double>() ==
+        Approx(-0.2 / std::sqrt(2.0)).margin(1e-6));
   // positive b, negative a: q = (-0.2, 0.6), |q| = sqrt 0.4; c: 0.6 / |q| = 0.948683,
   // d: (-0.12 - 0.48) / |q| = -0.948683.
   const RunResult neg = runCli("similar " + quote(vec) + " b --negative a --json");
@@ -145,8 +147,7 @@ TEST_CASE("cli: similar takes several words and --negative, as gensim's most_sim
   CHECK(one.out == "word  similarity\nb     0.800000\n");
 }
 
-TEST_CASE("cli: fastText models, gensim pickles and arrays are named for what they are",
-          "[cli]") {
+TEST_CASE("cli: fastText models, gensim pickles and arrays are named for what they are", "[cli]") {
   TempDir dir;
   // fastText: int32 793712314 (0x2F4F16BA) little-endian, then the version 12.
   const std::string ft = dir.file("cc.en.300.bin");
@@ -239,8 +240,9 @@ TEST_CASE("cli: train warns when min-count keeps next to nothing", "[cli]") {
   std::string text = "the cat the cat the cat the cat the cat the";
   for (int i = 0; i < 40; ++i) text += " w" + std::to_string(i);
   writeText(dir.file("c.txt"), text + "\n");
-  const RunResult r = runCli("train " + quote(dir.file("c.txt")) +
-                             " --pretokenized --dim 4 --epochs 1 -t 1 -o " + quote(dir.file("v.txt")));
+  const RunResult r =
+      runCli("train " + quote(dir.file("c.txt")) + " --pretokenized --dim 4 --epochs 1 -t 1 -o " +
+             quote(dir.file("v.txt")));
   INFO(r.err);
   CHECK(r.status == 0);
   CHECK(has(r.err, "posvec: warning: --min-count 5 kept 2 of 42 distinct words (11 of 51 tokens)"));

@@ -48,8 +48,7 @@ StudyResults resultsWith(double wordSimilarity) {
 
 }  // namespace
 
-TEST_CASE("report: the near-1 explanation only when the word similarity is near 1",
-          "[report]") {
+TEST_CASE("report: the near-1 explanation only when the word similarity is near 1", "[report]") {
   const std::string far = studyTable(resultsWith(0.61));
   CHECK_FALSE(has(far, "why word similarity is near 1"));
   CHECK(has(far, "0.6100000"));
@@ -61,8 +60,9 @@ TEST_CASE("report: the note describes the corpus the run used", "[report]") {
   const std::string far = reportHtml(resultsWith(0.61), {});
   CHECK_FALSE(has(far, "Why is the word similarity so close to 1?"));
   CHECK(has(far, "Word similarity 0.6100, not the published 0.9999."));
-  CHECK(has(far, "In this run the vectors were trained on brown.txt (1161192 tokens, 14221 distinct "
-                 "words, 5 epochs)"));
+  CHECK(has(far,
+            "In this run the vectors were trained on brown.txt (1161192 tokens, 14221 distinct "
+            "words, 5 epochs)"));
   const std::string near = reportHtml(resultsWith(0.9993), {});
   CHECK(has(near, "Why is the word similarity so close to 1?"));
   CHECK(has(near, "In this run the vectors were trained on brown.txt"));

@@ -523,7 +523,8 @@ TEST_CASE("tokenizer: no sentence ends after Mr., Dr., St. or U.S.", "[tokenizer
   // NLTK's sent_tokenize keeps each of these whole (its Punkt model knows the
   // abbreviations); the expected tokens are NLTK's word_tokenize of each sentence.
   CHECK(tok("Mr. Smith met Dr. Brown. The U.S. Army left.") ==
-        Sentences{{"mr.", "smith", "met", "dr.", "brown", "."}, {"the", "u.s.", "army", "left", "."}});
+        Sentences{{"mr.", "smith", "met", "dr.", "brown", "."},
+                  {"the", "u.s.", "army", "left", "."}});
   CHECK(tok("St. Mary's is old. It stands on Main St. near the river.") ==
         Sentences{{"st.", "mary", "'s", "is", "old", "."},
                   {"it", "stands", "on", "main", "st.", "near", "the", "river", "."}});
@@ -535,7 +536,8 @@ TEST_CASE("tokenizer: no sentence ends after Mr., Dr., St. or U.S.", "[tokenizer
   CHECK(tok("They moved to the U.S.").size() == 1);
   // Streamed in small chunks and on several threads: the same sentences.
   std::string text;
-  for (int i = 0; i < 400; ++i) text += "Mr. Smith met Dr. Brown on St. James St. in the U.S. today. ";
+  for (int i = 0; i < 400; ++i)
+    text += "Mr. Smith met Dr. Brown on St. James St. in the U.S. today. ";
   TokenizerOptions o;
   o.chunkBytes = 1000;
   o.threads = 3;

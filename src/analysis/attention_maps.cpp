@@ -61,8 +61,8 @@ std::string attentionMapsHtml(const std::string& pageTitle,
     svg::Heatmap h = detail::report::attentionHeatmap(m.tokens, m.weights, m.title);
     h.vectorCells = true;
     h.title.clear();  // the section heading says it
-    o << "<h2>" << svg::escape(m.title) << "</h2>\n<figure>\n" << svg::render(h, ids)
-      << "</figure>\n";
+    o << "<h2>" << svg::escape(m.title) << "</h2>\n<figure>\n"
+      << svg::render(h, ids) << "</figure>\n";
   }
   o << "</body></html>\n";
   return o.str();

@@ -279,7 +279,8 @@ std::string reportHtml(const StudyResults& r, const std::vector<Figure>& figures
                   fixed(kPublishedPositional), fixed(kPublishedCombined)});
   o << htmlTable({"pair", "encoding", "word", "positional", "combined"}, rows);
   o << "<p>" << svg::escape(explanationLine()) << "</p>\n";
-  const std::string wordSim = r.pairs.empty() ? std::string() : fixed(r.pairs.front().wordSimilarity, 4);
+  const std::string wordSim =
+      r.pairs.empty() ? std::string() : fixed(r.pairs.front().wordSimilarity, 4);
   const std::string studyText =
       "On the study's own text (three sentences repeated 150 times, 23 distinct tokens) "
       "<i>all</i> pairs reach cosine 0.999 after 5 epochs, black\u2013street as much as "
@@ -290,9 +291,8 @@ std::string reportHtml(const StudyResults& r, const std::vector<Figure>& figures
          "vectors are untrained: at initialisation two words are nearly orthogonal. On a small, "
          "repetitive corpus every word sees the same few contexts and the same noise words, so "
          "the updates of all word vectors share one direction, which soon dominates every vector. "
-      << svg::escape(runFacts(r.settings)) << " and the first pair's word similarity is "
-      << wordSim << ". " << studyText
-      << " Longer training separates the words (last section). ";
+      << svg::escape(runFacts(r.settings)) << " and the first pair's word similarity is " << wordSim
+      << ". " << studyText << " Longer training separates the words (last section). ";
   else
     o << "<p class=\"note\"><b>Word similarity " << wordSim << ", not the published 0.9999.</b> "
       << svg::escape(runFacts(r.settings))

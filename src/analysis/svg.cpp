@@ -417,9 +417,8 @@ std::string render(const Heatmap& m, DocumentIds& ids) {
     for (std::size_t r = 0; r < rows; ++r)
       for (std::size_t c = 0; c < cols; ++c)
         o << "<rect x=\"" << num(f.left + static_cast<double>(c) * cw) << "\" y=\""
-          << num(f.top + static_cast<double>(r) * ch) << "\" width=\"" << num(cw)
-          << "\" height=\"" << num(ch) << "\" fill=\""
-          << rgbHex(palette[pixels[r * cols + c]]) << "\"/>\n";
+          << num(f.top + static_cast<double>(r) * ch) << "\" width=\"" << num(cw) << "\" height=\""
+          << num(ch) << "\" fill=\"" << rgbHex(palette[pixels[r * cols + c]]) << "\"/>\n";
   } else {
     o << "<image x=\"" << num(f.left) << "\" y=\"" << num(f.top) << "\" width=\""
       << num(f.right - f.left) << "\" height=\"" << num(f.bottom - f.top)

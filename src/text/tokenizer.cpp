@@ -54,12 +54,12 @@ struct Range {
 // splitter keeps all of these inside the sentence. Case matters, as in ICU.
 bool isAbbreviation(std::string_view word) {
   static const std::string_view kWords[] = {
-      "Mr.",    "Mrs.",  "Ms.",    "Messrs.", "Mme.",  "Dr.",   "Prof.",  "Rev.",  "St.",
-      "Jr.",    "Sr.",   "Gen.",   "Gov.",    "Sen.",  "Rep.",  "Pres.",  "Capt.", "Col.",
-      "Lt.",    "Sgt.",  "Maj.",   "Cmdr.",   "Adm.",  "Supt.", "Atty.",  "Hon.",  "Mt.",
-      "Ft.",    "Ave.",  "Blvd.",  "Co.",     "Corp.", "Bros.", "No.",    "Nos.",  "vs.",
-      "e.g.",   "i.e.",  "cf.",    "U.S.",    "U.K.",  "U.N.",  "U.S.A.", "Jan.",  "Feb.",
-      "Apr.",   "Aug.",  "Sept.",  "Sep.",    "Oct.",  "Nov.",  "Dec."};
+      "Mr.",  "Mrs.", "Ms.",   "Messrs.", "Mme.",  "Dr.",   "Prof.",  "Rev.",  "St.",
+      "Jr.",  "Sr.",  "Gen.",  "Gov.",    "Sen.",  "Rep.",  "Pres.",  "Capt.", "Col.",
+      "Lt.",  "Sgt.", "Maj.",  "Cmdr.",   "Adm.",  "Supt.", "Atty.",  "Hon.",  "Mt.",
+      "Ft.",  "Ave.", "Blvd.", "Co.",     "Corp.", "Bros.", "No.",    "Nos.",  "vs.",
+      "e.g.", "i.e.", "cf.",   "U.S.",    "U.K.",  "U.N.",  "U.S.A.", "Jan.",  "Feb.",
+      "Apr.", "Aug.", "Sept.", "Sep.",    "Oct.",  "Nov.",  "Dec."};
   for (std::string_view w : kWords)
     if (word == w) return true;
   return false;

@@ -7,8 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <limits>
 #include <iomanip>
+#include <limits>
 #include <sstream>
 #include <thread>
 

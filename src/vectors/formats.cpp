@@ -105,7 +105,9 @@ std::string binaryFileKind(const std::string& path) {
   if (isFastText(p, n)) return "a fastText model (.bin)";
   if (isPickle(p, n)) return "a Python pickle (a gensim .model or .kv file)";
   // Compressed text is read through its decompression: not binary here.
-  static const std::string_view kCompressed[] = {"\x1f\x8b", "BZh", "\xfd" "7zXZ",
+  static const std::string_view kCompressed[] = {"\x1f\x8b", "BZh",
+                                                 "\xfd"
+                                                 "7zXZ",
                                                  "\x28\xb5\x2f\xfd"};
   for (std::string_view m : kCompressed)
     if (n >= m.size() && std::string_view(p, m.size()) == m) return {};

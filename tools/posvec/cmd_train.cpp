@@ -333,14 +333,13 @@ std::string percentText(double fraction) {
 // or "" when it is fine: a small corpus at the default min-count trains a handful
 // of words and reports no error.
 std::string vocabularyWarning(const CorpusCounts& c, const TrainConfig& config) {
-  const std::string why = config.maxVocab > 0 && c.keptWords >= static_cast<std::int64_t>(
-                                                                    config.maxVocab)
-                              ? "--max-vocab " + std::to_string(config.maxVocab)
-                              : "--min-count " + std::to_string(config.minCount);
-  const std::string kept = std::to_string(c.keptWords) + " of " +
-                           std::to_string(c.distinctWords) + " distinct words (" +
-                           std::to_string(c.keptTokens) + " of " + std::to_string(c.tokens) +
-                           " tokens)";
+  const std::string why =
+      config.maxVocab > 0 && c.keptWords >= static_cast<std::int64_t>(config.maxVocab)
+          ? "--max-vocab " + std::to_string(config.maxVocab)
+          : "--min-count " + std::to_string(config.minCount);
+  const std::string kept = std::to_string(c.keptWords) + " of " + std::to_string(c.distinctWords) +
+                           " distinct words (" + std::to_string(c.keptTokens) + " of " +
+                           std::to_string(c.tokens) + " tokens)";
   const bool tiny = c.keptWords < 20 && c.keptWords < c.distinctWords;
   const bool mostDropped = c.tokens > 0 && 2 * c.keptTokens < c.tokens;
   if (!tiny && !mostDropped) return {};
@@ -377,11 +376,11 @@ TrainObserver reportingObserver(const Options& o, bool quiet,
             ? " (" + humanCount(static_cast<double>(r.runWords)) + " in this run)"
             : std::string();
     char buf[240];
-    std::snprintf(buf, sizeof buf, "epoch %d done: loss %s, %s words%s in %.1f s (%s words/s)",
-                  r.epoch, lossText(r.loss).c_str(), humanCount(static_cast<double>(r.words)).c_str(),
-                  resumed.c_str(), r.seconds,
-                  humanCount(r.seconds > 0 ? static_cast<double>(r.runWords) / r.seconds : 0)
-                      .c_str());
+    std::snprintf(
+        buf, sizeof buf, "epoch %d done: loss %s, %s words%s in %.1f s (%s words/s)", r.epoch,
+        lossText(r.loss).c_str(), humanCount(static_cast<double>(r.words)).c_str(), resumed.c_str(),
+        r.seconds,
+        humanCount(r.seconds > 0 ? static_cast<double>(r.runWords) / r.seconds : 0).c_str());
     progressLine->finish(buf);
   };
   return observer;

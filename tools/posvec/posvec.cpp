@@ -239,23 +239,40 @@ bool isNumber(const std::string& s) {
 
 // gensim's parameter names (and gensim 3's), with the posvec option that means the same.
 const std::vector<std::pair<std::string, std::string>> kGensimNames{
-    {"vector_size", "--dim"}, {"size", "--dim"},           {"workers", "--threads"},
-    {"min_count", "--min-count"}, {"iter", "--epochs"},    {"min_alpha", "--min-alpha"},
-    {"max_final_vocab", "--max-vocab"}, {"max_vocab_size", "--max-vocab"},
-    {"sg", "--cbow"},         {"dims", "--dim"},           {"dimension", "--dim"}};
+    {"vector_size", "--dim"},
+    {"size", "--dim"},
+    {"workers", "--threads"},
+    {"min_count", "--min-count"},
+    {"iter", "--epochs"},
+    {"min_alpha", "--min-alpha"},
+    {"max_final_vocab", "--max-vocab"},
+    {"max_vocab_size", "--max-vocab"},
+    {"sg", "--cbow"},
+    {"dims", "--dim"},
+    {"dimension", "--dim"}};
 
 // word2vec.c's options (one dash, a value each), with posvec's spelling.
 struct Word2vecOption {
   const char* name;
   const char* posvec;  // "" : the corpus (a positional argument)
 };
-const Word2vecOption kWord2vecOptions[] = {
-    {"-train", ""},          {"-output", "-o"},         {"-size", "--dim"},
-    {"-window", "--window"}, {"-negative", "--negative"}, {"-hs", "--hs"},
-    {"-sample", "--sample"}, {"-threads", "--threads"}, {"-iter", "--epochs"},
-    {"-min-count", "--min-count"}, {"-alpha", "--alpha"}, {"-cbow", "--cbow"},
-    {"-binary", "--format"}, {"-save-vocab", "--save-vocab"}, {"-read-vocab", "--read-vocab"},
-    {"-debug", nullptr},     {"-classes", nullptr}};
+const Word2vecOption kWord2vecOptions[] = {{"-train", ""},
+                                           {"-output", "-o"},
+                                           {"-size", "--dim"},
+                                           {"-window", "--window"},
+                                           {"-negative", "--negative"},
+                                           {"-hs", "--hs"},
+                                           {"-sample", "--sample"},
+                                           {"-threads", "--threads"},
+                                           {"-iter", "--epochs"},
+                                           {"-min-count", "--min-count"},
+                                           {"-alpha", "--alpha"},
+                                           {"-cbow", "--cbow"},
+                                           {"-binary", "--format"},
+                                           {"-save-vocab", "--save-vocab"},
+                                           {"-read-vocab", "--read-vocab"},
+                                           {"-debug", nullptr},
+                                           {"-classes", nullptr}};
 
 const Word2vecOption* word2vecOption(const std::string& arg) {
   for (const auto& w : kWord2vecOptions)
@@ -327,8 +344,8 @@ std::string optionHint(const CLI::App* sub, const std::vector<std::string>& args
     } else {
       for (const auto& [gensim, posvec] : kGensimNames)
         if (bare == gensim && findOption(sub, posvec))
-          hint = gensim == "sg" ? "--cbow (gensim's sg=0; skip-gram, sg=1, is the default)"
-                                : posvec;
+          hint =
+              gensim == "sg" ? "--cbow (gensim's sg=0; skip-gram, sg=1, is the default)" : posvec;
     }
     // "-t4", "-k5": a short option with its value attached.
     if (hint.empty() && single && findOption(sub, name.substr(0, 2))) continue;
@@ -363,12 +380,13 @@ std::string parseErrorText(const CLI::ParseError& e, const CLI::App* sub) {
            what.substr(at + 11, what.find(' ', at + 11) - at - 11) + " needed (" + help + ")";
   }
   // Validators: "--top: Value 0 not in range 1 to 1000000", "--format: rain not in {a,b}".
-  if (const auto at = what.find(": Value "); at != std::string::npos &&
-                                              what.find(" not in range ") != std::string::npos) {
+  if (const auto at = what.find(": Value ");
+      at != std::string::npos && what.find(" not in range ") != std::string::npos) {
     const auto range = what.find(" not in range ");
     const std::string value = what.substr(at + 8, range - at - 8);
     std::string bounds = what.substr(range + 14);
-    if (const auto to = bounds.find(" to "); to != std::string::npos) bounds.replace(to, 4, " and ");
+    if (const auto to = bounds.find(" to "); to != std::string::npos)
+      bounds.replace(to, 4, " and ");
     return where + what.substr(0, at) + " must be between " + bounds + " (got " + value + ")";
   }
   if (const auto in = what.find(" not in {"); in != std::string::npos && what.find(": ") < in) {
@@ -385,27 +403,27 @@ std::string parseErrorText(const CLI::ParseError& e, const CLI::App* sub) {
     return where + x.substr(0, eq) + " expects a number, got '" + x.substr(eq + 3) + "'";
   }
   if (const auto at = what.find(" is not an allowed value for "); at != std::string::npos)
-    return where + what.substr(at + 29) + ": '" + what.substr(10, at - 10) +
-           "' is not allowed (" + help + ")";
+    return where + what.substr(at + 29) + ": '" + what.substr(10, at - 10) + "' is not allowed (" +
+           help + ")";
   if (const auto at = what.find(": too many inputs for a flag"); at != std::string::npos)
     return where + what.substr(0, at) + " is a switch and takes no value";
   if (const auto at = what.find(" excludes "); at != std::string::npos)
-    return where + what.substr(0, at) + " and " + what.substr(at + 10) +
-           " cannot be used together";
+    return where + what.substr(0, at) + " and " + what.substr(at + 10) + " cannot be used together";
   if (const auto at = what.find(" requires "); at != std::string::npos && what.find(' ') == at)
     return where + what.substr(0, at) + " needs " + what.substr(at + 10);
   if (what == "A subcommand is required")
     return "no command given: posvec COMMAND ... (posvec --help lists the commands)";
   if (const auto at = what.find(" is required"); at != std::string::npos) {
     const std::string name = what.substr(0, at);
-    return where + "missing " + (name.rfind("-", 0) == 0 ? "option " : "argument ") + name +
-           " (" + help + ")";
+    return where + "missing " + (name.rfind("-", 0) == 0 ? "option " : "argument ") + name + " (" +
+           help + ")";
   }
   if (const auto at = what.find(": 1 required "); at != std::string::npos)
     return where + what.substr(0, at) + " needs a value";
   if (const std::string x = after(" not expected: "); !x.empty())
-    return where + "unexpected argument" + (what.find("arguments were") != std::string::npos ? "s" : "") +
-           " " + x + " (" + help + " says what " + (sub ? command : std::string("posvec")) + " takes)";
+    return where + "unexpected argument" +
+           (what.find("arguments were") != std::string::npos ? "s" : "") + " " + x + " (" + help +
+           " says what " + (sub ? command : std::string("posvec")) + " takes)";
   // posvec's own validators ("--dim: must not be negative (got -1)") already speak a
   // user's words and name the option.
   return what + " (see posvec --help)";
