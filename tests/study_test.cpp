@@ -79,7 +79,7 @@ TEST_CASE("study cli: bad input gives one error line and no output", "[study]") 
       {"study --pair black --pair brown:10", 2, "colon"},
       {"study --pair black:two --pair brown:10", 2, "not a non-negative integer"},
       {"study --corpus " + test::quote(tmp.file("missing.txt")), 3, "missing.txt"},
-      {"study --corpus " + corpus + " --vectors " + corpus, 2, "excludes"},
+      {"study --corpus " + corpus + " --vectors " + corpus, 2, "cannot be used together"},
       {"-q study --corpus " + corpus + " --dim 16 --epochs 1 --pair zebra:3 --pair black:2", 5,
        "zebra"},
       {"study --corpus " + corpus + " --dim 15", 2, "15"},

@@ -518,3 +518,30 @@ TEST_CASE("tokenizer: posvec tokenize and train agree on a space before a combin
   CHECK(r.err.empty());
   CHECK(std::filesystem::exists(dir.file("v.txt")));
 }
+
+TEST_CASE("tokenizer: no sentence ends after Mr., Dr., St. or U.S.", "[tokenizer]") {
+  // NLTK's sent_tokenize keeps each of these whole (its Punkt model knows the
+  // abbreviations); the expected tokens are NLTK's word_tokenize of each sentence.
+  CHECK(tok("Mr. Smith met Dr. Brown. The U.S. Army left.") ==
+        Sentences{{"mr.", "smith", "met", "dr.", "brown", "."},
+                  {"the", "u.s.", "army", "left", "."}});
+  CHECK(tok("St. Mary's is old. It stands on Main St. near the river.") ==
+        Sentences{{"st.", "mary", "'s", "is", "old", "."},
+                  {"it", "stands", "on", "main", "st.", "near", "the", "river", "."}});
+  CHECK(tok("John Smith Jr. wrote it, e.g. in 1990. Then he left.").size() == 2);
+  // A sentence still ends at a period after an ordinary word, at a paragraph break
+  // and at the end of the text, even after an abbreviation.
+  CHECK(tok("He left. She stayed.").size() == 2);
+  CHECK(tok("He met the Dr.\n\nThe end.").size() == 2);
+  CHECK(tok("They moved to the U.S.").size() == 1);
+  // Streamed in small chunks and on several threads: the same sentences.
+  std::string text;
+  for (int i = 0; i < 400; ++i)
+    text += "Mr. Smith met Dr. Brown on St. James St. in the U.S. today. ";
+  TokenizerOptions o;
+  o.chunkBytes = 1000;
+  o.threads = 3;
+  const Sentences streamedOut = streamed(text, o);
+  CHECK(streamedOut.size() == 400);
+  CHECK(streamedOut == tok(text));
+}

@@ -7,7 +7,8 @@
 #   tools/dev.sh mutate [ARGS]  mutation testing (tools/scripts/mutate.sh, tools/scripts/mutants.txt)
 #   tools/dev.sh docs           the C++ API reference (Doxygen, include/posvec) into
 #                               BUILD/docs/html; fails on any Doxygen warning
-# Also: tools/dev.sh build (set up and build only), tools/dev.sh sanitize (only the
+# Also: tools/dev.sh build (set up and build everything, then print where the
+# posvec binary is; `study` builds only the posvec binary), tools/dev.sh sanitize (only the
 # sanitizer builds and runs of the test command), tools/dev.sh fuzz [SECONDS]
 # (build the fuzz harnesses and fuzz each for SECONDS, default 120).
 set -euo pipefail
@@ -44,10 +45,19 @@ stage() {
   echo "dev.sh: $label: $((SECONDS - start)) s wall, $(($(children_cpu) - cpu)) s CPU" >&2
 }
 
+# do_build [TARGET...] [-- SETUP-OPTIONS]: set up, configure, and build the targets
+# given (default: everything).
 do_build() {
-  stage "setup" bash tools/scripts/setup.sh "$@"
+  local targets=() setup=()
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --) shift; setup=("$@"); break ;;
+      *) targets+=(--target "$1"); shift ;;
+    esac
+  done
+  stage "setup" bash tools/scripts/setup.sh ${setup[@]+"${setup[@]}"}
   cmake -S . -B "$build" $(generator "$build") -DCMAKE_BUILD_TYPE=Release -DPOSVEC_UNITY=ON >/dev/null
-  stage "Release build" cmake --build "$build" -j "$jobs"
+  stage "Release build" cmake --build "$build" -j "$jobs" ${targets[@]+"${targets[@]}"}
 }
 
 # clang with libFuzzer and the sanitizer runtimes (Debian: clang, libclang-rt-14-dev).
@@ -149,16 +159,20 @@ cmd="${1:-}"
 shift || true
 case "$cmd" in
   study)
-    do_build
+    # Only the command line: the study needs neither the tests, the benchmarks
+    # nor the Python module.
+    do_build posvec_cli
     "$build/posvec" study "$@"
     ;;
   test)
-    do_build --test
+    do_build -- --test
     stage "Release tests" ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
     sanitizer_tests
     ;;
   build)
-    do_build "$@"
+    do_build -- "$@"
+    echo "dev.sh: the command line is $build/posvec (add $build to PATH, or install it:" \
+      "cmake --install $build --prefix ~/.local)" >&2
     ;;
   docs)
     bash tools/scripts/setup.sh --docs

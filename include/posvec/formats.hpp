@@ -35,8 +35,19 @@ std::string formatName(VectorFormat format);
 /// ConfigError otherwise.
 VectorFormat formatFromExtension(const std::string& path);
 /// Looks at the content (magic bytes, header line); FormatError when it is none of
-/// them, IoError when the file cannot be read.
+/// them, IoError when the file cannot be read. A fastText model (.bin) or a Python
+/// pickle (a gensim .model/.kv) gets a FormatError that names it and says how to get
+/// word2vec-format vectors out of it.
 VectorFormat detectFormat(const std::string& path);
+
+/// What a file that is not text is, from its first bytes: "a NumPy array (.npy)",
+/// "a posvec model (.posvec)", "a fastText model (.bin)", "a Python pickle (a gensim
+/// .model or .kv file)", "word vectors in word2vec's binary format", "a binary file"
+/// (NUL bytes and invalid UTF-8 in its first 4 KiB), or "" for what may be text
+/// (compressed files included: they are read through their decompression; pipes and
+/// other files that are not regular are not read). For messages about text inputs
+/// given a binary file.
+std::string binaryFileKind(const std::string& path);
 
 /// Saves atomically; "-" streams to standard output (bin and text; npy, two files,
 /// is refused with ConfigError). Auto means formatFromExtension(path). Model

@@ -40,7 +40,7 @@ struct ModelState {
   MatrixF output;      ///< output weights: negative sampling (V x D) or HS inner nodes ((V-1) x D)
   std::string config;  ///< TrainConfig::serialize() of the configuration trained with
   std::int32_t epochsDone = 0;      ///< epochs completed
-  std::vector<double> epochLosses;  ///< mean loss of each epoch done
+  std::vector<double> epochLosses;  ///< mean loss of each epoch done (NaN: no prediction)
   EpochProgress partial;            ///< epoch epochsDone + 1 when stopped inside it
 };
 

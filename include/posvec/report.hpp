@@ -40,6 +40,23 @@ std::string resultsJson(const StudyResults& results);
 /// The report page: one self-contained HTML document with `figures` inline.
 std::string reportHtml(const StudyResults& results, const std::vector<Figure>& figures);
 
+/// One attention map as the study report draws it: a heatmap of the weights (0 to 1),
+/// keys across, queries down, the tokens on both axes (weights is T x T, T =
+/// tokens.size()). A standalone SVG document whose cells are vector rectangles.
+std::string attentionMapSvg(const std::vector<std::string>& tokens, const MatrixD& weights,
+                            const std::string& title);
+
+/// One map of attentionMapsHtml().
+struct AttentionMapView {
+  std::string title;                ///< shown above the map
+  std::vector<std::string> tokens;  ///< the words on both axes
+  MatrixD weights;                  ///< tokens.size() x tokens.size()
+};
+/// Several maps (a batch of sentences, several heads) as one self-contained HTML page
+/// of inline SVGs, each under its title.
+std::string attentionMapsHtml(const std::string& pageTitle,
+                              const std::vector<AttentionMapView>& maps);
+
 /// Creates `dir` if needed and writes index.html, results.json and one SVG per
 /// figure, each atomically. IoError when the directory cannot be created or a
 /// file cannot be written.

@@ -29,6 +29,8 @@ struct StudyOptions {
   std::string corpus;
   /// Existing vectors to use instead of training (see `corpus`).
   std::string vectors;
+  /// Invalid UTF-8 in `corpus` becomes U+FFFD instead of stopping with an error.
+  bool replaceInvalid = false;
   /// How `vectors` is read (unicode errors, limit, headerless text).
   LoadOptions vectorsLoad;
   /// The placed words; every pair (i < j) is measured, the first two drive the

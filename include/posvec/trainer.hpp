@@ -30,15 +30,17 @@ struct TrainProgress {
   double fraction = 0;        ///< of all training, 0..1
   double wordsPerSecond = 0;  ///< corpus words per second, wall clock (steady_clock), all threads
   double alpha = 0;           ///< current learning rate
-  double loss = 0;            ///< running mean loss of the current epoch
+  double loss = 0;            ///< running mean loss of the current epoch (NaN: no prediction yet)
   double etaSeconds = 0;      ///< estimated seconds until training ends
   std::int64_t wordsProcessed = 0;  ///< corpus words trained so far (before subsampling)
 };
 
 /// What one finished epoch did, for TrainObserver::epochEnd.
 struct EpochReport {
-  int epoch = 0;           ///< 1-based epoch number in the model's schedule
-  double loss = 0;         ///< mean loss of the epoch (summed in double, fixed merge order)
+  int epoch = 0;  ///< 1-based epoch number in the model's schedule
+  /// Mean loss of the epoch (summed in double, fixed merge order); NaN when the epoch
+  /// made no prediction (nothing was trained: too few words kept, or subsampled away).
+  double loss = 0;
   std::int64_t words = 0;  ///< corpus words seen (before subsampling)
   /// Of them, the words this run trained: fewer than `words` when the epoch was
   /// resumed inside, so runWords / seconds is the speed of this run.
@@ -47,6 +49,14 @@ struct EpochReport {
   /// (context, centre) predictions trained in the epoch: skip-gram's pairs after
   /// subsampling and window shrinking, the count the loss is averaged over.
   std::int64_t predictions = 0;
+};
+
+/// The counting pass's outcome, before training: what min-count and max-vocab kept.
+struct CorpusCounts {
+  std::int64_t distinctWords = 0;  ///< distinct words in the corpus
+  std::int64_t tokens = 0;         ///< corpus tokens
+  std::int64_t keptWords = 0;      ///< the vocabulary's size
+  std::int64_t keptTokens = 0;     ///< tokens of those words (what an epoch trains on)
 };
 
 /// What TrainObserver::interrupt asks for at a safe point inside an epoch.
@@ -85,6 +95,9 @@ struct TrainObserver {
   /// After the counting pass, before training: the vocabulary, and the number of
   /// sentences (word2vec.c counts them as the token "</s>").
   std::function<void(const Vocabulary&, std::int64_t sentences)> vocabulary;
+  // After the counting pass of a new training (not a resumed one, not under MPI):
+  // how much of the corpus the vocabulary kept, for a front end to warn about.
+  std::function<void(const CorpusCounts&)> counted;
 };
 
 /// Builds the vocabulary and trains config.epochs epochs from scratch. Before the

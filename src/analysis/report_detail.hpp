@@ -8,8 +8,14 @@
 #include <string>
 
 #include "posvec/study_results.hpp"
+#include "svg.hpp"
 
 namespace posvec::detail::report {
+
+// An attention map as the report draws it: weights 0..1, keys across, queries down,
+// the tokens on both axes (attention_maps.cpp; the study's figures and `attend` share it).
+svg::Heatmap attentionHeatmap(const std::vector<std::string>& tokens, const MatrixD& weights,
+                              const std::string& title);
 
 // The study's published values (gensim 3 on its own text, d = 512, book encoding).
 inline constexpr double kPublishedWord = 0.99987805;

@@ -439,20 +439,7 @@ std::vector<Figure> attentionFigures(const StudyResults& r, svg::DocumentIds& id
   std::vector<Figure> out;
   const std::string the = "\u201C" + a.repeatedWord + "\u201D";
   for (const AttentionMapResult& m : a.maps) {
-    svg::Heatmap h;
-    h.title = "Attention weights: " + m.setting;
-    h.xLabel = "key (attended to)";
-    h.yLabel = "query";
-    h.colourLabel = "attention weight";
-    h.width = 820;
-    h.height = 560;
-    h.values = m.weights;
-    h.vMin = 0;
-    h.vMax = 1;
-    for (std::size_t t = 0; t < a.tokens.size(); ++t) {
-      h.xTicks.push_back({static_cast<double>(t), a.tokens[t]});
-      h.yTicks.push_back({static_cast<double>(t), a.tokens[t]});
-    }
+    const svg::Heatmap h = attentionHeatmap(a.tokens, m.weights, "Attention weights: " + m.setting);
     std::string caption;
     const std::string identity =
         " Identity projections: each weight is softmax over keys of x_q\u00B7x_k/\u221Ad of the "

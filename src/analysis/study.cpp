@@ -30,22 +30,37 @@ void notify(const StudyObserver& observer, const StudyProgress& p) {
   if (observer.progress) observer.progress(p);
 }
 
-// The corpus shipped with posvec: in the source tree, else where `make install` puts it.
+// The corpus shipped with posvec: beside the running program when it is installed
+// (PREFIX/bin/posvec finds PREFIX/share/posvec, whatever prefix `cmake --install`
+// was given), else in the source tree, else under the configured install prefix.
 std::string shippedCorpus() {
-  for (const char* p : {POSVEC_DEFAULT_CORPUS, POSVEC_INSTALLED_CORPUS})
-    if (std::filesystem::is_regular_file(p)) return p;
-  throw IoError(std::string("no corpus or vectors given and the shipped corpus is missing "
-                            "(looked at ") +
-                POSVEC_DEFAULT_CORPUS + " and " + POSVEC_INSTALLED_CORPUS +
-                "); give a corpus file or vectors");
+  namespace fs = std::filesystem;
+  std::vector<std::string> candidates;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec && exe.has_parent_path())
+    candidates.push_back(
+        (exe.parent_path().parent_path() / "share" / "posvec" / "posvec-corpus.txt").string());
+  candidates.push_back(POSVEC_DEFAULT_CORPUS);
+  candidates.push_back(POSVEC_INSTALLED_CORPUS);
+  std::string looked;
+  for (const std::string& p : candidates) {
+    if (fs::is_regular_file(p, ec)) return p;
+    looked += (looked.empty() ? "" : ", ") + p;
+  }
+  throw IoError("no corpus or vectors given and the shipped corpus is missing (looked at " +
+                looked + "); give a corpus file or vectors");
 }
 
-std::vector<Sentence> readCorpus(const std::string& path, const StudyObserver& observer) {
+std::vector<Sentence> readCorpus(const std::string& path, bool replaceInvalid,
+                                 const StudyObserver& observer) {
   std::vector<Sentence> sentences;
   StudyProgress p;
   p.stage = StudyProgress::Stage::ReadingCorpus;
   p.path = path;
-  Tokenizer tokenizer;
+  TokenizerOptions tokenizerOptions;
+  tokenizerOptions.replaceInvalid = replaceInvalid;
+  Tokenizer tokenizer(tokenizerOptions);
   tokenizer.tokenizeFile(path, [&](Sentence&& s) {
     p.tokens += static_cast<std::int64_t>(s.size());
     if (!s.empty()) sentences.push_back(std::move(s));
@@ -327,7 +342,7 @@ StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
     settings.source = o.vectors;
   } else {
     const std::string corpus = o.corpus.empty() ? shippedCorpus() : o.corpus;
-    sentences = readCorpus(corpus, observer);
+    sentences = readCorpus(corpus, o.replaceInvalid, observer);
     for (const auto& s : sentences) settings.corpusTokens += static_cast<std::int64_t>(s.size());
     const auto start = std::chrono::steady_clock::now();
     embeddings = trainOn(sentences, config, std::to_string(config.dim) + "-d", observer);

@@ -97,6 +97,9 @@ struct Heatmap {
   double vMin = -1, vMax = 1;
   // Axis ticks in cell units (value = row or column index).
   std::vector<Tick> xTicks, yTicks;
+  // Cells as <rect> elements instead of one embedded PNG (for small maps: crisp at
+  // any zoom, and the document holds no image).
+  bool vectorCells = false;
 };
 std::string render(const Heatmap& map, DocumentIds& ids);
 

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <string_view>
 
 #include "input.hpp"
 #include "parallel.hpp"
@@ -46,6 +47,38 @@ std::size_t forcedCut(const std::string& text, std::size_t begin, std::size_t li
 struct Range {
   std::size_t begin, end;
 };
+
+// English abbreviations after which a sentence does not end. ICU's own list
+// (the ss=standard keyword) holds Mr., Mrs., Prof. and the like but not Dr., St.
+// or Jr., and its filter lets "U.S." end a sentence before a capital; NLTK's
+// splitter keeps all of these inside the sentence. Case matters, as in ICU.
+bool isAbbreviation(std::string_view word) {
+  static const std::string_view kWords[] = {
+      "Mr.",  "Mrs.", "Ms.",   "Messrs.", "Mme.",  "Dr.",   "Prof.",  "Rev.",  "St.",
+      "Jr.",  "Sr.",  "Gen.",  "Gov.",    "Sen.",  "Rep.",  "Pres.",  "Capt.", "Col.",
+      "Lt.",  "Sgt.", "Maj.",  "Cmdr.",   "Adm.",  "Supt.", "Atty.",  "Hon.",  "Mt.",
+      "Ft.",  "Ave.", "Blvd.", "Co.",     "Corp.", "Bros.", "No.",    "Nos.",  "vs.",
+      "e.g.", "i.e.", "cf.",   "U.S.",    "U.K.",  "U.N.",  "U.S.A.", "Jan.",  "Feb.",
+      "Apr.", "Aug.", "Sept.", "Sep.",    "Oct.",  "Nov.",  "Dec."};
+  for (std::string_view w : kWords)
+    if (word == w) return true;
+  return false;
+}
+
+// Whether the sentence boundary ICU found at `at` follows an abbreviation (the
+// last word before it, spaces skipped; never across a line break, which is a
+// paragraph break in prose, nor at the end of the text).
+bool afterAbbreviation(const std::string& text, std::size_t at) {
+  if (at >= text.size()) return false;
+  std::size_t end = at;
+  while (end > 0 && (text[end - 1] == ' ' || text[end - 1] == '\t')) --end;
+  if (end == 0 || text[end - 1] != '.') return false;
+  std::size_t begin = end;
+  while (begin > 0 && text[begin - 1] != ' ' && text[begin - 1] != '\n' && text[begin - 1] != '(' &&
+         text[begin - 1] != '"' && end - begin < 8)
+    --begin;
+  return isAbbreviation(std::string_view(text).substr(begin, end - begin));
+}
 
 }  // namespace
 
@@ -245,6 +278,7 @@ class Stream {
       for (std::int32_t b = it.next(); b != icu::BreakIterator::DONE; b = it.next()) {
         const std::size_t at = from + static_cast<std::size_t>(b);
         if (at > until) break;  // includes the artificial end of a truncated text
+        if (impl_.english && afterAbbreviation(text_, at)) continue;
         out.push_back(at);
       }
     };

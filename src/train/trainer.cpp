@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <iomanip>
+#include <limits>
 #include <numeric>
 #include <unordered_map>
 #include <sstream>
@@ -190,7 +191,8 @@ void reportProgress(const EpochContext& c, const std::vector<ThreadTotals>& tota
   p.wordsProcessed = static_cast<std::int64_t>(runDone);
   p.wordsPerSecond = elapsed > 0 ? runDone / elapsed : 0;
   p.alpha = alpha;
-  p.loss = preds > 0 ? loss / static_cast<double>(preds) : 0;
+  p.loss = preds > 0 ? loss / static_cast<double>(preds)
+                     : std::numeric_limits<double>::quiet_NaN();
   p.etaSeconds = runDone > 0 ? elapsed * (s.runWords - runDone) / runDone : 0;
   c.observer.progress(p);
 }
@@ -301,13 +303,16 @@ EpochReport endEpoch(const EpochContext& c, ModelState& model, const EpochProgre
   if (c.sync) c.sync->endEpoch(model, loss, predictions, words);
   EpochReport report;
   report.epoch = c.epoch + 1;
-  report.loss = predictions > 0 ? loss / static_cast<double>(predictions) : 0;
+  // No prediction, no loss: NaN ("not available"), not a perfect 0.
+  report.loss = predictions > 0 ? loss / static_cast<double>(predictions)
+                                : std::numeric_limits<double>::quiet_NaN();
   report.words = words;
   report.runWords = words - wordsBefore;
   report.seconds = secondsSince(epochStart);
   report.predictions = predictions;
   // Weights can overflow without the loss showing it yet (the last updates of the epoch).
-  if (!std::isfinite(report.loss) || !model.input.allFinite() || !model.output.allFinite())
+  if ((predictions > 0 && !std::isfinite(report.loss)) || !model.input.allFinite() ||
+      !model.output.allFinite())
     throwDiverged(c.epoch + 1, report.loss, c.config.alpha);
   model.epochLosses.push_back(report.loss);
   model.epochsDone = c.epoch + 1;
@@ -466,7 +471,17 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
   // The counting table is gone: give its pages back before the matrices arrive,
   // so peak memory is the larger of the two, not their sum.
   ::malloc_trim(0);
-  if (!hooks.merge) logCorpus(observer, prepared);  // a merge logs the counts of all processes
+  if (!hooks.merge) {  // a merge logs the counts of all processes
+    logCorpus(observer, prepared);
+    if (observer.counted) {
+      CorpusCounts counts;
+      counts.distinctWords = prepared.distinctWords;
+      counts.tokens = prepared.tokens;
+      counts.keptWords = static_cast<std::int64_t>(prepared.vocabulary.size());
+      counts.keptTokens = prepared.stream.words();
+      observer.counted(counts);
+    }
+  }
   if (observer.log)
     observer.log("memory: about " + detail::humanBytes(memory.total()) + " (matrices " +
                  detail::humanBytes(memory.matrices) + ", vocabulary " +

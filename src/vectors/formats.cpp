@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string_view>
 
 #include "formats_detail.hpp"
@@ -58,9 +59,79 @@ VectorFormat formatFromExtension(const std::string& path) {
                     << Setting{"format", "the format option"});
 }
 
+namespace {
+
+// fastText's model files start with the int32 793712314 (little-endian), then the version.
+constexpr unsigned char kFastTextMagic[4] = {0xBA, 0x16, 0x4F, 0x2F};
+
+bool isFastText(const char* p, std::size_t n) {
+  return n >= 4 && std::memcmp(p, kFastTextMagic, 4) == 0;
+}
+
+// Python pickles of protocol 2 and later (gensim saves with 4) open with PROTO, version.
+bool isPickle(const char* p, std::size_t n) {
+  return n >= 2 && static_cast<unsigned char>(p[0]) == 0x80 && p[1] >= 2 && p[1] <= 5;
+}
+
+// The files people give where word vectors are expected and that no option reads:
+// a FormatError naming what the file is and how to get vectors out of it.
+void refuseForeignFormat(const char* p, std::size_t n, const std::string& path) {
+  if (isFastText(p, n))
+    throw FormatError(inQuotes(path) +
+                      ": a fastText model (.bin), not word vectors in word2vec's format; "
+                      "load the .vec file fastText writes beside it (word2vec text), or "
+                      "export one with 'fasttext print-word-vectors'");
+  if (isPickle(p, n))
+    throw FormatError(inQuotes(path) +
+                      ": a Python pickle (a gensim .model or .kv file), not word vectors; save "
+                      "them from gensim in word2vec's format with "
+                      "model.wv.save_word2vec_format('vectors.bin', binary=True) and load that");
+}
+
+}  // namespace
+
+std::string binaryFileKind(const std::string& path) {
+  // Only regular files: reading from a pipe would take its bytes from the real reader.
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return {};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  const char* p = head.data();
+  const std::size_t n = head.size();
+  if (n >= 8 && std::memcmp(p, kModelMagic, 8) == 0) return "a posvec model (.posvec)";
+  if (n >= 6 && std::memcmp(p, kNpyMagic, 6) == 0) return "a NumPy array (.npy)";
+  if (isFastText(p, n)) return "a fastText model (.bin)";
+  if (isPickle(p, n)) return "a Python pickle (a gensim .model or .kv file)";
+  // Compressed text is read through its decompression: not binary here.
+  static const std::string_view kCompressed[] = {"\x1f\x8b", "BZh",
+                                                 "\xfd"
+                                                 "7zXZ",
+                                                 "\x28\xb5\x2f\xfd"};
+  for (std::string_view m : kCompressed)
+    if (n >= m.size() && std::string_view(p, m.size()) == m) return {};
+  // Word vectors in word2vec's binary format: a text header, then float bytes.
+  try {
+    if (detectFormat(path) == VectorFormat::Word2VecBinary)
+      return "word vectors in word2vec's binary format";
+  } catch (const Error&) {
+  }
+  if (std::memchr(p, '\0', n) == nullptr) return {};
+  // NUL bytes alone could be odd text; with invalid UTF-8 (cut at the last whole
+  // character) it is binary.
+  std::string_view text(p, n);
+  for (int k = 0; k < 3 && !text.empty() && static_cast<unsigned char>(text.back()) >= 0x80; ++k)
+    text.remove_suffix(1);
+  if (detail::isValidUtf8(text)) return {};
+  return "a binary file";
+}
+
 VectorFormat detectFormat(const std::string& path) {
   ChunkReader r(path, std::size_t{1} << 16);  // grows when the first record is longer
   const std::size_t n = r.ensure(8);
+  refuseForeignFormat(r.data(), n, path);
   if (n >= 8 && std::memcmp(r.data(), kModelMagic, 8) == 0) return VectorFormat::Model;
   if (n >= 6 && std::memcmp(r.data(), kNpyMagic, 6) == 0) return VectorFormat::Npy;
   if (n >= 6 && std::memcmp(r.data(), "POSVEC", 6) == 0)
@@ -205,6 +276,7 @@ Embeddings loadVectors(const std::string& path, const LoadOptions& options,
     // No header to detect from: text, unless the file is plainly one of the others.
     ChunkReader r(path, 64);
     const std::size_t n = r.ensure(8);
+    refuseForeignFormat(r.data(), n, path);
     format = n >= 8 && std::memcmp(r.data(), kModelMagic, 8) == 0 ? VectorFormat::Model
              : n >= 6 && std::memcmp(r.data(), kNpyMagic, 6) == 0 ? VectorFormat::Npy
                                                                    : VectorFormat::Word2VecText;

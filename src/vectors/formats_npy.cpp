@@ -184,7 +184,9 @@ Embeddings loadNpy(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(vocabPath, ec))
     throw IoError("cannot load " + inQuotes(path) + ": its vocabulary file " + inQuotes(vocabPath) +
-                  " (one 'word count' line per row) is missing");
+                  " (one 'word count' line per row) is missing; an .npy alone holds no words "
+                  "(gensim's *.vectors.npy belongs to its .kv/.model pickle: save word2vec-format "
+                  "vectors from gensim with save_word2vec_format)");
   ChunkReader v(vocabPath);
   // Every 'word count' line takes at least 4 bytes ("w 0\n"): a vocabulary file too
   // small for the rows is refused before anything is reserved for them.

@@ -60,6 +60,14 @@ std::string seekableInput(const std::string& path,
 // length, at least 1 and at most 3), or "" when none is close.
 std::string closestName(const std::string& typed, const std::vector<std::string>& names);
 
+// The error for options of `sub` (its arguments `args`) that are not posvec's: the
+// posvec spelling of word2vec.c's command line and of gensim's parameter names, or
+// the nearest option; "" when every option is known.
+std::string optionHint(const CLI::App* sub, const std::vector<std::string>& args);
+
+// A CLI11 parse error in a user's words, naming the command `sub` (null: none parsed).
+std::string parseErrorText(const CLI::ParseError& e, const CLI::App* sub);
+
 // Writes `data` to `path` atomically ("-" means stdout).
 void writeOutput(const std::string& path, const std::string& data);
 

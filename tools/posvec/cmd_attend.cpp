@@ -14,6 +14,7 @@
 #include "posvec/formats.hpp"
 #include "posvec/io.hpp"
 #include "posvec/positional.hpp"
+#include "posvec/report.hpp"
 #include "posvec/tokenizer.hpp"
 #include "rope_options.hpp"
 
@@ -52,7 +53,7 @@ struct AttendOptions {
   CLI::Option* baseOption = nullptr;
 };
 
-enum class OutFormat { Tsv, Json, Npy };
+enum class OutFormat { Tsv, Json, Npy, Svg, Html };
 
 OutFormat resolveFormat(const std::string& name, const std::string& output) {
   auto endsWith = [&](const std::string& ext) {
@@ -62,9 +63,15 @@ OutFormat resolveFormat(const std::string& name, const std::string& output) {
   if (name == "tsv") return OutFormat::Tsv;
   if (name == "json") return OutFormat::Json;
   if (name == "npy") return OutFormat::Npy;
+  if (name == "svg") return OutFormat::Svg;
+  if (name == "html") return OutFormat::Html;
   if (name == "auto")
-    return endsWith(".npy") ? OutFormat::Npy : endsWith(".json") ? OutFormat::Json : OutFormat::Tsv;
-  throw ConfigError("unknown --format '" + name + "' (choose auto, tsv, json or npy)");
+    return endsWith(".npy")    ? OutFormat::Npy
+           : endsWith(".json") ? OutFormat::Json
+           : endsWith(".svg")  ? OutFormat::Svg
+           : endsWith(".html") ? OutFormat::Html
+                               : OutFormat::Tsv;
+  throw ConfigError("unknown --format '" + name + "' (choose auto, tsv, json, npy, svg or html)");
 }
 
 std::size_t positive(std::int64_t v, const char* what) {
@@ -185,6 +192,33 @@ std::string jsonText(const AttendOptions& o, const Attention& att, double factor
   }
   j["sequences"] = std::move(seqs);
   return j.dump(1) + "\n";
+}
+
+// The maps as the study report draws them: one SVG for one sentence and head,
+// else an HTML page with one SVG per sentence and head.
+std::string figureText(const AttendOptions& o, const std::vector<Item>& items, OutFormat fmt) {
+  std::vector<AttentionMapView> maps;
+  std::string setting = o.causal ? ", causal" : "";
+  if (o.maskAfterSoftmax) setting += ", masked after the softmax";
+  for (std::size_t s = 0; s < items.size(); ++s) {
+    const auto n = static_cast<Eigen::Index>(items[s].words.tokens.size());
+    const auto& weights = items[s].result.weights;
+    for (std::size_t h = 0; h < weights.size(); ++h) {
+      std::string title = "Attention weights";
+      if (items.size() > 1) title += ", sentence " + std::to_string(s + 1);
+      if (weights.size() > 1)
+        title += ", head " + std::to_string(h + 1) + " of " + std::to_string(weights.size());
+      maps.push_back({title + " (" + o.positional + setting + ")", items[s].words.tokens,
+                      weights[h].topLeftCorner(n, n)});
+    }
+  }
+  if (fmt == OutFormat::Svg) {
+    if (maps.size() > 1)
+      throw ConfigError("--format svg draws one map; these are " + std::to_string(maps.size()) +
+                        " (sentences x heads): use --format html for one page with all of them");
+    return attentionMapSvg(maps[0].tokens, maps[0].weights, maps[0].title);
+  }
+  return attentionMapsHtml("Attention maps", maps);
 }
 
 // Where --output-values puts the outputs beside npy maps: FILE.npy -> FILE.values.npy.
@@ -310,6 +344,8 @@ void runAttend(const AttendOptions& o) {
     throw ConfigError(
         "--format npy with --output-values writes two files: give -o FILE.npy "
         "(the outputs go to FILE.values.npy)");
+  if ((fmt == OutFormat::Svg || fmt == OutFormat::Html) && o.outputValues)
+    throw ConfigError("--output-values: svg and html draw the maps only; use tsv, json or npy");
   if (o.start < 0)
     throw ConfigError("--start must be 0 or more (got " + std::to_string(o.start) + ")");
   // The atomic rename would replace the sentences or the vectors with the maps.
@@ -377,6 +413,10 @@ void runAttend(const AttendOptions& o) {
     case OutFormat::Npy:
       writeNpyOutputs(o, attention, items);
       break;
+    case OutFormat::Svg:
+    case OutFormat::Html:
+      writeOutput(o.output, figureText(o, items, fmt));
+      break;
   }
 }
 
@@ -441,8 +481,10 @@ Registrar regAttend(42, [](CLI::App& app) {
   sub->add_flag("--no-punctuation", o->noPunctuation)->group("");
   sub->add_option(
          "--format", o->format,
-         "auto (from the -o extension: .npy, .json, else tsv), tsv (6 decimals, words on "
-         "both axes), json or npy (float64, heads x T x T; a batch: batch x heads x L x L)")
+         "auto (from the -o extension: .npy, .json, .svg, .html, else tsv), tsv (6 decimals, "
+         "words on both axes), json, npy (float64, heads x T x T; a batch: batch x heads x L x "
+         "L), svg (a heatmap with the words on both axes, as the study report draws it; one "
+         "sentence and head) or html (one page of such heatmaps, every sentence and head)")
       ->capture_default_str();
   sub->add_option("-o,--output", o->output, "Output file ('-' is stdout)")->capture_default_str();
   sub->add_flag("--output-values", o->outputValues,

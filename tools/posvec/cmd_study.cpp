@@ -9,6 +9,7 @@
 
 #include "cli.hpp"
 #include "posvec/error.hpp"
+#include "posvec/formats.hpp"
 #include "posvec/report.hpp"
 #include "posvec/study.hpp"
 
@@ -122,6 +123,12 @@ void run(const Flags& flags) {
     return;
   }
   if (!o.vectors.empty()) o.vectors = cli::seekableInput(o.vectors);
+  if (!o.corpus.empty() && o.corpus != "-") {
+    const std::string kind = binaryFileKind(o.corpus);
+    if (!kind.empty())
+      throw InputError("--corpus '" + o.corpus + "' is " + kind +
+                       ", not text; to study existing vectors give them with --vectors");
+  }
   StudyResults results;
   try {
     auto lines = std::make_shared<StudyProgressLines>(o);
@@ -159,6 +166,8 @@ static cli::Registrar reg(50, [](CLI::App& app) {
           ") on this text file first (default: the shipped corpus)");
   auto* vectors = sub->add_option("--vectors", flags->study.vectors,
                                   "Use existing vectors (word2vec bin/text, .npy, model)");
+  sub->add_flag("--replace-invalid", flags->study.replaceInvalid,
+                "--corpus: replace invalid UTF-8 with U+FFFD instead of stopping with an error");
   corpus->excludes(vectors);
   vectors->excludes(corpus);
   cli::addVectorLoadOptions(sub, flags->study.vectorsLoad);

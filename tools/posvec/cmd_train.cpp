@@ -212,189 +212,252 @@ std::string clock(double seconds) {
   return buf;
 }
 
-// `cluster`: under mpirun (runOnCluster). Rank 0 reports and writes; errors
-// before training are every rank's (`together`), later ones a single rank's.
-void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr) {
-  const auto start = std::chrono::steady_clock::now();
-  const bool writer = !cluster || cluster->rank() == 0;
+// What run() settles before training: formats, paths, the corpus (and vocabulary).
+struct Plan {
   VectorFormat format{};
   CheckpointEvery every;
   std::string checkpoint;
   std::optional<Vocabulary> vocabulary;
-  CorpusSource corpus, whole;
-  auto check = [&] {
-    // Decide the output format before training so a typo costs nothing.
-    // Standard output has no extension: word2vec text, as word2vec.c writes by default.
-    format = !o.format.empty() ? parseVectorFormat(o.format)
-                                : o.output == "-" ? VectorFormat::Word2VecText
-                                                  : formatFromExtension(o.output);
-    if (o.output == "-" && format == VectorFormat::Npy)
-      throw ConfigError(
-          "output: npy cannot stream to standard output (it is two files, FILE.npy "
-          "and FILE.vocab); write a file, or use --format text or bin");
-    if (o.output == "-" && (o.json || o.saveModel == "-"))
-      throw ConfigError(std::string("output '-' and ") + (o.json ? "--json" : "--save-model '-'") +
-                        " would both write to standard output; send one of them to a file");
-    if (o.resume == "-" && std::find(o.corpus.begin(), o.corpus.end(), "-") != o.corpus.end())
-      throw ConfigError("the corpus and --resume cannot both be '-' (standard input)");
-    if (cluster && (!o.checkpointEvery.empty() || !o.readVocab.empty() || o.dryRun))
-      throw ConfigError(
-          "--checkpoint-every, --read-vocab and --dry-run are for one process, not under mpirun");
-    if (o.saveVocab == "-" && (o.output == "-" || o.json || o.saveModel == "-"))
-      throw ConfigError("--save-vocab '-' and " +
-                        std::string(o.output == "-" ? "output '-'"
-                                    : o.json        ? "--json"
-                                                    : "--save-model '-'") +
-                        " would both write to standard output; send one of them to a file");
-    every = o.checkpointEvery.empty() ? CheckpointEvery{} : parseCheckpointEvery(o.checkpointEvery);
-    checkpoint = checkpointPath(o, format);
-    // Two outputs that are one file: the later write would replace the earlier.
-    // The checkpoint is --save-model, or a .posvec output, by design.
-    std::vector<std::pair<std::string, std::string>> outputs{{o.output, "output"}};
-    if (format == VectorFormat::Npy)
-      outputs.emplace_back(npyVocabularyPath(o.output), "output vocabulary");
-    outputs.emplace_back(o.saveModel, "--save-model");
-    outputs.emplace_back(o.saveVocab, "--save-vocab");
-    if (checkpoint != o.saveModel && checkpoint != o.output)
-      outputs.emplace_back(checkpoint, "checkpoint");
-    cli::refuseSameOutputs(outputs);
-    if (writer) {
-      checkWritable(o.output, "output");
-      if (!o.saveModel.empty()) checkWritable(o.saveModel, "--save-model");
-      if (!o.saveVocab.empty()) checkWritable(o.saveVocab, "--save-vocab");
-      if (!cluster) checkWritable(checkpoint, "checkpoint");
-    }
-    // A directory stands for the files in it: an output that is one of them is refused too.
-    std::vector<std::string> inputs =
-        CorpusSource::fromFiles(o.corpus, o.pretokenized, {}, o.recursive).paths();
-    if (!o.readVocab.empty()) inputs.push_back(o.readVocab);
-    // The model resumed from is read whole before anything is written, so its own
-    // checkpoint (and --save-model) may replace it; the vectors output may not.
-    cli::refuseOutputOverInput(o.saveModel, "--save-model", inputs);
-    cli::refuseOutputOverInput(checkpoint, "checkpoint", inputs);
-    cli::refuseOutputOverInput(o.saveVocab, "--save-vocab", inputs);
-    // A .posvec output is its own checkpoint: the printed command resumes from it.
-    if (!o.resume.empty() && checkpoint != o.output) inputs.push_back(o.resume);
-    cli::refuseOutputOverInput(o.output, "output", inputs);
-    if (format == VectorFormat::Npy)
-      cli::refuseOutputOverInput(npyVocabularyPath(o.output), "output vocabulary", inputs);
-    // Read before the corpus is counted: a bad file costs nothing.
-    if (!o.readVocab.empty()) vocabulary = readWord2vecVocabulary(o.readVocab);
+  CorpusSource corpus;
+  CorpusSource whole;  // under mpirun: the whole corpus, before this rank's share
+  std::uint64_t memoryLimit = 0;
+};
 
-    TokenizerOptions tok;
-    tok.lowercase = !o.keepCase;
-    tok.replaceInvalid = o.replaceInvalid;
-    tok.keepPunctuation = !o.noPunct;
-    tok.locale = o.locale;
-    corpus = CorpusSource::fromFiles(o.corpus, o.pretokenized, tok, o.recursive);
-    if (!cluster) return;
-    if (o.resume.empty()) o.config.validate();
-    o.sync.validate();
-    whole = corpus;
-    corpus = cluster->share(corpus);
-  };
-  if (!cluster) {
-    check();
+// A corpus file that is not text (vectors, a model, an array) is named as what it is,
+// not as invalid UTF-8 somewhere inside it.
+void refuseBinaryCorpus(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) {
+    if (path == "-" || path.rfind("/proc/self/fd/", 0) == 0) continue;
+    const std::string kind = binaryFileKind(path);
+    if (!kind.empty())
+      throw InputError("corpus '" + path + "' is " + kind +
+                       ", not text; train reads text files (plain or compressed)");
+  }
+}
+
+// Everything that can be wrong before training, checked before the corpus is counted
+// where it can be: a typo costs nothing.
+Plan prepare(const Options& o, Cluster* cluster, bool writer) {
+  Plan plan;
+  // Standard output has no extension: word2vec text, as word2vec.c writes by default.
+  plan.format = !o.format.empty() ? parseVectorFormat(o.format)
+                : o.output == "-" ? VectorFormat::Word2VecText
+                                  : formatFromExtension(o.output);
+  if (o.output == "-" && plan.format == VectorFormat::Npy)
+    throw ConfigError(
+        "output: npy cannot stream to standard output (it is two files, FILE.npy "
+        "and FILE.vocab); write a file, or use --format text or bin");
+  if (o.output == "-" && (o.json || o.saveModel == "-"))
+    throw ConfigError(std::string("output '-' and ") + (o.json ? "--json" : "--save-model '-'") +
+                      " would both write to standard output; send one of them to a file");
+  if (o.resume == "-" && std::find(o.corpus.begin(), o.corpus.end(), "-") != o.corpus.end())
+    throw ConfigError("the corpus and --resume cannot both be '-' (standard input)");
+  if (cluster && (!o.checkpointEvery.empty() || !o.readVocab.empty() || o.dryRun))
+    throw ConfigError(
+        "--checkpoint-every, --read-vocab and --dry-run are for one process, not under mpirun");
+  if (o.saveVocab == "-" && (o.output == "-" || o.json || o.saveModel == "-"))
+    throw ConfigError("--save-vocab '-' and " +
+                      std::string(o.output == "-" ? "output '-'"
+                                  : o.json        ? "--json"
+                                                  : "--save-model '-'") +
+                      " would both write to standard output; send one of them to a file");
+  plan.every =
+      o.checkpointEvery.empty() ? CheckpointEvery{} : parseCheckpointEvery(o.checkpointEvery);
+  plan.checkpoint = checkpointPath(o, plan.format);
+  // Two outputs that are one file: the later write would replace the earlier.
+  // The checkpoint is --save-model, or a .posvec output, by design.
+  std::vector<std::pair<std::string, std::string>> outputs{{o.output, "output"}};
+  if (plan.format == VectorFormat::Npy)
+    outputs.emplace_back(npyVocabularyPath(o.output), "output vocabulary");
+  outputs.emplace_back(o.saveModel, "--save-model");
+  outputs.emplace_back(o.saveVocab, "--save-vocab");
+  if (plan.checkpoint != o.saveModel && plan.checkpoint != o.output)
+    outputs.emplace_back(plan.checkpoint, "checkpoint");
+  cli::refuseSameOutputs(outputs);
+  plan.memoryLimit = memoryLimitOf(o.memoryLimit);
+  if (writer) {
+    checkWritable(o.output, "output");
+    if (!o.saveModel.empty()) checkWritable(o.saveModel, "--save-model");
+    if (!o.saveVocab.empty()) checkWritable(o.saveVocab, "--save-vocab");
+    if (!cluster) checkWritable(plan.checkpoint, "checkpoint");
+  }
+  // A directory stands for the files in it: an output that is one of them is refused too.
+  const std::vector<std::string> corpusFiles =
+      CorpusSource::fromFiles(o.corpus, o.pretokenized, {}, o.recursive).paths();
+  std::vector<std::string> inputs = corpusFiles;
+  if (!o.readVocab.empty()) inputs.push_back(o.readVocab);
+  // The model resumed from is read whole before anything is written, so its own
+  // checkpoint (and --save-model) may replace it; the vectors output may not.
+  cli::refuseOutputOverInput(o.saveModel, "--save-model", inputs);
+  cli::refuseOutputOverInput(plan.checkpoint, "checkpoint", inputs);
+  cli::refuseOutputOverInput(o.saveVocab, "--save-vocab", inputs);
+  // A .posvec output is its own checkpoint: the printed command resumes from it.
+  if (!o.resume.empty() && plan.checkpoint != o.output) inputs.push_back(o.resume);
+  cli::refuseOutputOverInput(o.output, "output", inputs);
+  if (plan.format == VectorFormat::Npy)
+    cli::refuseOutputOverInput(npyVocabularyPath(o.output), "output vocabulary", inputs);
+  refuseBinaryCorpus(corpusFiles);
+  // Read before the corpus is counted: a bad file costs nothing.
+  if (!o.readVocab.empty()) plan.vocabulary = readWord2vecVocabulary(o.readVocab);
+
+  TokenizerOptions tok;
+  tok.lowercase = !o.keepCase;
+  tok.replaceInvalid = o.replaceInvalid;
+  tok.keepPunctuation = !o.noPunct;
+  tok.locale = o.locale;
+  plan.corpus = CorpusSource::fromFiles(o.corpus, o.pretokenized, tok, o.recursive);
+  if (!cluster) return plan;
+  if (o.resume.empty()) o.config.validate();
+  o.sync.validate();
+  plan.whole = plan.corpus;
+  plan.corpus = cluster->share(plan.corpus);
+  return plan;
+}
+
+// Under mpirun every rank prepares, and all agree on the first error (one rank's
+// missing file stops them all, reported once).
+Plan prepareTogether(const Options& o, Cluster& cluster, bool writer) {
+  Plan plan;
+  std::string error;
+  ErrorKind kind = ErrorKind::Other;
+  try {
+    cli::withFlagNames(kFlags, [&] { plan = prepare(o, &cluster, writer); });
+  } catch (const Error& e) {
+    kind = errorKind(e);
+    if (kind == ErrorKind::Other) throw;
+    error = cli::spelledMessage(e);
+  }
+  cluster.agree(error, kind);
+  // Each rank cuts its range from its own copy of the files: they must be equal.
+  cluster.requireSameCorpus(plan.whole);
+  return plan;
+}
+
+// --dry-run: the memory estimate, nothing trained or written.
+void printDryRun(const Options& o, const Plan& plan) {
+  const CorpusSource& corpus = plan.corpus;
+  TrainConfig config = o.config;
+  config.memoryLimit = plan.memoryLimit;
+  config.loss = o.hs ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
+  if (!o.resume.empty()) throw ConfigError("--dry-run estimates a new training, not --resume");
+  const MemoryEstimate e = estimateTrainingMemory(corpus, config);
+  if (o.json) {
+    nlohmann::json j;
+    j["words"] = e.words;
+    j["dim"] = config.dim;
+    j["matrices_bytes"] = e.matrices;
+    j["vocabulary_bytes"] = e.vocabulary;
+    j["buffers_bytes"] = e.buffers;
+    j["total_bytes"] = e.total();
+    j["available_bytes"] = e.available;
+    j["fits"] = e.total() <= e.available;
+    std::cout << cli::jsonText(j) << "\n";
   } else {
-    std::string error;
-    ErrorKind kind = ErrorKind::Other;
-    try {
-      cli::withFlagNames(kFlags, check);
-    } catch (const Error& e) {
-      kind = errorKind(e);
-      if (kind == ErrorKind::Other) throw;
-      error = cli::spelledMessage(e);
-    }
-    cluster->agree(error, kind);
-    // Each rank cuts its range from its own copy of the files: they must be equal.
-    cluster->requireSameCorpus(whole);
-    *together = false;
+    std::printf("vocabulary: %zu words, dim %zu\n", e.words, config.dim);
+    std::printf("memory estimate: %llu bytes = %s (matrices %s, vocabulary %s, buffers %s)\n",
+                static_cast<unsigned long long>(e.total()), bytesText(e.total()).c_str(),
+                bytesText(e.matrices).c_str(), bytesText(e.vocabulary).c_str(),
+                bytesText(e.buffers).c_str());
+    std::printf("available: %s (%s)\n", bytesText(e.available).c_str(),
+                e.total() <= e.available ? "fits" : "does NOT fit");
   }
+}
 
-  const std::uint64_t memoryLimit = memoryLimitOf(o.memoryLimit);
-  if (o.dryRun) {
-    TrainConfig config = o.config;
-    config.memoryLimit = memoryLimit;
-    config.loss = o.hs ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
-    if (!o.resume.empty()) throw ConfigError("--dry-run estimates a new training, not --resume");
-    const MemoryEstimate e = estimateTrainingMemory(corpus, config);
-    if (o.json) {
-      nlohmann::json j;
-      j["words"] = e.words;
-      j["dim"] = config.dim;
-      j["matrices_bytes"] = e.matrices;
-      j["vocabulary_bytes"] = e.vocabulary;
-      j["buffers_bytes"] = e.buffers;
-      j["total_bytes"] = e.total();
-      j["available_bytes"] = e.available;
-      j["fits"] = e.total() <= e.available;
-      std::cout << cli::jsonText(j) << "\n";
-    } else {
-      std::printf("vocabulary: %zu words, dim %zu\n", e.words, config.dim);
-      std::printf("memory estimate: %llu bytes = %s (matrices %s, vocabulary %s, buffers %s)\n",
-                  static_cast<unsigned long long>(e.total()), bytesText(e.total()).c_str(),
-                  bytesText(e.matrices).c_str(), bytesText(e.vocabulary).c_str(),
-                  bytesText(e.buffers).c_str());
-      std::printf("available: %s (%s)\n", bytesText(e.available).c_str(),
-                  e.total() <= e.available ? "fits" : "does NOT fit");
-    }
-    return;
-  }
+// A loss for people: "n/a" for an epoch that made no prediction (NaN).
+std::string lossText(double loss) {
+  if (std::isnan(loss)) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4f", loss);
+  return buf;
+}
 
-  const bool quiet = cli::globals().quiet || !writer;
-  auto progressLine = std::make_shared<cli::ProgressLine>();
+std::string percentText(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * fraction);
+  return buf;
+}
+
+// The warning for a vocabulary that keeps too little of the corpus to train on,
+// or "" when it is fine: a small corpus at the default min-count trains a handful
+// of words and reports no error.
+std::string vocabularyWarning(const CorpusCounts& c, const TrainConfig& config) {
+  const std::string why =
+      config.maxVocab > 0 && c.keptWords >= static_cast<std::int64_t>(config.maxVocab)
+          ? "--max-vocab " + std::to_string(config.maxVocab)
+          : "--min-count " + std::to_string(config.minCount);
+  const std::string kept = std::to_string(c.keptWords) + " of " + std::to_string(c.distinctWords) +
+                           " distinct words (" + std::to_string(c.keptTokens) + " of " +
+                           std::to_string(c.tokens) + " tokens)";
+  const bool tiny = c.keptWords < 20 && c.keptWords < c.distinctWords;
+  const bool mostDropped = c.tokens > 0 && 2 * c.keptTokens < c.tokens;
+  if (!tiny && !mostDropped) return {};
+  std::string w = "posvec: warning: " + why + " kept " + kept;
+  if (tiny)
+    w += "; a vocabulary this small learns next to nothing";
+  else
+    w += ": " + percentText(1 - static_cast<double>(c.keptTokens) / static_cast<double>(c.tokens)) +
+         " of the corpus is not trained on";
+  return w + "; for a small corpus lower --min-count (e.g. --min-count 1)";
+}
+
+// Progress lines, epoch summaries and the vocabulary warning on stderr.
+TrainObserver reportingObserver(const Options& o, bool quiet,
+                                const std::shared_ptr<cli::ProgressLine>& progressLine) {
   TrainObserver observer;
-  if (!quiet) {
-    observer.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
-    observer.progress = [progressLine](const TrainProgress& p) {
-      char buf[200];
-      std::snprintf(buf, sizeof buf,
-                    "epoch %d/%d  %5.1f%%  %s words/s  alpha %.5f  loss %.4f  ETA %s", p.epoch,
-                    p.epochs, 100 * p.fraction, humanCount(p.wordsPerSecond).c_str(), p.alpha,
-                    p.loss, clock(p.etaSeconds).c_str());
-      progressLine->update(buf);
-    };
-  }
-  int epochs = 0;
-  observer.epochEnd = [progressLine, quiet, &epochs](const EpochReport& r) {
-    ++epochs;
-    if (quiet) return;
+  if (quiet) return observer;
+  observer.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  observer.counted = [config = o.config](const CorpusCounts& c) {
+    const std::string warning = vocabularyWarning(c, config);
+    if (!warning.empty()) std::fprintf(stderr, "%s\n", warning.c_str());
+  };
+  observer.progress = [progressLine](const TrainProgress& p) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "epoch %d/%d  %5.1f%%  %s words/s  alpha %.5f  loss %s  ETA %s",
+                  p.epoch, p.epochs, 100 * p.fraction, humanCount(p.wordsPerSecond).c_str(),
+                  p.alpha, lossText(p.loss).c_str(), clock(p.etaSeconds).c_str());
+    progressLine->update(buf);
+  };
+  observer.epochEnd = [progressLine](const EpochReport& r) {
     // A resumed epoch: the speed is that of the words this run trained.
     const std::string resumed =
         r.runWords < r.words
             ? " (" + humanCount(static_cast<double>(r.runWords)) + " in this run)"
             : std::string();
     char buf[240];
-    std::snprintf(buf, sizeof buf, "epoch %d done: loss %.4f, %s words%s in %.1f s (%s words/s)",
-                  r.epoch, r.loss, humanCount(static_cast<double>(r.words)).c_str(),
-                  resumed.c_str(), r.seconds,
-                  humanCount(r.seconds > 0 ? static_cast<double>(r.runWords) / r.seconds : 0)
-                      .c_str());
+    std::snprintf(
+        buf, sizeof buf, "epoch %d done: loss %s, %s words%s in %.1f s (%s words/s)", r.epoch,
+        lossText(r.loss).c_str(), humanCount(static_cast<double>(r.words)).c_str(), resumed.c_str(),
+        r.seconds,
+        humanCount(r.seconds > 0 ? static_cast<double>(r.runWords) / r.seconds : 0).c_str());
     progressLine->finish(buf);
   };
+  return observer;
+}
 
-  // Interrupts and checkpoints: the trainer asks at each safe point. Under mpirun
-  // the launcher handles signals (it ends every rank), and these stay unset.
-  std::optional<cli::InterruptGuard> guard;
-  if (!cluster) guard.emplace();
-  cli::InterruptGuard::setImmediate(true);  // nothing to save while the corpus is counted
-  auto lastCheckpoint = std::chrono::steady_clock::now();
-  bool epochCheckpointDue = false;
-  if (!cluster) observer.interrupt = [&] {
+// Interrupts and checkpoints: the trainer asks at each safe point. The state lives
+// as long as training does.
+struct Checkpointing {
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+  bool epochDue = false;
+};
+
+void addCheckpointing(TrainObserver& observer, Checkpointing& state, const Plan& plan, bool quiet,
+                      const std::shared_ptr<cli::ProgressLine>& progressLine) {
+  observer.interrupt = [&state, &plan] {
     cli::InterruptGuard::setImmediate(false);
     if (cli::InterruptGuard::requested()) return Interrupt::Stop;
-    if (epochCheckpointDue) return Interrupt::Checkpoint;
-    if (every.seconds > 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - lastCheckpoint).count() >=
-            every.seconds)
+    if (state.epochDue) return Interrupt::Checkpoint;
+    if (plan.every.seconds > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - state.last).count() >=
+            plan.every.seconds)
       return Interrupt::Checkpoint;
     return Interrupt::None;
   };
-  if (!cluster) observer.checkpoint = [&](const ModelState& state) {
-    lastCheckpoint = std::chrono::steady_clock::now();
-    epochCheckpointDue = false;
+  observer.checkpoint = [&state, &plan, quiet, progressLine](const ModelState& model) {
+    state.last = std::chrono::steady_clock::now();
+    state.epochDue = false;
     try {
-      saveModel(state, checkpoint);
+      saveModel(model, plan.checkpoint);
     } catch (const IoError& e) {
       // A full disk or a lost directory costs this checkpoint, not the run: the
       // previous checkpoint (if any) is still whole, and the final writes at the
@@ -405,23 +468,22 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
       return;
     }
     if (!quiet) {
-      std::string at = "after epoch " + std::to_string(state.epochsDone);
-      if (state.partial.active()) at = "inside epoch " + std::to_string(state.epochsDone + 1);
-      progressLine->finish("checkpoint " + at + " written to " + checkpoint);
+      std::string at = "after epoch " + std::to_string(model.epochsDone);
+      if (model.partial.active()) at = "inside epoch " + std::to_string(model.epochsDone + 1);
+      progressLine->finish("checkpoint " + at + " written to " + plan.checkpoint);
     }
   };
-  auto countEpochs = observer.epochEnd;
-  observer.epochEnd = [countEpochs, &every, &epochCheckpointDue](const EpochReport& r) {
-    countEpochs(r);
-    if (every.epochs > 0 && r.epoch % every.epochs == 0) epochCheckpointDue = true;
+  auto report = observer.epochEnd;
+  observer.epochEnd = [report, &state, &plan](const EpochReport& r) {
+    if (report) report(r);
+    if (plan.every.epochs > 0 && r.epoch % plan.every.epochs == 0) state.epochDue = true;
   };
-  if (!o.saveVocab.empty() && writer)
-    observer.vocabulary = [&](const Vocabulary& v, std::int64_t sentences) {
-      saveWord2vecVocabulary(v, sentences, o.saveVocab);
-    };
+}
 
+// Trains a new model or continues --resume's; `scheduled` gets the schedule's total epochs.
+ModelState trainOrResume(const Options& o, Plan& plan, Cluster* cluster,
+                         const TrainObserver& observer, int& scheduled) {
   ModelState model;
-  int scheduled = 0;  // the schedule's total epochs
   if (!o.resume.empty()) {
     model = loadModel(cli::seekableInput(o.resume, [](std::string_view head) {
       // Standard input may be endless: look at the magic before copying it.
@@ -449,7 +511,7 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
     if (o.updateVocab) {
       if (cluster) throw ConfigError("--update-vocab runs in one process (count the new text first)");
       const std::size_t before = model.words.size();
-      const std::size_t added = extendVocabulary(model, corpus);
+      const std::size_t added = extendVocabulary(model, plan.corpus);
       if (observer.log)
         observer.log("vocabulary: " + std::to_string(added) + " new words added to the model's " +
                      std::to_string(before));
@@ -459,58 +521,64 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
     const int more = o.epochsGiven || left == 0 ? o.config.epochs : left;
     scheduled = model.epochsDone + more;
     if (cluster)
-      resumeDistributed(*cluster, model, corpus, more, o.sync, observer);
+      resumeDistributed(*cluster, model, plan.corpus, more, o.sync, observer);
     else
-      resumeTraining(model, corpus, more, observer);
-  } else {
-    TrainConfig config = o.config;
-    config.memoryLimit = memoryLimit;
-    config.loss = o.hs ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
-    config.architecture = o.cbow ? Architecture::Cbow : Architecture::SkipGram;
-    config.kernel = o.kernel == "batched" ? Kernel::Batched : Kernel::Classic;
-    scheduled = config.epochs;
-    model = cluster      ? trainDistributed(*cluster, corpus, config, o.sync, observer)
-            : vocabulary ? train(corpus, config, *vocabulary, observer)
-                         : train(corpus, config, observer);
+      resumeTraining(model, plan.corpus, more, observer);
+    return model;
   }
-  cli::InterruptGuard::setImmediate(false);
+  TrainConfig config = o.config;
+  config.memoryLimit = plan.memoryLimit;
+  config.loss = o.hs ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
+  config.architecture = o.cbow ? Architecture::Cbow : Architecture::SkipGram;
+  config.kernel = o.kernel == "batched" ? Kernel::Batched : Kernel::Classic;
+  scheduled = config.epochs;
+  return cluster           ? trainDistributed(*cluster, plan.corpus, config, o.sync, observer)
+         : plan.vocabulary ? train(plan.corpus, config, *plan.vocabulary, observer)
+                           : train(plan.corpus, config, observer);
+}
 
-  if (model.partial.active() || model.epochsDone < scheduled) {
-    // Stopped by a signal: the full state, then how to go on.
-    progressLine->finish("");
-    saveModel(model, checkpoint);
-    std::string at = "after epoch " + std::to_string(model.epochsDone);
-    if (model.partial.active())
-      at = "inside epoch " + std::to_string(model.epochsDone + 1) + " (" +
-           std::to_string(model.partial.words) + " words into it)";
-    std::fprintf(stderr,
-                 "posvec: training stopped %s of %d; the full state is in %s\n"
-                 "posvec: to continue: %s\n",
-                 at.c_str(), scheduled, checkpoint.c_str(), resumeCommand(o, checkpoint).c_str());
-    std::fflush(stderr);
-    std::exit(cli::InterruptGuard::exitCode() != 0 ? cli::InterruptGuard::exitCode() : 130);
-  }
+// Stopped by a signal: the full state, then how to go on.
+[[noreturn]] void saveStopped(const Options& o, const ModelState& model, const Plan& plan,
+                              int scheduled, cli::ProgressLine& progressLine) {
+  progressLine.finish("");
+  saveModel(model, plan.checkpoint);
+  std::string at = "after epoch " + std::to_string(model.epochsDone);
+  if (model.partial.active())
+    at = "inside epoch " + std::to_string(model.epochsDone + 1) + " (" +
+         std::to_string(model.partial.words) + " words into it)";
+  std::fprintf(stderr,
+               "posvec: training stopped %s of %d; the full state is in %s\n"
+               "posvec: to continue: %s\n",
+               at.c_str(), scheduled, plan.checkpoint.c_str(),
+               resumeCommand(o, plan.checkpoint).c_str());
+  std::fflush(stderr);
+  std::exit(cli::InterruptGuard::exitCode() != 0 ? cli::InterruptGuard::exitCode() : 130);
+}
 
-  if (!writer) return;  // every rank holds the combined model; rank 0 writes it
+// Writes the vectors (and the full state where asked) and reports what was written.
+void writeResults(const Options& o, ModelState& model, const Plan& plan, Cluster* cluster,
+                  bool quiet, std::chrono::steady_clock::time_point start) {
   nlohmann::json summary;
   if (cluster) summary["ranks"] = cluster->size();
   summary["words"] = model.words.size();
   summary["dim"] = model.input.cols();
   summary["epochs_done"] = model.epochsDone;
+  // NaN (an epoch without predictions) is JSON's null.
   summary["epoch_losses"] = model.epochLosses;
   if (!o.saveModel.empty()) saveModel(model, o.saveModel);
   // Periodic checkpoints beside the output, and the checkpoint just resumed from, end
   // as the final state (a stale one would resume into epochs already trained).
-  else if ((!o.checkpointEvery.empty() || o.resume == checkpoint) && checkpoint != o.output)
-    saveModel(model, checkpoint);
-  if (format == VectorFormat::Model) {
+  else if ((!o.checkpointEvery.empty() || o.resume == plan.checkpoint) &&
+           plan.checkpoint != o.output)
+    saveModel(model, plan.checkpoint);
+  if (plan.format == VectorFormat::Model) {
     saveModel(model, o.output);
   } else {
     // Hand the matrix over instead of copying it: peak memory stays at the two matrices.
     model.output = MatrixF();
     const Embeddings vectors(std::move(model.words), std::move(model.input),
                              std::move(model.counts));
-    saveVectors(vectors, o.output, format);
+    saveVectors(vectors, o.output, plan.format);
   }
 
   const double seconds =
@@ -518,16 +586,57 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
   if (o.json) {
     nlohmann::json j = summary;
     j["output"] = o.output;
-    j["format"] = formatName(format);
+    j["format"] = formatName(plan.format);
     j["seconds"] = seconds;
     if (!o.saveModel.empty()) j["model"] = o.saveModel;
     std::cout << cli::jsonText(j) << "\n";
   } else if (!quiet) {
     std::fprintf(stderr, "wrote %zu x %ld vectors to %s (%s) in %.1f s\n",
                  summary["words"].get<std::size_t>(), summary["dim"].get<long>(),
-                 o.output == "-" ? "standard output" : o.output.c_str(), formatName(format).c_str(),
-                 seconds);
+                 o.output == "-" ? "standard output" : o.output.c_str(),
+                 formatName(plan.format).c_str(), seconds);
   }
+}
+
+// `cluster`: under mpirun (runOnCluster). Rank 0 reports and writes; errors
+// before training are every rank's (`together`), later ones a single rank's.
+void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr) {
+  const auto start = std::chrono::steady_clock::now();
+  const bool writer = !cluster || cluster->rank() == 0;
+  Plan plan;
+  if (!cluster) {
+    plan = prepare(o, nullptr, writer);
+  } else {
+    plan = prepareTogether(o, *cluster, writer);
+    *together = false;
+  }
+
+  if (o.dryRun) return printDryRun(o, plan);
+
+  const bool quiet = cli::globals().quiet || !writer;
+  auto progressLine = std::make_shared<cli::ProgressLine>();
+  TrainObserver observer = reportingObserver(o, quiet, progressLine);
+  // Under mpirun the launcher handles signals (it ends every rank): no checkpointing.
+  std::optional<cli::InterruptGuard> guard;
+  Checkpointing checkpointing;
+  if (!cluster) {
+    guard.emplace();
+    addCheckpointing(observer, checkpointing, plan, quiet, progressLine);
+  }
+  cli::InterruptGuard::setImmediate(true);  // nothing to save while the corpus is counted
+  if (!o.saveVocab.empty() && writer)
+    observer.vocabulary = [&o](const Vocabulary& v, std::int64_t sentences) {
+      saveWord2vecVocabulary(v, sentences, o.saveVocab);
+    };
+
+  int scheduled = 0;  // the schedule's total epochs
+  ModelState model = trainOrResume(o, plan, cluster, observer, scheduled);
+  cli::InterruptGuard::setImmediate(false);
+  if (model.partial.active() || model.epochsDone < scheduled)
+    saveStopped(o, model, plan, scheduled, *progressLine);
+
+  if (!writer) return;  // every rank holds the combined model; rank 0 writes it
+  writeResults(o, model, plan, cluster, quiet, start);
   // A signal after the last safe point: training was complete and is saved.
   if (cli::InterruptGuard::requested()) {
     std::fflush(stdout);

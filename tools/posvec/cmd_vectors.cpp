@@ -2,6 +2,7 @@
 // analogy, eval. Any format posvec reads works; it is detected from the content.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iomanip>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -102,23 +103,46 @@ static Registrar similarityReg(30, [](CLI::App& app) {
 });
 
 static Registrar similarReg(31, [](CLI::App& app) {
-  auto* sub = app.add_subcommand("similar", "The k words nearest to a word by cosine similarity");
+  auto* sub = app.add_subcommand(
+      "similar",
+      "The k words nearest to a word by cosine similarity; with several words (and "
+      "--negative), nearest to their combination, as gensim's most_similar(positive, negative)");
   auto o = std::make_shared<QueryOptions>();
+  auto negative = std::make_shared<std::vector<std::string>>();
   addVectorsArg(sub, o);
-  sub->add_option("word", o->words, "The word")->required()->expected(1);
+  sub->add_option("words", o->words,
+                  "The word, or several: the mean of their unit vectors (gensim's positive)")
+      ->required();
+  sub->add_option("--negative", *negative,
+                  "Words whose unit vectors are subtracted (gensim's negative); repeatable")
+      ->allow_extra_args(false);
   sub->add_option("-k,--top", o->k, "How many neighbours")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
   sub->add_flag("--json", o->json, "Print JSON");
-  sub->callback([o] {
+  sub->callback([o, negative] {
     const Embeddings e = loadVectors(seekableInput(o->vectors), o->load);
-    requireWord(e, o->words[0], o->vectors);
-    const auto rows = e.nearest(o->words[0], o->k);
+    std::vector<WordId> ids;
+    for (const auto& w : o->words) ids.push_back(requireWord(e, w, o->vectors));
+    for (const auto& w : *negative) ids.push_back(requireWord(e, w, o->vectors));
+    std::vector<Neighbour> rows;
+    if (o->words.size() == 1 && negative->empty()) {
+      rows = e.nearest(o->words[0], o->k);
+    } else {
+      // gensim: the mean of +unit(positive) and -unit(negative); the mean's scale
+      // does not change a cosine, so the sum does. The inputs are excluded.
+      Eigen::RowVectorXf q = Eigen::RowVectorXf::Zero(static_cast<Eigen::Index>(e.dim()));
+      for (std::size_t i = 0; i < ids.size(); ++i)
+        q += (i < o->words.size() ? 1.0f : -1.0f) * e.unitVector(ids[i]);
+      rows = e.nearestTo(q, o->k, ids);
+    }
     if (o->json) {
-      writeOutput(
-          "-",
-          jsonText(json{{"word", o->words[0]}, {"k", o->k}, {"neighbours", neighboursJson(rows)}}) +
-              "\n");
+      json j{{"k", o->k}, {"neighbours", neighboursJson(rows)}};
+      if (o->words.size() == 1 && negative->empty())
+        j["word"] = o->words[0];
+      else
+        j["positive"] = o->words, j["negative"] = *negative;
+      writeOutput("-", jsonText(j) + "\n");
     } else {
       writeOutput("-", table(rows));
     }
@@ -174,6 +198,11 @@ std::string percent(double fraction) {
   return buf;
 }
 
+// Where the evaluation sets come from, for messages about a missing one.
+const char* kFetchEval =
+    "tools/scripts/fetch-eval.sh in the posvec source tree downloads questions-words.txt, "
+    "wordsim353.tsv and simlex999.txt from their publishers";
+
 static Registrar evalReg(33, [](CLI::App& app) {
   auto* sub = app.add_subcommand("eval",
                                  "Analogy accuracy and word-pair correlations, with gensim's "
@@ -197,7 +226,15 @@ static Registrar evalReg(33, [](CLI::App& app) {
     if (o->analogies.empty() && o->pairs.empty())
       throw ConfigError(
           "eval: nothing to evaluate; give --analogies FILE and/or --pairs FILE "
-          "(e.g. questions-words.txt, wordsim353.tsv)");
+          "(e.g. questions-words.txt, wordsim353.tsv, simlex999.txt: " +
+          std::string(kFetchEval) + ")");
+    // Before the vectors are read: a missing evaluation file costs nothing.
+    std::vector<std::pair<std::string, std::string>> files;
+    if (!o->analogies.empty()) files.emplace_back("--analogies", o->analogies);
+    for (const auto& p : o->pairs) files.emplace_back("--pairs", p);
+    for (const auto& [flag, file] : files)
+      if (file != "-" && !std::filesystem::exists(file))
+        throw IoError(flag + " '" + file + "' does not exist; " + kFetchEval);
     const Embeddings e = loadVectors(seekableInput(o->vectors), o->load);
     EvalOptions opts;
     opts.restrictVocab = o->restrict;

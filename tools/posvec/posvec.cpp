@@ -298,6 +298,227 @@ void ProgressLine::finish(const std::string& text) {
   active_ = false;
 }
 
+namespace {
+
+// Every spelling of an option of `sub` ("--dim", "-t").
+std::vector<std::string> optionNames(const CLI::App* sub) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : sub->get_options()) {
+    for (const std::string& l : opt->get_lnames()) names.push_back("--" + l);
+    for (const std::string& s : opt->get_snames()) names.push_back("-" + s);
+  }
+  return names;
+}
+
+// An option of `sub`, or of the command line as a whole (-q, --quiet and --version
+// may come after the command: the parser lets them fall through).
+const CLI::Option* findOption(const CLI::App* sub, const std::string& name) {
+  for (const CLI::App* app = sub; app != nullptr; app = app->get_parent())
+    for (const CLI::Option* opt : app->get_options())
+      if (opt->check_name(name)) return opt;
+  return nullptr;
+}
+
+bool takesValue(const CLI::Option* opt) { return opt->get_type_size_max() > 0; }
+
+bool isNumber(const std::string& s) {
+  char* end = nullptr;
+  std::strtod(s.c_str(), &end);
+  return !s.empty() && end && *end == '\0';
+}
+
+// gensim's parameter names (and gensim 3's), with the posvec option that means the same.
+const std::vector<std::pair<std::string, std::string>> kGensimNames{
+    {"vector_size", "--dim"},
+    {"size", "--dim"},
+    {"workers", "--threads"},
+    {"min_count", "--min-count"},
+    {"iter", "--epochs"},
+    {"min_alpha", "--min-alpha"},
+    {"max_final_vocab", "--max-vocab"},
+    {"max_vocab_size", "--max-vocab"},
+    {"sg", "--cbow"},
+    {"dims", "--dim"},
+    {"dimension", "--dim"}};
+
+// word2vec.c's options (one dash, a value each), with posvec's spelling.
+struct Word2vecOption {
+  const char* name;
+  const char* posvec;  // "" : the corpus (a positional argument)
+};
+const Word2vecOption kWord2vecOptions[] = {{"-train", ""},
+                                           {"-output", "-o"},
+                                           {"-size", "--dim"},
+                                           {"-window", "--window"},
+                                           {"-negative", "--negative"},
+                                           {"-hs", "--hs"},
+                                           {"-sample", "--sample"},
+                                           {"-threads", "--threads"},
+                                           {"-iter", "--epochs"},
+                                           {"-min-count", "--min-count"},
+                                           {"-alpha", "--alpha"},
+                                           {"-cbow", "--cbow"},
+                                           {"-binary", "--format"},
+                                           {"-save-vocab", "--save-vocab"},
+                                           {"-read-vocab", "--read-vocab"},
+                                           {"-debug", nullptr},
+                                           {"-classes", nullptr}};
+
+const Word2vecOption* word2vecOption(const std::string& arg) {
+  for (const auto& w : kWord2vecOptions)
+    if (arg == w.name) return &w;
+  return nullptr;
+}
+
+// A word2vec.c command line (posvec train -train c.txt -output v.bin -size 200) in
+// posvec's spelling, or "" when the arguments hold no word2vec.c option.
+std::string translateWord2vec(const std::vector<std::string>& args) {
+  bool any = false;
+  for (const auto& a : args) any = any || (word2vecOption(a) != nullptr);
+  if (!any) return {};
+  std::string corpus, rest;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const Word2vecOption* w = word2vecOption(args[i]);
+    const std::string value = i + 1 < args.size() ? args[i + 1] : "";
+    if (!w) {
+      rest += " " + args[i];
+      continue;
+    }
+    ++i;
+    if (!w->posvec) continue;  // nothing like it in posvec (-debug, -classes)
+    const std::string to = w->posvec;
+    if (to.empty())
+      corpus = " " + value;
+    else if (to == "--hs" || to == "--cbow")
+      rest += value == "0" ? "" : " " + to;  // word2vec.c: 0 or 1
+    else if (to == "--format")
+      rest += value == "0" ? " --format text" : " --format bin";
+    else
+      rest += " " + to + " " + value;
+  }
+  return "posvec train" + corpus + rest;
+}
+
+}  // namespace
+
+std::string optionHint(const CLI::App* sub, const std::vector<std::string>& args) {
+  const std::string command = sub->get_name();
+  if (command == "train") {
+    const std::string translated = translateWord2vec(args);
+    const bool cbowGiven = std::find(args.begin(), args.end(), "-cbow") != args.end();
+    if (!translated.empty())
+      return "train: these are word2vec.c's options; in posvec's spelling: " + translated +
+             (cbowGiven ? std::string()
+                        : " (word2vec.c trains CBOW unless told -cbow 0, posvec skip-gram: add "
+                          "--cbow for word2vec.c's default)");
+  }
+  const std::vector<std::string> names = optionNames(sub);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") break;
+    if (arg.size() < 2 || arg[0] != '-' || isNumber(arg)) continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    if (const CLI::Option* known = findOption(sub, name)) {
+      // Its value is not an option, whatever it looks like ("--sentence -x").
+      if (takesValue(known) && name.size() == arg.size()) ++i;
+      continue;
+    }
+    const bool single = name[1] != '-';
+    if (single && name.size() == 2) continue;  // an unknown short flag: CLI11 says so
+    const std::string bare = name.substr(single ? 1 : 2);
+    std::string dashed = bare;
+    std::replace(dashed.begin(), dashed.end(), '_', '-');
+    std::string hint;
+    if (findOption(sub, "--" + dashed)) {
+      hint = "--" + dashed;
+    } else {
+      for (const auto& [gensim, posvec] : kGensimNames)
+        if (bare == gensim && findOption(sub, posvec))
+          hint =
+              gensim == "sg" ? "--cbow (gensim's sg=0; skip-gram, sg=1, is the default)" : posvec;
+    }
+    // "-t4", "-k5": a short option with its value attached.
+    if (hint.empty() && single && findOption(sub, name.substr(0, 2))) continue;
+    if (hint.empty()) hint = closestName("--" + bare, names);
+    std::string message = command + ": unknown option '" + name + "'";
+    if (!hint.empty()) message += "; did you mean " + hint + "?";
+    return message + " (posvec " + command + " --help lists the options)";
+  }
+  return {};
+}
+
+std::string parseErrorText(const CLI::ParseError& e, const CLI::App* sub) {
+  const std::string what = e.what();
+  const std::string command = sub ? sub->get_name() : std::string();
+  const std::string help = sub ? "posvec " + command + " --help" : std::string("posvec --help");
+  const std::string where = sub ? command + ": " : std::string();
+  auto after = [&](const std::string& prefix) {
+    const auto at = what.find(prefix);
+    return at == std::string::npos ? std::string() : what.substr(at + prefix.size());
+  };
+  // "NAME: At Most 1 required but received 2"
+  if (const auto at = what.find(": At Most "); at != std::string::npos) {
+    const std::string name = what.substr(0, at);
+    const std::string most = what.substr(at + 10, what.find(' ', at + 10) - at - 10);
+    const std::string got = what.substr(what.rfind(' ') + 1);
+    return where + name + " takes at most " + most + " value" + (most == "1" ? "" : "s") +
+           ", got " + got + " (" + help + ")";
+  }
+  if (const auto at = what.find(": At least "); at != std::string::npos) {
+    const std::string name = what.substr(0, at);
+    return where + "too few values for " + name + ": " +
+           what.substr(at + 11, what.find(' ', at + 11) - at - 11) + " needed (" + help + ")";
+  }
+  // Validators: "--top: Value 0 not in range 1 to 1000000", "--format: rain not in {a,b}".
+  if (const auto at = what.find(": Value ");
+      at != std::string::npos && what.find(" not in range ") != std::string::npos) {
+    const auto range = what.find(" not in range ");
+    const std::string value = what.substr(at + 8, range - at - 8);
+    std::string bounds = what.substr(range + 14);
+    if (const auto to = bounds.find(" to "); to != std::string::npos)
+      bounds.replace(to, 4, " and ");
+    return where + what.substr(0, at) + " must be between " + bounds + " (got " + value + ")";
+  }
+  if (const auto in = what.find(" not in {"); in != std::string::npos && what.find(": ") < in) {
+    const auto colon = what.find(": ");
+    std::string choices = what.substr(in + 9);
+    if (!choices.empty() && choices.back() == '}') choices.pop_back();
+    for (std::size_t c = choices.find(','); c != std::string::npos; c = choices.find(',', c + 2))
+      choices.replace(c, 1, ", ");
+    return where + what.substr(0, colon) + ": '" + what.substr(colon + 2, in - colon - 2) +
+           "' is not one of " + choices;
+  }
+  if (const std::string x = after("Could not convert: "); !x.empty()) {
+    const auto eq = x.find(" = ");
+    return where + x.substr(0, eq) + " expects a number, got '" + x.substr(eq + 3) + "'";
+  }
+  if (const auto at = what.find(" is not an allowed value for "); at != std::string::npos)
+    return where + what.substr(at + 29) + ": '" + what.substr(10, at - 10) + "' is not allowed (" +
+           help + ")";
+  if (const auto at = what.find(": too many inputs for a flag"); at != std::string::npos)
+    return where + what.substr(0, at) + " is a switch and takes no value";
+  if (const auto at = what.find(" excludes "); at != std::string::npos)
+    return where + what.substr(0, at) + " and " + what.substr(at + 10) + " cannot be used together";
+  if (const auto at = what.find(" requires "); at != std::string::npos && what.find(' ') == at)
+    return where + what.substr(0, at) + " needs " + what.substr(at + 10);
+  if (what == "A subcommand is required")
+    return "no command given: posvec COMMAND ... (posvec --help lists the commands)";
+  if (const auto at = what.find(" is required"); at != std::string::npos) {
+    const std::string name = what.substr(0, at);
+    return where + "missing " + (name.rfind("-", 0) == 0 ? "option " : "argument ") + name + " (" +
+           help + ")";
+  }
+  if (const auto at = what.find(": 1 required "); at != std::string::npos)
+    return where + what.substr(0, at) + " needs a value";
+  if (const std::string x = after(" not expected: "); !x.empty())
+    return where + "unexpected argument" +
+           (what.find("arguments were") != std::string::npos ? "s" : "") + " " + x + " (" + help +
+           " says what " + (sub ? command : std::string("posvec")) + " takes)";
+  // posvec's own validators ("--dim: must not be negative (got -1)") already speak a
+  // user's words and name the option.
+  return what + " (see posvec --help)";
+}
+
 int runCommandLine(int argc, char** argv) {
   CLI::App app{"posvec: text to transformer input (tokenizer, skip-gram embeddings, "
                "sinusoidal positions, similarity analysis)"};
@@ -330,6 +551,14 @@ int runCommandLine(int argc, char** argv) {
     if (arg == "-q" || arg == "--quiet") continue;
     if (!arg.empty() && arg[0] == '-') break;
     if (std::find(names.begin(), names.end(), arg) == names.end()) return unknown(arg);
+    // Options CLI11 would misread ("-train" as "-t rain") or call unexpected: the
+    // nearest posvec option, or the posvec spelling of word2vec.c's and gensim's.
+    const CLI::App* sub = app.get_subcommand(arg);
+    const std::string hint = optionHint(sub, std::vector<std::string>(argv + i + 1, argv + argc));
+    if (!hint.empty()) {
+      std::cerr << "posvec: error: " << hint << "\n";
+      return static_cast<int>(ExitCode::Usage);
+    }
     break;
   }
   try {
@@ -355,7 +584,9 @@ int runCommandLine(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "posvec: error: " << e.what() << " (see posvec --help)\n";
+    const CLI::App* sub = nullptr;
+    for (const CLI::App* s : app.get_subcommands()) sub = s;
+    std::cerr << "posvec: error: " << parseErrorText(e, sub) << "\n";
     return static_cast<int>(ExitCode::Usage);
   } catch (const std::bad_alloc&) {
     std::cerr << "posvec: error: out of memory (try a smaller --dim, --max-vocab or --len)\n";

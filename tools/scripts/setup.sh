@@ -26,9 +26,22 @@ for arg in "$@"; do
   esac
 done
 
+# Packages that only provide a command: one already on PATH (Node.js installed from
+# nodejs.org or nvm brings its own npm, which Debian's npm package conflicts with) is enough.
+command_of() {
+  case "$1" in
+    nodejs) echo node ;;
+    npm | hyperfine | fasttext | ninja-build | chromium) echo "${1%-build}" ;;
+    *) echo "" ;;
+  esac
+}
+
 missing=()
 for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" && continue
+  cmd="$(command_of "$p")"
+  [ -n "$cmd" ] && command -v "$cmd" >/dev/null 2>&1 && continue
+  missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 

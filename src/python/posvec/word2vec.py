@@ -23,32 +23,55 @@ Progress = Union[bool, str, Callable[[Dict[str, Any]], None], None]
 class _Progress:
     """Forwards the trainer's reports to a callable, a tqdm bar, and gensim-style callbacks."""
 
-    def __init__(self, model: "Word2Vec", progress: Progress, epochs: int) -> None:
+    def __init__(self, model: "Word2Vec", progress: Progress, epochs_done: int = 0,
+                 epochs: int = 0) -> None:
         self.model = model
         self.epochs_left = epochs
         self.callable = progress if callable(progress) else None
         self.bar = None
+        self.tqdm = None
+        # The bar counts this run's epochs: a loaded model trained 5 more after 27 starts at 0 %.
+        self.epochs_done = epochs_done
+        self.epochs_total = 0  # the schedule's, once the trainer reports it
         if progress in (True, "auto"):
             try:
                 from tqdm.auto import tqdm
             except ImportError:  # no tqdm: train quietly (gensim logs instead)
                 tqdm = None
-            if tqdm is not None:
-                self.bar = tqdm(total=100.0, unit="%", bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f}% [{elapsed}<{remaining}{postfix}]")
+            self.tqdm = tqdm
 
     def progress(self, fields: Dict[str, Any]) -> None:
         if self.callable is not None:
             self.callable(fields)
-        if self.bar is not None:
+        self.epochs_total = fields["epochs"]
+        if self.open_bar():
+            loss = fields["loss"]
             self.bar.set_description(f"epoch {fields['epoch']}/{fields['epochs']}")
             self.bar.set_postfix(words_s=f"{fields['words_per_second']:.3g}",
-                                 alpha=f"{fields['alpha']:.5f}", loss=f"{fields['loss']:.4f}",
-                                 refresh=False)
-            self.bar.update(100.0 * fields["fraction"] - self.bar.n)
+                                 alpha=f"{fields['alpha']:.5f}",
+                                 loss="n/a" if loss != loss else f"{loss:.4f}", refresh=False)
+            self.bar.update(self.percent(fields) - self.bar.n)
+
+    def open_bar(self) -> bool:
+        """The bar, drawn once training runs (not before an error in the inputs)."""
+        if self.bar is None and self.tqdm is not None:
+            self.bar = self.tqdm(total=100, bar_format="{l_bar}{bar}| [{elapsed}<{remaining}{postfix}]")
+        return self.bar is not None
+
+    def percent(self, fields: Dict[str, Any]) -> float:
+        """This run's share done, in percent, from the schedule's fraction."""
+        total, done = fields["epochs"], self.epochs_done
+        if total <= done:
+            return 100.0 * fields["fraction"]
+        run = (fields["fraction"] * total - done) / (total - done)
+        return 100.0 * min(1.0, max(0.0, run))
 
     def epoch_end(self, report: Dict[str, Any]) -> None:
         self.model._running_losses.append(report["loss"])
         self.model._latest_loss += report["loss"] * report.get("predictions", 0)
+        if self.epochs_total and self.open_bar():
+            done = self.percent({"epochs": self.epochs_total, "fraction": report["epoch"] / self.epochs_total})
+            self.bar.update(done - self.bar.n)
         if self.callable is not None:
             self.callable(dict(report, event="epoch_end"))
         for cb in self.model.callbacks:
@@ -302,8 +325,9 @@ class Word2Vec:
             if hasattr(cb, "on_epoch_begin"):
                 cb.on_epoch_begin(self)
 
-    def _run(self, fn: Callable[..., Any], n_epochs: int, **kwargs: Any) -> Any:
-        reporter = _Progress(self, self.progress, n_epochs)
+    def _run(self, fn: Callable[..., Any], run_epochs: int = 0, **kwargs: Any) -> Any:
+        reporter = _Progress(self, self.progress, self.epochs_done, run_epochs)
+        reporter.epochs_total = self.epochs_done + run_epochs  # this run's after those done
         for cb in self.callbacks:
             if hasattr(cb, "on_train_begin"):
                 cb.on_train_begin(self)
@@ -580,6 +604,8 @@ class Word2Vec:
             self._corpus_file = os.fspath(corpus_file) if corpus_file is not None else None
         if self._sentences is None and self._corpus_file is None:
             raise ValueError("no corpus: give sentences (an iterable of token lists) or corpus_file")
+        if self._corpus_file is not None and not os.path.exists(self._corpus_file):
+            raise FileNotFoundError(2, "corpus_file does not exist", self._corpus_file)
         n = self.options["epochs"] if epochs is None else int(epochs)
         o = self.options
         self._running_losses = []
@@ -597,11 +623,13 @@ class Word2Vec:
         if self._model is None:
             options = self._engine_options(epochs=n)
             self._model = self._run(
-                _posvec.Model.train, n, sentences=self._sentences, corpus_file=self._corpus_file,
-                pretokenized=self.pretokenized, options=options, counted=counted)
+                _posvec.Model.train, run_epochs=n, sentences=self._sentences,
+                corpus_file=self._corpus_file, pretokenized=self.pretokenized, options=options,
+                counted=counted)
             self.options["epochs"] = self._model.config["epochs"]
         else:  # model.epochs stays the constructor's, as in gensim (the file stores the total)
-            self._run(self._model.resume, n, sentences=self._sentences, corpus_file=self._corpus_file,
+            self._run(self._model.resume, run_epochs=n, sentences=self._sentences,
+                      corpus_file=self._corpus_file,
                       pretokenized=self.pretokenized, epochs=n, lowercase=o["lowercase"],
                       punctuation=o["punctuation"], locale=o["locale"])
         for key in ("combine", "block_negatives"):  # None chose the library's default
