@@ -95,8 +95,8 @@ struct TrainObserver {
   /// After the counting pass, before training: the vocabulary, and the number of
   /// sentences (word2vec.c counts them as the token "</s>").
   std::function<void(const Vocabulary&, std::int64_t sentences)> vocabulary;
-  // After the counting pass of a new training (not a resumed one, not under MPI):
-  // how much of the corpus the vocabulary kept, for a front end to warn about.
+  /// After the counting pass of a new training (not a resumed one, not under MPI):
+  /// how much of the corpus the vocabulary kept, for a front end to warn about.
   std::function<void(const CorpusCounts&)> counted;
 };
 

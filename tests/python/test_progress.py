@@ -68,7 +68,7 @@ def test_bar_after_load_starts_from_zero(tmp_path, fake_tqdm):
     model = posvec.Word2Vec(SENTENCES, epochs=5, progress=False, **OPTS)
     model.save(tmp_path / "m.posvec")
     loaded = posvec.Word2Vec.load(tmp_path / "m.posvec", progress=True)
-    loaded.train(SENTENCES, epochs=1)
+    loaded.train(SENTENCES, total_examples=len(SENTENCES), epochs=1)
     assert len(fake_tqdm.made) == 1
     bar = fake_tqdm.made[0]
     assert bar.total == 100

@@ -68,7 +68,8 @@ class _Progress:
 
     def epoch_end(self, report: Dict[str, Any]) -> None:
         self.model._running_losses.append(report["loss"])
-        self.model._latest_loss += report["loss"] * report.get("predictions", 0)
+        if report.get("predictions", 0) > 0:  # an epoch without predictions has no loss (NaN)
+            self.model._latest_loss += report["loss"] * report["predictions"]
         if self.epochs_total and self.open_bar():
             done = self.percent({"epochs": self.epochs_total, "fraction": report["epoch"] / self.epochs_total})
             self.bar.update(done - self.bar.n)
