@@ -171,83 +171,91 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
         const Interrupt how = observer.interrupt();
         if (how != Interrupt::None) stop.store(static_cast<int>(how));
       };
-#pragma omp parallel num_threads(epochThreads)
+      // An unfinished epoch keeps its shards (a model stopped with more threads than
+      // this run has: its shards are shared out, each thread taking them in turn). The
+      // team may also be smaller than asked (OMP_THREAD_LIMIT): the same loop covers it.
+      const int team = std::max(1, std::min(epochThreads, std::max(threads, 1)));
+#pragma omp parallel num_threads(team)
       {
         const int tid = omp_get_thread_num();
+        const int teamSize = omp_get_num_threads();
         errors.run([&] {
-          ShardProgress& shard = progress.shards[static_cast<std::size_t>(tid)];
-          ThreadTotals& mine = totals[static_cast<std::size_t>(tid)];
-          mine.loss = shard.loss;
-          mine.predictions = shard.predictions;
-          detail::ShardReader reader(corpus.stream, shard.position, shard.end);
-          detail::ThreadState state;
-          state.rng = detail::Rng(shard.rng);
-          std::vector<std::int32_t> sentence, kept;
-          kept.reserve(detail::kMaxSentence);
-          std::int64_t pending = 0;
-          float alpha = static_cast<float>(
-              alphaAt(epochBase + static_cast<double>(processed.load()) * toGlobal));
-          double lastReport = -1e9;  // report at the first flush, then a few times a second
-          bool stopped = false;
-          while (!errors.failed() && reader.next(sentence)) {
-            kept.clear();
-            subsample.apply(sentence, state.rng, kept);
-            if (!kept.empty())
-              mine.loss +=
-                  kernel->sentence(kept.data(), kept.size(), alpha, state, mine.predictions);
-            pending += static_cast<std::int64_t>(sentence.size());
-            if (pending >= kFlushWords) {
-              const std::int64_t localDone = processed.fetch_add(pending) + pending;
-              pending = 0;
-              if (sync && tid == 0) sync->poll(localDone);
-              // Distributed: the schedule's words are those of all processes.
-              const double done = static_cast<double>(localDone) * toGlobal;
-              if (!std::isfinite(mine.loss))
-                throwDiverged(
-                    epoch + 1,
-                    mine.loss / static_cast<double>(std::max<std::int64_t>(1, mine.predictions)),
-                    config.alpha);
-              alpha = static_cast<float>(alphaAt(epochBase + done));
-              mine.publishedLoss.store(mine.loss, std::memory_order_relaxed);
-              mine.publishedPredictions.store(mine.predictions, std::memory_order_relaxed);
-              if (tid == 0 && observer.progress) {
-                const double elapsed = secondsSince(runStart);
-                if (elapsed - lastReport >= 0.25) {
-                  lastReport = elapsed;
-                  double loss = 0;
-                  std::int64_t preds = 0;
-                  for (const auto& t : totals) {
-                    loss += t.publishedLoss.load(std::memory_order_relaxed);
-                    preds += t.publishedPredictions.load(std::memory_order_relaxed);
+          for (int s = tid; s < epochThreads && stop.load() == 0 && !errors.failed();
+               s += teamSize) {
+            ShardProgress& shard = progress.shards[static_cast<std::size_t>(s)];
+            ThreadTotals& mine = totals[static_cast<std::size_t>(s)];
+            mine.loss = shard.loss;
+            mine.predictions = shard.predictions;
+            detail::ShardReader reader(corpus.stream, shard.position, shard.end);
+            detail::ThreadState state;
+            state.rng = detail::Rng(shard.rng);
+            std::vector<std::int32_t> sentence, kept;
+            kept.reserve(detail::kMaxSentence);
+            std::int64_t pending = 0;
+            float alpha = static_cast<float>(
+                alphaAt(epochBase + static_cast<double>(processed.load()) * toGlobal));
+            double lastReport = -1e9;  // report at the first flush, then a few times a second
+            bool stopped = false;
+            while (!errors.failed() && reader.next(sentence)) {
+              kept.clear();
+              subsample.apply(sentence, state.rng, kept);
+              if (!kept.empty())
+                mine.loss +=
+                    kernel->sentence(kept.data(), kept.size(), alpha, state, mine.predictions);
+              pending += static_cast<std::int64_t>(sentence.size());
+              if (pending >= kFlushWords) {
+                const std::int64_t localDone = processed.fetch_add(pending) + pending;
+                pending = 0;
+                if (sync && tid == 0) sync->poll(localDone);
+                // Distributed: the schedule's words are those of all processes.
+                const double done = static_cast<double>(localDone) * toGlobal;
+                if (!std::isfinite(mine.loss))
+                  throwDiverged(
+                      epoch + 1,
+                      mine.loss / static_cast<double>(std::max<std::int64_t>(1, mine.predictions)),
+                      config.alpha);
+                alpha = static_cast<float>(alphaAt(epochBase + done));
+                mine.publishedLoss.store(mine.loss, std::memory_order_relaxed);
+                mine.publishedPredictions.store(mine.predictions, std::memory_order_relaxed);
+                if (tid == 0 && observer.progress) {
+                  const double elapsed = secondsSince(runStart);
+                  if (elapsed - lastReport >= 0.25) {
+                    lastReport = elapsed;
+                    double loss = 0;
+                    std::int64_t preds = 0;
+                    for (const auto& t : totals) {
+                      loss += t.publishedLoss.load(std::memory_order_relaxed);
+                      preds += t.publishedPredictions.load(std::memory_order_relaxed);
+                    }
+                    TrainProgress p;
+                    p.epoch = epoch + 1;
+                    p.epochs = totalEpochs;
+                    const double all = epochBase + done;
+                    p.fraction = std::min(1.0, all / std::max(1.0, scheduleWords));
+                    const double runDone = all - runStartWords;
+                    p.wordsProcessed = static_cast<std::int64_t>(runDone);
+                    p.wordsPerSecond = elapsed > 0 ? runDone / elapsed : 0;
+                    p.alpha = alpha;
+                    p.loss = preds > 0 ? loss / static_cast<double>(preds) : 0;
+                    p.etaSeconds = runDone > 0 ? elapsed * (runWords - runDone) / runDone : 0;
+                    observer.progress(p);
                   }
-                  TrainProgress p;
-                  p.epoch = epoch + 1;
-                  p.epochs = totalEpochs;
-                  const double all = epochBase + done;
-                  p.fraction = std::min(1.0, all / std::max(1.0, scheduleWords));
-                  const double runDone = all - runStartWords;
-                  p.wordsProcessed = static_cast<std::int64_t>(runDone);
-                  p.wordsPerSecond = elapsed > 0 ? runDone / elapsed : 0;
-                  p.alpha = alpha;
-                  p.loss = preds > 0 ? loss / static_cast<double>(preds) : 0;
-                  p.etaSeconds = runDone > 0 ? elapsed * (runWords - runDone) / runDone : 0;
-                  observer.progress(p);
+                }
+                // The safe point: nothing of this thread is unpublished.
+                if (tid == 0 && observer.interrupt) ask();
+                if (stop.load() != 0) {
+                  stopped = true;
+                  break;
                 }
               }
-              // The safe point: nothing of this thread is unpublished.
-              if (tid == 0 && observer.interrupt) ask();
-              if (stop.load() != 0) {
-                stopped = true;
-                break;
-              }
             }
+            if (!stopped) processed.fetch_add(pending);
+            shard.position = reader.position();
+            shard.rng = state.rng.state;
+            shard.loss = mine.loss;
+            shard.predictions = mine.predictions;
+            finished.fetch_add(1);
           }
-          if (!stopped) processed.fetch_add(pending);
-          shard.position = reader.position();
-          shard.rng = state.rng.state;
-          shard.loss = mine.loss;
-          shard.predictions = mine.predictions;
-          finished.fetch_add(1);
           // The calling thread keeps answering interrupts while the others finish.
           if (tid == 0 && observer.interrupt)
             while (finished.load() < epochThreads && stop.load() == 0 && !errors.failed()) {
@@ -433,6 +441,11 @@ void detail::resumeWith(ModelState& model, const CorpusSource& corpus, int moreE
       throw ConfigError("the model was stopped inside an epoch by a one-process run; resume it "
                         "with one process, or from a checkpoint taken at an epoch's end");
     const EpochProgress& p = model.partial;
+    if (p.shards.size() > static_cast<std::size_t>(kMaxTrainThreads))
+      throw FormatError("model says " + std::to_string(p.shards.size()) +
+                        " threads were inside epoch " + std::to_string(model.epochsDone + 1) +
+                        "; training runs at most " + std::to_string(kMaxTrainThreads) +
+                        " (corrupt file?)");
     if (p.streamSize != prepared.stream.size() || p.words > prepared.stream.words())
       throw InputError("the model was stopped inside epoch " +
                        std::to_string(model.epochsDone + 1) +

@@ -21,7 +21,9 @@ constexpr std::uint32_t kModelVersion = 1;
 constexpr std::uint32_t kModelVersionPartial = 2;
 constexpr std::uint64_t kModelHeaderBytes = 72;
 constexpr std::uint64_t kShardBytes = 40;
-constexpr std::uint32_t kMaxShards = 1 << 16;
+// Training runs at most kMaxTrainThreads threads, so no posvec wrote more positions;
+// a file that records more is corrupt (and libgomp cannot start that many threads).
+constexpr std::uint32_t kMaxShards = kMaxTrainThreads;
 
 struct ModelHeader {
   std::uint32_t version = 0, flags = 0;
@@ -64,7 +66,8 @@ ModelState readModel(const std::string& path, bool withOutput) {
     throw FormatError(inQuotes(path) + ": posvec model header has unknown flags (corrupt file?)");
   if (h.version == kModelVersionPartial && (shards == 0 || shards > kMaxShards))
     throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(shards) +
-                      " threads were inside an epoch (corrupt file?)");
+                      " threads were inside an epoch; training runs at most " +
+                      std::to_string(kMaxShards) + " (corrupt file?)");
   if (h.epochsDone < 0)
     throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(h.epochsDone) +
                       " epochs done (corrupt file?)");

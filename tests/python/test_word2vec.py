@@ -205,3 +205,34 @@ def test_combine_blocks_train_other_bits_and_are_kept_by_save(tmp_path, pretoken
     assert loaded.block_negatives == 0  # automatic: max(negative, 1.25 x combine)
     with pytest.raises(ValueError, match="combine"):
         posvec.Word2Vec([["a", "b"]], combine=0, min_count=1, progress=False)
+
+
+def _with_thread_positions(src, dst, shards):
+    """Rewrites a saved model (version 1, at an epoch boundary) as a version-2 file
+    that records `shards` thread positions inside its next epoch, laid out from the
+    format's description: the body's length follows from the header's fields."""
+    import struct
+    data = open(src, "rb").read()
+    words, dim, out_rows, config_bytes, word_bytes, losses = struct.unpack_from("<6Q", data, 16)
+    body = 72 + config_bytes + 12 * words + word_bytes + 8 * losses + 4 * dim * (words + out_rows)
+    stream = 1000
+    header = bytearray(data[:72])
+    struct.pack_into("<I", header, 8, 2)        # version 2: an unfinished epoch follows
+    struct.pack_into("<I", header, 68, shards)  # thread positions recorded
+    tail = struct.pack("<qq", 0, stream) + struct.pack("<qqQdq", 0, stream, 1, 0.0, 0)
+    tail += struct.pack("<qqQdq", stream, stream, 1, 0.0, 0) * (shards - 1)
+    with open(dst, "wb") as f:
+        f.write(bytes(header) + data[72:body] + tail)
+
+
+def test_load_refuses_more_thread_positions_than_training_runs(tmp_path, pretokenized):
+    # Before: the file loaded and train() killed the interpreter inside libgomp.
+    m = posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, **dict(OPTS, epochs=1))
+    m.save(tmp_path / "m.posvec")
+    _with_thread_positions(tmp_path / "m.posvec", tmp_path / "ok.posvec", 4096)
+    assert posvec.Word2Vec.load(tmp_path / "ok.posvec", progress=False).epochs_done == 1
+    for shards in (4097, 65536):
+        _with_thread_positions(tmp_path / "m.posvec", tmp_path / "bad.posvec", shards)
+        with pytest.raises(ValueError, match=f"{shards} threads were inside an epoch; "
+                                             "training runs at most 4096"):
+            posvec.Word2Vec.load(tmp_path / "bad.posvec")
