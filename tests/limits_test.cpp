@@ -1,0 +1,93 @@
+// The limits of input reading (docs/input-limits.md): files that change while they
+// are read, directory cycles, word and line lengths, whole-file reads, and the
+// memory the positional stage and attention ask for, refused before any work.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "posvec/attention.hpp"
+#include "posvec/corpus.hpp"
+#include "posvec/embeddings.hpp"
+#include "posvec/error.hpp"
+#include "posvec/formats.hpp"
+#include "posvec/positional.hpp"
+#include "posvec/tokenizer.hpp"
+#include "posvec/vocabulary.hpp"
+#include "corpus_detail.hpp"
+#include "test_util.hpp"
+
+using namespace posvec;
+
+namespace {
+
+// Sets an environment variable for the life of the object.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() { ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
+// 3,000 words of dimension 50: about 630 KB in binary, 1.6 MB in text, so a cut at
+// 64 KiB leaves most pages past the new end.
+Embeddings manyVectors() {
+  std::vector<std::string> words;
+  MatrixF m(3000, 50);
+  for (int i = 0; i < 3000; ++i) {
+    words.push_back("w" + std::to_string(i));
+    for (int j = 0; j < 50; ++j) m(i, j) = static_cast<float>(i % 97) * 0.25f + static_cast<float>(j);
+  }
+  return Embeddings(std::move(words), std::move(m));
+}
+
+}  // namespace
+
+TEST_CASE("limits: a vectors file that shrinks while it is mapped is reported as truncated",
+          "[limits]") {
+  // Before: the reader died of SIGBUS at the first page past the new end. The test
+  // seam truncates the file right after it is mapped, so no timing is involved.
+  test::TempDir dir;
+  const Embeddings e = manyVectors();
+  for (const std::string name : {"v.bin", "v.txt"}) {
+    // 65536 is a page boundary (the pages after it fault); 70001 cuts inside a page
+    // (its tail reads as zeros); 0 leaves nothing.
+    for (const std::string cut : {"65536", "70001", "0"}) {
+      INFO(name << " cut at " << cut);
+      const std::string file = dir.file(name);
+      saveVectors(e, file);
+      const ScopedEnv seam("POSVEC_TEST_SHRINK_MAPPED", cut);
+      CHECK_THROWS_AS(loadVectors(file), IoError);
+      saveVectors(e, file);
+      CHECK_THROWS_WITH(loadVectors(file),
+                        Catch::Contains("was truncated while it was being read") &&
+                            Catch::Contains(cut + " now"));
+    }
+  }
+  // Without the seam the same file loads whole.
+  const std::string file = dir.file("v.bin");
+  saveVectors(e, file);
+  CHECK(loadVectors(file).size() == 3000);
+
+  // The CLI: one line, exit code below 128 (no signal), for both formats.
+  for (const std::string name : {"v.bin", "v.txt"}) {
+    saveVectors(e, dir.file(name));
+    const auto r = test::runShell("POSVEC_TEST_SHRINK_MAPPED=65536 '" + std::string(POSVEC_CLI) +
+                                  "' similar " + test::quote(dir.file(name)) + " w1");
+    INFO(r.err);
+    CHECK(r.status != 0);
+    CHECK(r.status < 128);
+    CHECK(r.err.find("was truncated while it was being read") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
