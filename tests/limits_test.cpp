@@ -91,3 +91,45 @@ TEST_CASE("limits: a vectors file that shrinks while it is mapped is reported as
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
 }
+
+TEST_CASE("limits: reading a directory recursively takes each directory and file once",
+          "[limits]") {
+  // Before: a link back to an ancestor was followed until the kernel's ELOOP (the
+  // tree read 41 times, silently); two such links listed about 2^40 paths.
+  test::TempDir dir;
+  namespace fs = std::filesystem;
+  const fs::path c = dir.path() / "c";
+  fs::create_directories(c / "sub");
+  test::writeText((c / "a.txt").string(), "alpha beta\n");
+  test::writeText((c / "sub" / "b.txt").string(), "gamma delta\n");
+  fs::create_directory_symlink("..", c / "sub" / "loop");  // a cycle
+  fs::create_directory_symlink("sub", c / "again");        // a second way to sub
+  fs::create_symlink("a.txt", c / "same.txt");              // a second way to a file
+
+  const auto corpus = CorpusSource::fromFiles({c.string()}, true, {}, true);
+  // Depth first in name order: a.txt, again (= sub: b.txt, loop = c), same.txt, sub.
+  const std::vector<std::string> want{(c / "a.txt").string(), (c / "again" / "b.txt").string()};
+  REQUIRE(corpus.paths() == want);
+  const std::vector<std::string> skipped{
+      "'" + (c / "again" / "loop").string() + "' is '" + c.string() + "' again",
+      "'" + (c / "same.txt").string() + "' is '" + (c / "a.txt").string() + "' again",
+      "'" + (c / "sub").string() + "' is '" + (c / "again").string() + "' again"};
+  CHECK(corpus.skippedPaths() == skipped);
+
+  // Two cycles: still each directory once.
+  fs::create_directory_symlink("..", c / "sub" / "loop2");
+  CHECK(CorpusSource::fromFiles({c.string()}, true, {}, true).paths() == want);
+  // Without recursion: the files of the directory itself, the linked file once.
+  CHECK(CorpusSource::fromFiles({c.string()}, true, {}, false).paths() ==
+        std::vector<std::string>{(c / "a.txt").string()});
+  // Paths given twice are read twice, as asked.
+  CHECK(CorpusSource::fromFiles({c.string(), c.string()}, true, {}, true).paths().size() == 4);
+
+  // The CLI: the words once, and one note line on stderr.
+  const auto r = test::runCli("-q tokenize --recursive " + test::quote(c.string()));
+  CHECK(r.status == 0);
+  CHECK(r.out == "alpha beta\ngamma delta\n");
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.find("posvec: note: repeated paths are read once: '" + (c / "again" / "loop").string() +
+                   "' is '" + c.string() + "' again, and 3 more") == 0);
+}

@@ -33,6 +33,10 @@ class CorpusSource {
   static CorpusSource fromGenerator(Generator generate);
 
   const std::vector<std::string>& paths() const { return paths_; }
+  /// What listing the directories left out, one line each ("'a/loop' is 'a'
+  /// again"): a directory or file reached a second time through symbolic links
+  /// (a cycle, or two links to one place) is read once. A front end may show it.
+  const std::vector<std::string>& skippedPaths() const { return skipped_; }
   bool pretokenized() const { return pretokenized_; }
   const TokenizerOptions& tokenizer() const { return tokenizer_; }
   const std::vector<Sentence>& sentences() const { return sentences_; }
@@ -41,6 +45,7 @@ class CorpusSource {
 
  private:
   std::vector<std::string> paths_;
+  std::vector<std::string> skipped_;
   bool pretokenized_ = false;
   TokenizerOptions tokenizer_;
   std::vector<Sentence> sentences_;

@@ -468,7 +468,7 @@ CorpusSource CorpusSource::fromFiles(std::vector<std::string> paths, bool pretok
                                      TokenizerOptions tokenizer, bool recursive) {
   if (paths.empty()) throw InputError("no corpus file given");
   CorpusSource c;
-  c.paths_ = detail::expandCorpusPaths(paths, recursive);
+  c.paths_ = detail::expandCorpusPaths(paths, recursive, &c.skipped_);
   c.pretokenized_ = pretokenized;
   c.tokenizer_ = std::move(tokenizer);
   return c;

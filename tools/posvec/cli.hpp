@@ -31,6 +31,10 @@ struct Registrar {
 void refuseOutputOverInput(const std::string& output, const std::string& option,
                            const std::vector<std::string>& inputs);
 
+// One line on stderr when listing the corpus directories skipped something read
+// already (CorpusSource::skippedPaths: a symbolic link cycle or two links to one place).
+void noteSkippedPaths(const std::vector<std::string>& skipped);
+
 // The sentences of --sentence (in order), then the non-blank lines of --input FILE
 // when given (CRLF endings accepted).
 std::vector<std::string> sentencesOf(const std::vector<std::string>& given, const std::string& inputFile);

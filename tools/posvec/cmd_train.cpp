@@ -243,6 +243,7 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
     tok.keepPunctuation = !o.noPunct;
     tok.locale = o.locale;
     corpus = CorpusSource::fromFiles(o.corpus, o.pretokenized, tok, o.recursive);
+    cli::noteSkippedPaths(corpus.skippedPaths());
     if (!cluster) return;
     if (o.resume.empty()) o.config.validate();
     o.sync.validate();

@@ -42,6 +42,18 @@ void refuseOutputOverInput(const std::string& output, const std::string& option,
   }
 }
 
+void noteSkippedPaths(const std::vector<std::string>& skipped) {
+  if (skipped.empty()) return;
+  std::fprintf(stderr,
+               "posvec: note: %s read once: %s%s (symbolic links lead to the same directory "
+               "or file twice)\n",
+               skipped.size() == 1 ? "a repeated path is" : "repeated paths are",
+               skipped.front().c_str(),
+               skipped.size() == 1 ? ""
+                                   : (", and " + std::to_string(skipped.size() - 1) + " more")
+                                         .c_str());
+}
+
 namespace {
 // The temporary files that stand for standard input, and how messages name them.
 std::string& stdinCopy() {
