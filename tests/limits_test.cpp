@@ -133,3 +133,48 @@ TEST_CASE("limits: reading a directory recursively takes each directory and file
   CHECK(r.err.find("posvec: note: repeated paths are read once: '" + (c / "again" / "loop").string() +
                    "' is '" + c.string() + "' again, and 3 more") == 0);
 }
+
+namespace {
+// Runs the CLI and returns its result with the wall time it took.
+std::pair<test::RunResult, double> timedCli(const std::string& args) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = test::runCli(args);
+  return {r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+}
+}  // namespace
+
+TEST_CASE("limits: the positional stage refuses sizes before building anything", "[limits]") {
+  // Before: a 2^62-wide encoder died in vector::_M_default_append, 2^40 asked for 8 TB
+  // of tables; pe built five per-dimension tables before its check (52 s and 12 GB
+  // for --dim 2e9, 27 s for --dim 1e8 --len 1e8).
+  for (const std::size_t dim : {std::size_t{1} << 40, std::size_t{1} << 62}) {
+    PositionalOptions o;
+    o.dim = dim;
+    INFO(dim);
+    CHECK_THROWS_AS(PositionalEncoder(o), ConfigError);
+    CHECK_THROWS_WITH(PositionalEncoder(o),
+                      Catch::StartsWith("d_model " + std::to_string(dim) + " needs ") &&
+                          Catch::Contains(" GB for its frequency tables, more than this machine's"));
+    CHECK_THROWS_WITH(checkPositionalMemory(o, 0, 1, 4), Catch::Contains("frequency tables"));
+  }
+  PositionalOptions o;
+  o.dim = 100'000'000;
+  CHECK_THROWS_WITH(checkPositionalMemory(o, 0, 100'000'000, 4),
+                    Catch::StartsWith("a 100000000 x 100000000 matrix of float32 needs 4e+07 GB"));
+  // A d x d rotation: 10^6 x 10^6 doubles are 8 TB (the encoder's tables are 28 MB).
+  o.dim = 1'000'000;
+  CHECK_THROWS_WITH(PositionalEncoder(o).relativeShift(1),
+                    Catch::StartsWith("a 1000000 x 1000000 matrix of float64 needs 8e+03 GB"));
+
+  // The CLI: one line, the usage exit code, in far less time than building the tables.
+  for (const std::string args : {"pe --dim 2000000000 --len 1", "pe --dim 100000000 --len 100000000",
+                                 "pe --dim 4611686018427387904 --len 1"}) {
+    INFO(args);
+    const auto [r, seconds] = timedCli(args);
+    CHECK(r.status == 2);
+    CHECK(r.err.find(" needs ") != std::string::npos);
+    CHECK(r.err.find(" GB") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(seconds < 5.0);
+  }
+}
