@@ -178,3 +178,45 @@ TEST_CASE("limits: the positional stage refuses sizes before building anything",
     CHECK(seconds < 5.0);
   }
 }
+
+TEST_CASE("limits: attention refuses a sentence whose maps cannot fit, naming its length",
+          "[limits]") {
+  // Before: no estimate; a 50,000-token sentence would exhaust the machine. The check
+  // is arithmetic on the sizes: (heads + 1) T^2 doubles and T-row matrices.
+  AttentionOptions ao;
+  ao.heads = 2;
+  const Attention a(8, ao);
+  const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+                        static_cast<double>(::sysconf(_SC_PAGESIZE));
+  // The smallest T whose two kept maps alone exceed the machine, and 1,000 tokens
+  // (16 MB), which fits anywhere.
+  const auto big = static_cast<std::size_t>(std::sqrt(memory / 16.0)) + 1;
+  CHECK_NOTHROW(a.checkMemory(1000));
+  CHECK_THROWS_AS(a.checkMemory(big), ConfigError);
+  CHECK_THROWS_WITH(a.checkMemory(big),
+                    Catch::StartsWith("attention over a sentence of " + std::to_string(big) +
+                                      " tokens needs ") &&
+                        Catch::Contains("(2 maps of " + std::to_string(big) + " x " +
+                                        std::to_string(big) + " weights), more than this machine's"));
+  // compute() checks before it allocates: a big x 8 input is only big * 64 bytes.
+  const MatrixD x = MatrixD::Constant(static_cast<Eigen::Index>(big), 8, 0.5);
+  CHECK_THROWS_WITH(a.compute(x), Catch::StartsWith("attention over a sentence of " +
+                                                    std::to_string(big) + " tokens needs "));
+
+  // The CLI, with a sentence of that many tokens: one line naming the length.
+  test::TempDir dir;
+  std::vector<std::string> words{"a", "b"};
+  MatrixF m(2, 8);
+  m.setConstant(0.25f);
+  saveVectors(Embeddings(words, m), dir.file("v.bin"));
+  std::string sentence;
+  sentence.reserve(2 * big);
+  for (std::size_t i = 0; i < big; ++i) sentence += i % 2 ? "b " : "a ";
+  test::writeText(dir.file("s.txt"), sentence + "\n");
+  const auto r = test::runCli("attend " + test::quote(dir.file("v.bin")) + " -i " +
+                              test::quote(dir.file("s.txt")) + " --heads 2 -o " +
+                              test::quote(dir.file("out.tsv")));
+  CHECK(r.status == 2);
+  CHECK(r.err.find("attention over a sentence of " + std::to_string(big) + " tokens needs") !=
+        std::string::npos);
+}
