@@ -220,3 +220,116 @@ TEST_CASE("limits: attention refuses a sentence whose maps cannot fit, naming it
   CHECK(r.err.find("attention over a sentence of " + std::to_string(big) + " tokens needs") !=
         std::string::npos);
 }
+
+TEST_CASE("limits: a word keeps at most kMaxWordBytes, cut at a character boundary", "[limits]") {
+  // Before: a word without whitespace grew one string (a 10 MB gzip of zeros: out of memory).
+  REQUIRE(kMaxWordBytes == 1024);
+  std::string euro;  // 3-byte characters: 1,024 bytes end inside the 342nd
+  for (int i = 0; i < 2000; ++i) euro += "\xE2\x82\xAC";
+  std::string kept;
+  for (int i = 0; i < 341; ++i) kept += "\xE2\x82\xAC";
+  const std::string zeros(3'000'000, '0');
+
+  // The tokenizer of raw text: ICU's words (a Hangul word of 3-byte syllables; raw
+  // sentences are cut at 1 MiB, so 5,000 zeros stay in one).
+  std::string hangul, hangulKept;
+  for (int i = 0; i < 2000; ++i) hangul += "\xEA\xB0\x80";
+  for (int i = 0; i < 341; ++i) hangulKept += "\xEA\xB0\x80";
+  TokenizerOptions raw;
+  const auto s = Tokenizer(raw).tokenize("go " + hangul + " now " + std::string(5000, '0') + ".");
+  REQUIRE(s.size() == 1);
+  REQUIRE(s[0].size() >= 4);
+  CHECK(s[0][1] == hangulKept);
+  CHECK(s[0][3] == std::string(1024, '0'));
+
+  // Pre-tokenized files on one and two threads (byte ranges), and compressed (a stream).
+  test::TempDir dir;
+  const std::string text = "go " + euro + " now\n" + zeros + "\n" + zeros + " end\n";
+  test::writeText(dir.file("a.txt"), text);
+  const std::string gz = dir.file("a.txt.gz");
+  const bool haveGzip = test::runShell("gzip -kf " + test::quote(dir.file("a.txt"))).status == 0;
+  std::vector<std::string> files{dir.file("a.txt")};
+  if (haveGzip) files.push_back(gz);
+  for (const std::string& f : files) {
+    for (const int threads : {1, 2}) {
+      INFO(f << ", " << threads << " threads");
+      const auto p = detail::prepareCorpus(CorpusSource::fromFiles({f}, true), 1, 0, 20'000'000,
+                                           threads);
+      CHECK(p.tokens == 6);
+      CHECK(p.vocabulary.find(kept) >= 0);
+      CHECK(p.vocabulary.find(std::string(1024, '0')) >= 0);
+      CHECK(p.vocabulary.count(p.vocabulary.find(std::string(1024, '0'))) == 2);
+      CHECK(p.vocabulary.size() == 5);
+    }
+  }
+}
+
+TEST_CASE("limits: the counting table is bounded by bytes as well as by words", "[limits]") {
+  // Before: only the number of words was bounded (unique 1 KB tokens: 2.9 GB and dead).
+  VocabularyBuilder b(0, 64 * 1024);
+  const std::string common = "the";
+  std::uint64_t most = 0;
+  for (int i = 0; i < 2000; ++i) {
+    b.add(common);
+    b.add(std::string(1000, 'x') + std::to_string(i));  // unique, about 1 KB
+    most = std::max(most, b.bytes());
+  }
+  // Each word costs its characters and kBytesPerEntry; pruning starts past the limit.
+  CHECK(most <= 64 * 1024 + 1004 + VocabularyBuilder::kBytesPerEntry);
+  CHECK(b.prunings() > 0);
+  const Vocabulary v = b.finish(2, 0);
+  CHECK(v.words() == std::vector<std::string>{"the"});
+  CHECK(v.counts() == std::vector<std::int64_t>{2000});
+}
+
+TEST_CASE("limits: whole-file reads stop at their limit with one line", "[limits]") {
+  // Before: --read-vocab, eval --analogies/--pairs and attend/encode -i read /dev/zero
+  // (or a decompression bomb) until memory ran out.
+  if (!std::filesystem::exists("/dev/zero")) POSVEC_SKIP("no /dev/zero");
+  test::TempDir dir;
+  std::vector<std::string> words{"a", "b"};
+  MatrixF m(2, 4);
+  m << 1, 0, 0, 0, 0, 1, 0, 0;
+  saveVectors(Embeddings(words, m), dir.file("v.bin"));
+  test::writeText(dir.file("c.txt"), "a b a b\n");
+  const std::string v = test::quote(dir.file("v.bin"));
+  const struct {
+    std::string args, limit, what;
+  } cases[] = {
+      {"eval " + v + " --pairs /dev/zero", "256 MiB", "file of word pairs"},
+      {"eval " + v + " --analogies /dev/zero", "256 MiB", "file of analogy questions"},
+      {"attend " + v + " -i /dev/zero", "64 MiB", "file of sentences"},
+      {"encode " + v + " -i /dev/zero", "64 MiB", "file of sentences"},
+      {"train " + test::quote(dir.file("c.txt")) + " --pretokenized --min-count 1 --read-vocab "
+       "/dev/zero -o " + test::quote(dir.file("o.bin")),
+       "1024 MiB", "vocabulary file"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.args);
+    const auto r = test::runCli(c.args);
+    CHECK(r.status == static_cast<int>(ExitCode::Input));
+    CHECK(r.err == "posvec: error: '/dev/zero' holds more than " + c.limit + ", more than a " +
+                       c.what + " may (is it the right file?)\n");
+  }
+}
+
+TEST_CASE("limits: running out of memory names the remedy of the command that ran", "[limits]") {
+  // Before: every command suggested --dim, --max-vocab or --len.
+  if (test::kAddressSanitizer) POSVEC_SKIP("ulimit -v does not combine with AddressSanitizer");
+  test::TempDir dir;
+  std::vector<std::string> words{"a", "b"};
+  MatrixF m(2, 4);
+  m << 1, 0, 0, 0, 0, 1, 0, 0;
+  saveVectors(Embeddings(words, m), dir.file("v.bin"));
+  // 6,000 tokens: two heads' maps are 576 MB, over a 400 MB address-space limit but
+  // within any machine's memory, so the estimate lets it through and allocation fails.
+  std::string sentence;
+  for (int i = 0; i < 6000; ++i) sentence += i % 2 ? "b " : "a ";
+  test::writeText(dir.file("s.txt"), sentence + "\n");
+  const auto r = test::runShell("ulimit -v 400000; '" + std::string(POSVEC_CLI) + "' attend " +
+                                test::quote(dir.file("v.bin")) + " -i " +
+                                test::quote(dir.file("s.txt")) + " --heads 2 -o " +
+                                test::quote(dir.file("out.tsv")));
+  CHECK(r.status == 1);
+  CHECK(r.err == "posvec: error: out of memory (try shorter sentences or fewer --heads)\n");
+}

@@ -2,6 +2,7 @@
 // failure never leaves a truncated file behind) and checked input.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <string>
@@ -50,5 +51,9 @@ void openForReading(const std::string& path, std::ifstream& in);
 // stdin, and gzip, bzip2, xz or zstd content (recognised from its first bytes)
 // is decompressed.
 std::string readFile(const std::string& path);
+/// readFile that stops at `maxBytes` (of decompressed text): a longer input (a
+/// device like /dev/zero, a decompression bomb, the wrong file) throws InputError
+/// naming the limit and `what` the file was meant to be ("vocabulary file").
+std::string readFile(const std::string& path, std::uint64_t maxBytes, const std::string& what);
 
 }  // namespace posvec
