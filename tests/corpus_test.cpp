@@ -58,11 +58,12 @@ TEST_CASE("corpus: pre-tokenized lines split on ASCII whitespace, one sentence a
 TEST_CASE("corpus: a pre-tokenized word across the 1 MiB read block stays whole", "[corpus]") {
   test::TempDir dir;
   const std::string path = dir.file("c.txt");
-  // The reader takes 1 MiB blocks: "bcdef" starts 2 bytes before the first block ends.
+  // The reader takes 1 MiB blocks: "bcdef" starts 2 bytes before the first block ends
+  // (spaces fill the block: a word keeps at most kMaxWordBytes).
   const std::size_t block = std::size_t{1} << 20;
-  const std::string first(block - 3, 'a');
+  const std::string first = "x" + std::string(block - 4, ' ');
   test::writeText(path, first + " bcdef\ng\n");
-  CHECK(tokensOf(CorpusSource::fromFiles({path}, true)) == Tokens{first, "bcdef", "|", "g", "|"});
+  CHECK(tokensOf(CorpusSource::fromFiles({path}, true)) == Tokens{"x", "bcdef", "|", "g", "|"});
 }
 
 TEST_CASE("corpus: raw text goes through the tokenizer, several files in order", "[corpus]") {
@@ -535,4 +536,37 @@ TEST_CASE("corpus: a pipe is counted on several threads like one thread counts i
   checkSameCounting(detail::prepareCorpus(CorpusSource::fromFiles({dir.file("a.txt")}, true), 2, 0,
                                           20'000'000, 2),
                     one);
+}
+
+TEST_CASE("corpus: a stream counted by threads holds a bounded block whatever its lines and words",
+          "[corpus]") {
+  // Before: a line without newline was held whole by the reader (a 10 GB line, 10 GB),
+  // and so was a word without whitespace. Now a block ends after a word of a long
+  // line, and a word keeps kMaxWordBytes (cut at a character boundary) as on one thread.
+  test::TempDir dir;
+  std::string longLine;
+  for (int i = 0; i < 40000; ++i) longLine += "w" + std::to_string(i % 331) + " ";
+  // A 300,000-byte word of 3-byte characters: it keeps 341 of them (1,023 bytes).
+  std::string euro;
+  for (int i = 0; i < 100000; ++i) euro += "\xE2\x82\xAC";
+  const std::string text = "a b c\n" + longLine + "\n" + euro + " tail\nd e " + longLine +
+                           euro;  // the last line ends in the long word, without newline
+  test::writeText(dir.file("a.txt"), text);
+  const CorpusSource corpus = CorpusSource::fromFiles({dir.file("a.txt")}, true);
+  const auto one = detail::prepareCorpus(corpus, 1, 0, 20'000'000, 1);
+  std::string kept;
+  for (int i = 0; i < 341; ++i) kept += "\xE2\x82\xAC";
+  REQUIRE(kept.size() == 1023);
+  CHECK(one.vocabulary.find(kept) >= 0);
+  CHECK(one.sentences == 4);
+  CHECK(one.tokens == 3 + 40000 + 2 + 2 + 40000 + 1);
+  for (const std::size_t block : {std::size_t{4096}, std::size_t{65536}}) {
+    INFO("block " << block);
+    const auto many = detail::countStreamInParallel(corpus, 1, 0, 20'000'000, 2, block);
+    REQUIRE(many);
+    checkSameCounting(*many, one);
+    // A block is cut at `block` bytes or after a kept word, plus one read (of at most
+    // `block` bytes): far below the 200 KB line and the 300 KB word.
+    CHECK(many->largestBlock <= 3 * block + kMaxWordBytes);
+  }
 }

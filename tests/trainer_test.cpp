@@ -1068,3 +1068,119 @@ TEST_CASE("trainer refuses before training when the estimate exceeds the memory"
   CHECK_THROWS_AS(parseMemorySize("lots"), ConfigError);
   CHECK_THROWS_AS(parseMemorySize("-1G"), ConfigError);
 }
+
+namespace {
+
+// A version-2 model file laid out here byte by byte from the format's description
+// (header, config, words, counts, losses, input, output, the unfinished epoch), so the
+// test does not depend on saveModel's own limits.
+void writeModelV2(const ModelState& m, const std::string& path) {
+  std::string b("POSVECM1", 8);
+  auto put = [&](auto v) { b.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  std::uint64_t wordBytes = 0;
+  for (const auto& w : m.words) wordBytes += w.size();
+  put(std::uint32_t{2});
+  put(std::uint32_t{0});
+  put(static_cast<std::uint64_t>(m.words.size()));
+  put(static_cast<std::uint64_t>(m.input.cols()));
+  put(static_cast<std::uint64_t>(m.output.rows()));
+  put(static_cast<std::uint64_t>(m.config.size()));
+  put(wordBytes);
+  put(static_cast<std::uint64_t>(m.epochLosses.size()));
+  put(static_cast<std::int32_t>(m.epochsDone));
+  put(static_cast<std::uint32_t>(m.partial.shards.size()));
+  b += m.config;
+  for (const auto& w : m.words) {
+    put(static_cast<std::uint32_t>(w.size()));
+    b += w;
+  }
+  for (auto c : m.counts) put(static_cast<std::int64_t>(c));
+  for (double l : m.epochLosses) put(l);
+  b.append(reinterpret_cast<const char*>(m.input.data()), m.input.size() * sizeof(float));
+  b.append(reinterpret_cast<const char*>(m.output.data()), m.output.size() * sizeof(float));
+  put(m.partial.words);
+  put(m.partial.streamSize);
+  for (const ShardProgress& s : m.partial.shards) {
+    put(s.position);
+    put(s.end);
+    put(s.rng);
+    put(s.loss);
+    put(s.predictions);
+  }
+  test::writeText(path, b);
+}
+
+// The model stopped inside its first epoch at one thread, then given `shards` thread
+// positions: the first is the real one, the others empty ranges at the stream's end
+// (each valid on its own).
+ModelState withShards(ModelState m, std::size_t shards) {
+  REQUIRE(m.partial.shards.size() == 1);
+  ShardProgress empty;
+  empty.position = empty.end = m.partial.streamSize;
+  m.partial.shards.resize(shards, empty);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("trainer refuses at load and at resume more thread positions than training runs",
+          "[trainer]") {
+  // Before: 65,536 recorded positions loaded and resuming crashed inside libgomp.
+  test::TempDir dir;
+  const std::string corpusFile = dir.file("corpus.txt");
+  {
+    std::string text;
+    for (const auto& s : plantedCorpus(21, 3000)) {
+      for (std::size_t i = 0; i < s.size(); ++i) text += (i ? " " : "") + s[i];
+      text += "\n";
+    }
+    test::writeText(corpusFile, text);
+  }
+  const auto corpus = CorpusSource::fromFiles({corpusFile}, true);
+  TrainConfig c = smallConfig();
+  c.epochs = 1;
+  c.threads = 1;
+  int asked = 0;
+  TrainObserver stopping;
+  stopping.interrupt = [&] { return ++asked == 1 ? Interrupt::Stop : Interrupt::None; };
+  const ModelState stopped = train(corpus, c, stopping);
+  REQUIRE(stopped.partial.active());
+  REQUIRE(kMaxTrainThreads == 4096);
+
+  for (const std::size_t n : {std::size_t{4097}, std::size_t{65536}}) {
+    INFO(n);
+    const std::string file = dir.file("many.posvec");
+    writeModelV2(withShards(stopped, n), file);
+    CHECK_THROWS_AS(loadModel(file), FormatError);
+    CHECK_THROWS_WITH(loadModel(file),
+                      Catch::Contains(std::to_string(n) + " threads were inside an epoch") &&
+                          Catch::Contains("at most 4096"));
+    // The library's own entry point refuses a state built in memory too.
+    ModelState m = withShards(stopped, n);
+    CHECK_THROWS_WITH(resumeTraining(m, corpus, 1), Catch::Contains("at most 4096"));
+    // The CLI: one line and a clean exit code, not a signal.
+    const auto r = test::runCli("train " + test::quote(corpusFile) + " --pretokenized --resume " +
+                                test::quote(file) + " -o " + test::quote(dir.file("out.bin")));
+    CHECK(r.status != 0);
+    CHECK(r.status < 128);
+    CHECK(r.err.find("at most 4096") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+
+  // Up to the limit a model loads; its positions are shared out over this run's threads
+  // (here 2 run 64 positions) and the epoch ends with every corpus word trained once.
+  const std::string file = dir.file("64.posvec");
+  writeModelV2(withShards(stopped, 64), file);
+  ModelState m = loadModel(file);
+  REQUIRE(m.partial.shards.size() == 64);
+  TrainConfig stored = TrainConfig::deserialize(m.config);
+  stored.threads = 2;
+  m.config = stored.serialize();
+  std::int64_t words = 0;
+  TrainObserver watch;
+  watch.epochEnd = [&](const EpochReport& r) { words = r.words; };
+  resumeTraining(m, corpus, 1, watch);
+  CHECK(m.epochsDone == 1);
+  CHECK_FALSE(m.partial.active());
+  CHECK(words == wordsIn(plantedCorpus(21, 3000)));
+}

@@ -136,6 +136,15 @@ class Attention {
   AttentionResult compute(const MatrixD& x, std::int64_t start = 0,
                           std::size_t length = static_cast<std::size_t>(-1)) const;
 
+  /// Checks, before anything is allocated, that `results` results of compute() over
+  /// `tokens` rows fit in this machine's memory: each holds one T x T weight map a
+  /// head, and compute() needs one more map and a few T-row matrices while it runs.
+  /// `bytesPerWeight` adds what a caller spends on each weight besides (its text
+  /// form, say). Throws ConfigError naming the sentence length and the bytes needed
+  /// ("attention over a sentence of 50000 tokens needs 40 GB ..."); compute() checks
+  /// its own sentence the same way.
+  void checkMemory(std::size_t tokens, std::size_t results = 1, double bytesPerWeight = 0) const;
+
  private:
   std::size_t dModel_;
   std::size_t headDim_;

@@ -45,6 +45,10 @@ class CorpusSource {
 
   /// The files to read, in order (directories already expanded); empty otherwise.
   const std::vector<std::string>& paths() const { return paths_; }
+  /// What listing the directories left out, one line each ("'a/loop' is 'a'
+  /// again"): a directory or file reached a second time through symbolic links
+  /// (a cycle, or two links to one place) is read once. A front end may show it.
+  const std::vector<std::string>& skippedPaths() const { return skipped_; }
   /// True when the files hold one pre-tokenized sentence a line.
   bool pretokenized() const { return pretokenized_; }
   /// The options raw-text files are tokenized with.
@@ -58,6 +62,7 @@ class CorpusSource {
 
  private:
   std::vector<std::string> paths_;
+  std::vector<std::string> skipped_;
   bool pretokenized_ = false;
   TokenizerOptions tokenizer_;
   std::vector<Sentence> sentences_;

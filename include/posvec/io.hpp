@@ -4,6 +4,7 @@
 /// may be called from any thread; concurrent writes must go to different paths.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <string>
@@ -63,5 +64,9 @@ void openForReading(const std::string& path, std::ifstream& in);
 /// \throws IoError when the file is missing, a directory, unreadable, or its
 ///         compressed content is corrupt.
 std::string readFile(const std::string& path);
+/// readFile that stops at `maxBytes` (of decompressed text): a longer input (a
+/// device like /dev/zero, a decompression bomb, the wrong file) throws InputError
+/// naming the limit and `what` the file was meant to be ("vocabulary file").
+std::string readFile(const std::string& path, std::uint64_t maxBytes, const std::string& what);
 
 }  // namespace posvec

@@ -12,6 +12,11 @@
 
 namespace posvec {
 
+/// The most threads training runs (TrainConfig::threads) and so the most thread
+/// positions a model may record inside an unfinished epoch; a model file that
+/// records more is refused when it is read.
+inline constexpr int kMaxTrainThreads = 4096;
+
 /// Where one thread was when training stopped inside an epoch (an interrupt or a
 /// checkpoint): enough to finish that epoch exactly as if it had not stopped.
 struct ShardProgress {

@@ -49,6 +49,15 @@ struct PositionalOptions {
   void validate() const;        ///< throws ConfigError (says why odd d_model is refused)
 };
 
+/// Checks, without allocating or computing anything, that an encoder of `options`
+/// (its per-dimension tables) and a `len` x dim matrix of `scalarBytes`-wide values
+/// from `start` fit in this machine's memory; throws ConfigError ("... needs 80 GB,
+/// more than this machine's 25.2 GB of memory ...") otherwise, and for the options
+/// and positions the encoder itself refuses. The encoder's constructor checks its
+/// tables the same way, and each matrix call its matrix.
+void checkPositionalMemory(const PositionalOptions& options, std::int64_t start, std::size_t len,
+                           std::size_t scalarBytes);
+
 /// How embeddings are scaled before the encoding is added.
 struct Scale {
   /// Which factor: √d_model, none (1) or `value`.

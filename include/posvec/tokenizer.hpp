@@ -20,6 +20,13 @@
 
 namespace posvec {
 
+/// The longest word kept, in bytes of UTF-8: a longer word (a run without
+/// whitespace: a URL, a base64 blob, a file of zeros) keeps its first bytes up to
+/// this limit, cut at a character boundary, and the rest of it is skipped; it still
+/// counts as one word. Bounds the memory of reading any input (word2vec.c cuts at
+/// 100 bytes, inside a character; see docs/input-limits.md).
+inline constexpr std::size_t kMaxWordBytes = 1024;
+
 /// How a Tokenizer segments text; every field has its default here.
 struct TokenizerOptions {
   /// How text is cut into sentences and tokens.

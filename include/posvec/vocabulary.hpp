@@ -79,11 +79,21 @@ Vocabulary readWord2vecVocabulary(const std::string& path);
 /// Not thread-safe: one builder per thread, merged with addCount().
 class VocabularyBuilder {
  public:
-  /// When the table holds more than `maxTableSize` distinct words, words seen at
-  /// most `n` times are forgotten (n = 1, 2, ... on each pruning), as word2vec.c
-  /// does: memory stays bounded on huge corpora at the price of slightly low counts
-  /// for words that were forgotten and came back. 0: never prune.
-  explicit VocabularyBuilder(std::size_t maxTableSize = 20'000'000);
+  /// When the table holds more than `maxTableSize` distinct words, or its words
+  /// take more than `maxTableBytes` (bytes(): their characters and the table's
+  /// own cost per word), words seen at most `n` times are forgotten (n = 1, 2, ...
+  /// on each pruning), as word2vec.c does: memory stays bounded on huge corpora at
+  /// the price of slightly low counts for words that were forgotten and came back.
+  /// 0: no such limit.
+  explicit VocabularyBuilder(std::size_t maxTableSize = 20'000'000,
+                             std::uint64_t maxTableBytes = kDefaultTableBytes);
+  /// The default byte limit of the counting table: 2 GiB, about 20 million words of
+  /// 30 bytes (the word limit's size) or 1.9 million of 1 KiB.
+  static constexpr std::uint64_t kDefaultTableBytes = std::uint64_t{2} << 30;
+  /// What a word costs the table besides its characters (string, hash, id, count, slots).
+  static constexpr std::uint64_t kBytesPerEntry = 32 + 8 + 4 + 8 + 16;
+  /// The table's size in bytes: its words' characters and kBytesPerEntry a word.
+  std::uint64_t bytes() const { return wordBytes_ + kBytesPerEntry * words_.size(); }
 
   /// One occurrence of `word`; returns its provisional id (the same id each time
   /// the word comes again, unless it was pruned in between).
@@ -132,6 +142,8 @@ class VocabularyBuilder {
   std::vector<std::int32_t> ids_;
   std::vector<std::int64_t> counts_;
   std::size_t maxTableSize_;
+  std::uint64_t maxTableBytes_;
+  std::uint64_t wordBytes_ = 0;  // characters of the words in the table
   std::int64_t pruneBelow_ = 1;
   std::int32_t nextId_ = 0;
   std::int64_t tokens_ = 0;

@@ -3,6 +3,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 
 #include "posvec/error.hpp"
 
@@ -232,7 +235,23 @@ std::unique_ptr<std::istream> openInput(const std::string& path) {
   return std::make_unique<InputStream>(std::move(buf));
 }
 
-std::vector<std::string> expandCorpusPaths(const std::vector<std::string>& paths, bool recursive) {
+std::vector<std::string> expandCorpusPaths(const std::vector<std::string>& paths, bool recursive,
+                                           std::vector<std::string>* skipped) {
+  // Directories and files met so far, by (device, inode), with the path they were
+  // first met under: a symbolic link cycle ends at its first repeat instead of at
+  // the kernel's ELOOP (after reading the tree 40 times), and two ways to one
+  // directory or file read it once.
+  struct Key {
+    dev_t dev;
+    ino_t ino;
+    bool operator<(const Key& o) const { return dev != o.dev ? dev < o.dev : ino < o.ino; }
+  };
+  std::map<Key, std::string> seen;
+  auto firstVisit = [&](const std::string& p, const struct stat& st) {
+    const auto [it, fresh] = seen.emplace(Key{st.st_dev, st.st_ino}, p);
+    if (!fresh && skipped) skipped->push_back("'" + p + "' is '" + it->second + "' again");
+    return fresh;
+  };
   std::vector<std::string> out;
   for (const std::string& path : paths) {
     std::error_code ec;
@@ -242,24 +261,33 @@ std::vector<std::string> expandCorpusPaths(const std::vector<std::string>& paths
     }
     std::vector<std::string> files;
     bool subdirectories = false;
-    auto add = [&](const fs::directory_entry& e) {
-      std::error_code sec;
-      if (e.is_regular_file(sec))
-        files.push_back(e.path().string());
-      else if (e.is_directory(sec))
-        subdirectories = true;
-    };
-    try {
-      if (recursive) {
-        for (const auto& e : fs::recursive_directory_iterator(
-                 path, fs::directory_options::follow_directory_symlink))
-          add(e);
-      } else {
-        for (const auto& e : fs::directory_iterator(path)) add(e);
+    // Depth first, each directory's entries in name order, so the path a repeated
+    // directory is kept under does not depend on the order the system lists them.
+    std::function<void(const std::string&)> walk = [&](const std::string& dir) {
+      std::vector<fs::path> entries;
+      try {
+        for (const auto& e : fs::directory_iterator(dir)) entries.push_back(e.path());
+      } catch (const fs::filesystem_error& e) {
+        throw IoError("cannot list directory '" + dir + "': " + e.code().message());
       }
-    } catch (const fs::filesystem_error& e) {
-      throw IoError("cannot list directory '" + path + "': " + e.code().message());
-    }
+      std::sort(entries.begin(), entries.end());
+      for (const fs::path& e : entries) {
+        struct stat st {};
+        if (::stat(e.c_str(), &st) != 0) continue;  // a dangling link
+        if (S_ISREG(st.st_mode)) {
+          if (firstVisit(e.string(), st)) files.push_back(e.string());
+        } else if (S_ISDIR(st.st_mode)) {
+          subdirectories = true;
+          if (recursive && firstVisit(e.string(), st)) walk(e.string());
+        }
+      }
+    };
+    struct stat top {};
+    if (::stat(path.c_str(), &top) != 0)
+      throw IoError("cannot list directory '" + path + "': " + std::strerror(errno));
+    seen.clear();  // paths given are read as given, even twice; within one, each once
+    firstVisit(path, top);
+    walk(path);
     if (files.empty())
       throw InputError("directory '" + path + "' holds no regular files" +
                        (subdirectories && !recursive

@@ -32,6 +32,11 @@ std::optional<std::string> fileCompression(const std::string& path);
 // `paths` with every directory replaced by the regular files in it (also in its
 // subdirectories when `recursive`), each directory's files sorted by path. Files
 // and "-" are kept as given, in order. InputError for a directory without files.
-std::vector<std::string> expandCorpusPaths(const std::vector<std::string>& paths, bool recursive);
+// Symbolic links are followed, but within one directory given each directory
+// (device, inode) and each file is taken once: a link back to a directory already
+// read (a cycle) or a second way to the same directory or file is skipped, and
+// described in `skipped` ("'a/loop' is 'a' again") when given.
+std::vector<std::string> expandCorpusPaths(const std::vector<std::string>& paths, bool recursive,
+                                           std::vector<std::string>* skipped = nullptr);
 
 }  // namespace posvec::detail

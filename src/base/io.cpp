@@ -246,12 +246,23 @@ void openForReading(const std::string& path, std::ifstream& in) {
 }
 
 std::string readFile(const std::string& path) {
+  return readFile(path, 0, "file");
+}
+
+std::string readFile(const std::string& path, std::uint64_t maxBytes, const std::string& what) {
   const auto in = detail::openInput(path);
   std::string text;
   std::vector<char> buf(1 << 16);
   while (*in) {
     in->read(buf.data(), static_cast<std::streamsize>(buf.size()));
     text.append(buf.data(), static_cast<std::size_t>(in->gcount()));
+    // Stops at the limit: a device without end or a decompression bomb costs no more.
+    if (maxBytes > 0 && text.size() > maxBytes)
+      throw InputError("'" + detail::inputName(path) + "' holds more than " +
+                       std::to_string(maxBytes >> 20) + " MiB" +
+                       (detail::fileCompression(path).value_or("").empty() ? ""
+                                                                            : " once decompressed") +
+                       ", more than a " + what + " may (is it the right file?)");
   }
   return text;
 }

@@ -16,6 +16,15 @@ namespace posvec::detail {
 
 // Whole-string check: well-formed UTF-8 (no overlong forms, surrogates or
 // code points above U+10FFFF).
+// Length of the longest prefix of s that is at most `max` bytes and does not end
+// inside a UTF-8 character (the cut steps back over continuation bytes).
+inline std::size_t utf8Prefix(std::string_view s, std::size_t max) {
+  if (s.size() <= max) return s.size();
+  std::size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return n;
+}
+
 inline bool isValidUtf8(std::string_view s) {
   if (std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }))
     return true;

@@ -573,6 +573,9 @@ void bindPositional(py::module_& m) {
         o.validate();
         if (length < 1)
           throw ConfigError("length must be at least 1 (got " + std::to_string(length) + ")");
+        // Every size first: the encoder's tables are not built for a matrix that cannot fit.
+        checkPositionalMemory(o, start, static_cast<std::size_t>(length),
+                              float64 ? sizeof(double) : sizeof(float));
         const PositionalEncoder enc(o);
         const std::vector<py::ssize_t> shape{length, static_cast<py::ssize_t>(dim)};
         if (float64) {
@@ -600,6 +603,7 @@ void bindPositional(py::module_& m) {
         o.base = base;
         o.encoding = parseEncoding(encoding);
         o.validate();
+        checkPositionalMemory(o, 0, dim, sizeof(double));  // the dim x dim rotation, first
         MatrixD mat = PositionalEncoder(o).relativeShift(k);
         return adopt(std::move(mat),
                      {static_cast<py::ssize_t>(dim), static_cast<py::ssize_t>(dim)});

@@ -270,19 +270,24 @@ std::size_t firstInvalidByte(std::string_view s) {
 void readPretokenized(std::istream& in, const std::string& name, bool replaceInvalid,
                       const std::function<void(std::string_view)>& onWord,
                       const std::function<void()>& onEnd, std::uint64_t firstLine = 1,
-                      std::uint64_t firstOffset = 0) {
+                      std::uint64_t firstOffset = 0, bool startOpen = false,
+                      bool lineGoesOn = false) {
   constexpr std::size_t kBlock = 1 << 20;
   std::string buf(kBlock, '\0');
   std::string carry;  // an unfinished word from the previous block
   std::uint64_t carryStart = 0, blockStart = firstOffset, line = firstLine;
   std::string fixed;
   auto word = [&](std::string_view w, std::uint64_t offset) {
+    // A word longer than the limit keeps its first kMaxWordBytes bytes, cut at a
+    // character boundary; `carry` holds one byte more than that, to see where the cut goes.
+    w = w.substr(0, utf8Prefix(w, kMaxWordBytes));
     if (isValidUtf8(w)) return onWord(w);
     if (replaceInvalid) {
       fixed.clear();
       TextNormalizer normalizer(true, true, name);
       normalizer.feed(w.data(), w.size(), fixed);
       normalizer.finish(fixed);
+      fixed.resize(utf8Prefix(fixed, kMaxWordBytes));  // U+FFFD takes three bytes
       return onWord(fixed);
     }
     const std::size_t at = firstInvalidByte(w);
@@ -294,7 +299,7 @@ void readPretokenized(std::istream& in, const std::string& name, bool replaceInv
                                "; convert the file to UTF-8, or replace bad bytes with U+FFFD: ")
                      << Setting{"replaceInvalid", "the replace-invalid option"} << ")");
   };
-  bool lineOpen = false;
+  bool lineOpen = startOpen;
   for (;;) {
     in.read(buf.data(), static_cast<std::streamsize>(kBlock));
     const auto got = static_cast<std::size_t>(in.gcount());
@@ -320,13 +325,16 @@ void readPretokenized(std::istream& in, const std::string& name, bool replaceInv
       } else {
         std::size_t j = i;
         while (j < got && buf[j] != '\n' && !isAsciiSpace(buf[j])) ++j;
+        // What a carried word keeps: the bytes past kMaxWordBytes + 1 are dropped
+        // as they arrive, so a word without end (a file of zeros) takes no memory.
+        auto keep = [&](std::size_t n) { return std::min(n, kMaxWordBytes + 1 - carry.size()); };
         if (j == got) {
           if (carry.empty()) carryStart = blockStart + i;
-          carry.append(buf, i, j - i);
+          carry.append(buf, i, keep(j - i));
         } else if (carry.empty()) {
           word(std::string_view(buf.data() + i, j - i), blockStart + i);
         } else {
-          carry.append(buf, i, j - i);
+          carry.append(buf, i, keep(j - i));
           word(carry, carryStart);
           carry.clear();
         }
@@ -338,7 +346,7 @@ void readPretokenized(std::istream& in, const std::string& name, bool replaceInv
   }
   if (in.bad()) throw IoError("error while reading '" + name + "'");
   if (!carry.empty()) word(carry, carryStart);
-  if (lineOpen) onEnd();
+  if (lineOpen && !lineGoesOn) onEnd();
 }
 
 }  // namespace
@@ -346,8 +354,9 @@ void readPretokenized(std::istream& in, const std::string& name, bool replaceInv
 void readPretokenizedStream(std::istream& in, const std::string& name, bool replaceInvalid,
                             const std::function<void(std::string_view)>& onWord,
                             const std::function<void()>& onEnd, std::uint64_t firstLine,
-                            std::uint64_t firstOffset) {
-  readPretokenized(in, name, replaceInvalid, onWord, onEnd, firstLine, firstOffset);
+                            std::uint64_t firstOffset, bool lineOpen, bool lineGoesOn) {
+  readPretokenized(in, name, replaceInvalid, onWord, onEnd, firstLine, firstOffset, lineOpen,
+                   lineGoesOn);
 }
 
 void forEachToken(const CorpusSource& corpus, const std::function<void(std::string_view)>& onWord,
@@ -468,7 +477,7 @@ CorpusSource CorpusSource::fromFiles(std::vector<std::string> paths, bool pretok
                                      TokenizerOptions tokenizer, bool recursive) {
   if (paths.empty()) throw InputError("no corpus file given");
   CorpusSource c;
-  c.paths_ = detail::expandCorpusPaths(paths, recursive);
+  c.paths_ = detail::expandCorpusPaths(paths, recursive, &c.skipped_);
   c.pretokenized_ = pretokenized;
   c.tokenizer_ = std::move(tokenizer);
   return c;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -28,6 +29,7 @@
 #include "input.hpp"
 #include "parallel.hpp"
 #include "posvec/error.hpp"
+#include "posvec/tokenizer.hpp"
 
 namespace posvec::detail {
 
@@ -110,7 +112,7 @@ struct Part {
   std::int64_t base = 0;            // first id slot of this part's region
   std::int64_t written = 0;         // ids written
   std::int64_t sentences = 0;       // lines with words
-  VocabularyBuilder words{0};       // never prunes: the limit is checked instead
+  VocabularyBuilder words{0, 0};    // never prunes: the limits are checked instead
   std::vector<WordId> map;          // local id -> provisional id, later -> final id
 };
 
@@ -137,11 +139,12 @@ std::unique_ptr<PreparedCorpus> countInParallel(const CorpusSource& corpus, std:
   if (threads < 2 || !splittableCorpus(corpus)) return nullptr;
   auto out = std::make_unique<PreparedCorpus>();
   out->stream = IdStream(false);
-  VocabularyBuilder merged(0);
+  VocabularyBuilder merged(0, 0);
   std::vector<std::vector<WordId>> maps;  // one per part, in corpus order
   std::vector<IdStream::Segment> segments;
   std::int64_t nextBase = 0;
   const auto limit = maxTableSize > 0 ? maxTableSize : SIZE_MAX;
+  const std::uint64_t byteLimit = VocabularyBuilder::kDefaultTableBytes;
 
   for (const auto& path : corpus.paths()) {
     const Fd fd(path);
@@ -186,7 +189,8 @@ std::unique_ptr<PreparedCorpus> countInParallel(const CorpusSource& corpus, std:
               in, path, corpus.tokenizer().replaceInvalid,
               [&](std::string_view w) {
                 push(p.words.add(w));
-                if (p.words.distinct() > limit) throw TooManyWords{};
+                if (p.words.distinct() > limit || p.words.bytes() > byteLimit)
+                  throw TooManyWords{};
               },
               [&] {
                 push(IdStream::kEnd);
@@ -213,7 +217,7 @@ std::unique_ptr<PreparedCorpus> countInParallel(const CorpusSource& corpus, std:
       p.words.forEachInIdOrder([&](std::string_view w, std::int32_t id, std::int64_t count) {
         p.map[static_cast<std::size_t>(id)] = merged.addCount(w, count);
       });
-      if (merged.distinct() > limit) return nullptr;
+      if (merged.distinct() > limit || merged.bytes() > byteLimit) return nullptr;
       out->sentences += p.sentences;
       maps.push_back(std::move(p.map));
       segments.push_back({p.base, p.base + p.written, nullptr});
@@ -256,9 +260,14 @@ struct StreamBlock {
   const std::string* name = nullptr;
   std::uint64_t firstLine = 1, firstOffset = 0;
   // Filled in by the worker that counts it:
-  VocabularyBuilder words{0};     // this block's words in its own first-seen order
+  VocabularyBuilder words{0, 0};  // this block's words in its own first-seen order
   std::vector<std::int32_t> ids;  // in that numbering, IdStream::kEnd after each line
   std::int64_t sentences = 0;
+  // The block ends inside a line (a line longer than a block is cut after a word,
+  // or after the kept part of an over-long word): its last line goes on in the next
+  // block, so it ends no sentence; that block starts inside the line (startsOpen),
+  // so its first newline, or its end, ends it.
+  bool openEnd = false, startsOpen = false;
   std::exception_ptr error;  // invalid UTF-8: rethrown when the merge reaches the block
   bool counted = false;      // the worker is done with it (counted or, alone, skipped)
 };
@@ -269,13 +278,13 @@ class ViewBuf final : public std::streambuf {
   explicit ViewBuf(std::string& s) { setg(s.data(), s.data(), s.data() + s.size()); }
 };
 
-void countBlock(std::string& text, const std::string& name, std::uint64_t firstLine,
-                std::uint64_t firstOffset, bool replaceInvalid,
+void countBlock(StreamBlock& b, bool replaceInvalid,
                 const std::function<void(std::string_view)>& onWord,
                 const std::function<void()>& onEnd) {
-  ViewBuf buf(text);
+  ViewBuf buf(b.text);
   std::istream in(&buf);
-  readPretokenizedStream(in, name, replaceInvalid, onWord, onEnd, firstLine, firstOffset);
+  readPretokenizedStream(in, *b.name, replaceInvalid, onWord, onEnd, b.firstLine, b.firstOffset,
+                         b.startsOpen, b.openEnd);
 }
 
 // The reader, the workers and the queue between them. Shared with the reader
@@ -336,6 +345,8 @@ class StreamPipeline {
   }
 
   bool replaceInvalid() const { return replaceInvalid_; }
+  // After finish() (the reader then no longer writes it, or was left to itself).
+  std::size_t largestBlock() const { return largestBlock_; }
 
  private:
   StreamPipeline(const CorpusSource& corpus, int threads, std::size_t blockBytes)
@@ -361,13 +372,17 @@ class StreamPipeline {
     return true;
   }
 
-  bool pushText(std::string&& text, std::size_t file, std::uint64_t& line, std::uint64_t& offset) {
+  bool pushText(std::string&& text, std::size_t file, std::uint64_t& line, std::uint64_t& offset,
+                bool openEnd = false) {
     auto b = std::make_unique<StreamBlock>();
+    b->startsOpen = lineOpen_;
+    b->openEnd = lineOpen_ = openEnd;
     b->name = &names_[file];
     b->firstLine = line;
     b->firstOffset = offset;
     line += static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
     offset += text.size();
+    if (text.size() > largestBlock_.load()) largestBlock_.store(text.size());
     b->text = std::move(text);
     return push(std::move(b));
   }
@@ -382,6 +397,8 @@ class StreamPipeline {
         std::string text;     // read, not yet handed on
         std::size_t cut = 0;  // just after the last newline in `text` (0: none)
         std::uint64_t line = 1, offset = 0;
+        bool skipping = false;  // inside a word longer than kMaxWordBytes, past its kept part
+        lineOpen_ = false;
         for (;;) {
           const std::size_t old = text.size();
           text.resize(old + unit);
@@ -399,19 +416,54 @@ class StreamPipeline {
           }
           const auto got = static_cast<std::size_t>(in->gcount());
           text.resize(old + got);
+          if (skipping) {  // drop the rest of an over-long word, up to its end
+            std::size_t p = old;
+            while (p < text.size() && !isAsciiSpace(text[p])) ++p;
+            offset += p - old;
+            text.erase(old, p - old);
+            skipping = p == old + got;
+          }
+          // The unfinished word at the end of the text: past kMaxWordBytes + 1 bytes
+          // (the reader cuts it to kMaxWordBytes, as the one-thread pass does) the
+          // kept part ends a block and the rest of the word is dropped as it arrives.
+          std::size_t run = text.size();
+          while (run > 0 && !isAsciiSpace(text[run - 1])) --run;
+          if (text.size() - run > kMaxWordBytes + 1) {
+            const std::size_t keep = run + kMaxWordBytes + 1;
+            const std::uint64_t dropped = text.size() - keep;
+            text.resize(keep);
+            const bool more = got == unit;  // else the word and the input end here
+            if (!pushText(std::move(text), f, line, offset, more)) return;
+            offset += dropped;
+            text.clear();
+            cut = 0;
+            skipping = more;
+            if (!more) break;
+            continue;
+          }
           if (got < unit) break;  // the end of this input
-          if (const void* nl = ::memrchr(text.data() + old, '\n', got))
+          if (const void* nl = ::memrchr(text.data() + old, '\n', text.size() - old))
             cut = static_cast<std::size_t>(static_cast<const char*>(nl) - text.data()) + 1;
-          // A line longer than a block reads on until its newline.
-          if (text.size() < blockBytes_ || cut == 0) continue;
-          std::string rest(text, cut);
-          text.resize(cut);
-          if (!pushText(std::move(text), f, line, offset)) return;
+          if (text.size() < blockBytes_) continue;
+          if (cut > 0) {
+            std::string rest(text, cut);
+            text.resize(cut);
+            if (!pushText(std::move(text), f, line, offset)) return;
+            text = std::move(rest);
+            cut = 0;
+            continue;
+          }
+          // A line longer than a block (memory stays bounded whatever the input): the
+          // block ends after its last whole word and the line goes on in the next one.
+          if (run == 0) continue;  // one unfinished word, at most kMaxWordBytes + 1 bytes
+          std::string rest(text, run);
+          text.resize(run);
+          if (!pushText(std::move(text), f, line, offset, true)) return;
           text = std::move(rest);
-          cut = 0;
         }
         if (in->bad()) throw IoError("error while reading '" + names_[f] + "'");
-        if (!text.empty() && !pushText(std::move(text), f, line, offset)) return;
+        // After a block that ended inside the last line, an empty block ends it.
+        if ((!text.empty() || lineOpen_) && !pushText(std::move(text), f, line, offset)) return;
       }
     } catch (...) {
       const std::lock_guard<std::mutex> lock(mutex_);
@@ -439,8 +491,7 @@ class StreamPipeline {
       if (!skip) {
         try {
           countBlock(
-              b->text, *b->name, b->firstLine, b->firstOffset, replaceInvalid_,
-              [b](std::string_view w) { b->ids.push_back(b->words.add(w)); },
+              *b, replaceInvalid_, [b](std::string_view w) { b->ids.push_back(b->words.add(w)); },
               [b] {
                 b->ids.push_back(IdStream::kEnd);
                 ++b->sentences;
@@ -460,6 +511,8 @@ class StreamPipeline {
   std::vector<std::string> paths_, names_;
   bool replaceInvalid_;
   std::size_t blockBytes_, maxInFlight_;
+  std::atomic<std::size_t> largestBlock_{0};
+  bool lineOpen_ = false;  // the reader's last block of this input ended inside a line
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::unique_ptr<StreamBlock>> order_;  // read, not yet taken by next()
@@ -486,19 +539,20 @@ std::unique_ptr<PreparedCorpus> countStreamInParallel(const CorpusSource& corpus
   // rest is counted here word by word and prunes exactly where that pass would.
   VocabularyBuilder merged(maxTableSize);
   const std::size_t limit = maxTableSize > 0 ? maxTableSize : SIZE_MAX;
+  const std::uint64_t byteLimit = VocabularyBuilder::kDefaultTableBytes;
   bool alone = false;
   std::vector<WordId> local;
   const auto pipeline = StreamPipeline::start(corpus, threads, blockBytes);
   try {
     while (const auto block = pipeline->next()) {
-      if (!alone && block->words.distinct() > limit - merged.distinct()) {
+      if (!alone && (block->words.distinct() > limit - merged.distinct() ||
+                     block->words.bytes() + merged.bytes() > byteLimit)) {
         alone = true;
         pipeline->alone();
       }
       if (alone) {
         countBlock(
-            block->text, *block->name, block->firstLine, block->firstOffset,
-            pipeline->replaceInvalid(),
+            *block, pipeline->replaceInvalid(),
             [&](std::string_view w) { out->stream.push(merged.add(w)); },
             [&] {
               out->stream.push(IdStream::kEnd);
@@ -521,6 +575,7 @@ std::unique_ptr<PreparedCorpus> countStreamInParallel(const CorpusSource& corpus
     throw;
   }
   pipeline->finish();
+  out->largestBlock = pipeline->largestBlock();
 
   if (merged.tokens() == 0) throw InputError(describeCorpus(corpus) + " contains no words");
   out->distinctWords = static_cast<std::int64_t>(merged.distinct());

@@ -102,10 +102,14 @@ void forEachToken(const CorpusSource& corpus, const std::function<void(std::stri
 // The pre-tokenized reader on any stream (a line is a sentence, tokens split on
 // ASCII whitespace); `name` names it in error messages, which count lines from
 // `firstLine` and bytes from `firstOffset` (a stream that is a later part of a file).
+// `lineOpen`: the stream starts inside a line that has words already (its first
+// newline, or its end, then ends that line's sentence); `lineGoesOn`: the stream
+// ends inside a line that a later stream finishes (its end ends no sentence).
 void readPretokenizedStream(std::istream& in, const std::string& name, bool replaceInvalid,
                             const std::function<void(std::string_view)>& onWord,
                             const std::function<void()>& onEnd, std::uint64_t firstLine = 1,
-                            std::uint64_t firstOffset = 0);
+                            std::uint64_t firstOffset = 0, bool lineOpen = false,
+                            bool lineGoesOn = false);
 
 struct PreparedCorpus {
   Vocabulary vocabulary;
@@ -114,6 +118,9 @@ struct PreparedCorpus {
   std::int64_t tokens = 0;         // before min-count
   std::int64_t sentences = 0;      // lines of a pre-tokenized file, sentences of raw text
   int prunings = 0;
+  // Counted by threads from a stream: the most bytes of text one block held (the
+  // reader's memory stays bounded by the block size, whatever the lines).
+  std::size_t largestBlock = 0;
 };
 
 // Replaces VocabularyBuilder::finish in a distributed run (distributed.cpp): the
@@ -148,8 +155,8 @@ bool splittableCorpus(const CorpusSource& corpus);
 inline constexpr std::size_t kStreamBlock = 4 << 20;
 // The counting pass for pre-tokenized input that cannot be cut into byte ranges
 // (standard input, pipes, compressed files): one thread reads each input in order
-// in blocks of about `blockBytes`, cut after a newline (a longer line makes a
-// longer block), and `threads` workers count blocks into tables of their own,
+// in blocks of about `blockBytes`, cut after a newline (a longer line is cut after
+// a word and goes on in the next block, so memory stays bounded), and `threads` workers count blocks into tables of their own,
 // which are merged in corpus order as they complete, so the vocabulary, ids,
 // stream and error messages (line and byte offset in the whole input) are those of
 // the one-thread pass. When the merged table could outgrow `maxTableSize` within a

@@ -11,6 +11,7 @@
 
 #include "posvec/error.hpp"
 #include "tokenizer_detail.hpp"
+#include "utf8.hpp"
 
 namespace posvec::detail {
 
@@ -214,7 +215,16 @@ class TokenWorker final : public WordWorker {
       emit(w + cuts_[k], cuts_[k - 1] - cuts_[k], out);
   }
 
+  // A word longer than kMaxWordBytes keeps its first bytes, cut at a character
+  // boundary (lowercasing may lengthen it: cut again after).
   void emit(const char* s, std::size_t n, Sentence& out) {
+    n = utf8Prefix(std::string_view(s, n), kMaxWordBytes);
+    emitWhole(s, n, out);
+    std::string& t = out.back();
+    if (t.size() > kMaxWordBytes) t.resize(utf8Prefix(t, kMaxWordBytes));
+  }
+
+  void emitWhole(const char* s, std::size_t n, Sentence& out) {
     std::string& t = out.emplace_back();
     if (!opt_.lowercase) {
       t.assign(s, n);

@@ -27,8 +27,11 @@ void saveWord2vecVocabulary(const Vocabulary& vocabulary, std::int64_t sentences
   });
 }
 
+// A vocabulary file is read whole: 1 GiB holds about 50 million 'word count' lines.
+constexpr std::uint64_t kMaxVocabularyFileBytes = std::uint64_t{1} << 30;
+
 Vocabulary readWord2vecVocabulary(const std::string& path) {
-  const std::string text = readFile(path);
+  const std::string text = readFile(path, kMaxVocabularyFileBytes, "vocabulary file");
   struct Entry {
     std::string word;
     std::int64_t count;
@@ -124,7 +127,8 @@ double Vocabulary::keepProbability(WordId id, double sample) const {
   return std::min(1.0, (std::sqrt(f / st) + 1.0) * st / f);
 }
 
-VocabularyBuilder::VocabularyBuilder(std::size_t maxTableSize) : maxTableSize_(maxTableSize) {
+VocabularyBuilder::VocabularyBuilder(std::size_t maxTableSize, std::uint64_t maxTableBytes)
+    : maxTableSize_(maxTableSize), maxTableBytes_(maxTableBytes) {
   rebuildSlots(1024);
 }
 
@@ -166,11 +170,14 @@ std::int32_t VocabularyBuilder::addCount(std::string_view word, std::int64_t cou
   slots_[i] =
       Slot{static_cast<std::uint32_t>(hash >> 32), static_cast<std::int32_t>(words_.size())};
   words_.emplace_back(word);
+  wordBytes_ += word.size();
   hashes_.push_back(hash);
   ids_.push_back(id);
   counts_.push_back(count);
   if (2 * words_.size() > slots_.size()) rebuildSlots(2 * slots_.size());
-  if (maxTableSize_ > 0 && words_.size() > maxTableSize_) prune();
+  if ((maxTableSize_ > 0 && words_.size() > maxTableSize_) ||
+      (maxTableBytes_ > 0 && bytes() > maxTableBytes_))
+    prune();
   return id;
 }
 
@@ -181,11 +188,18 @@ void VocabularyBuilder::forEachInIdOrder(
 }
 
 void VocabularyBuilder::prune() {
-  // Raise the bar until the table is comfortably below the limit again.
-  while (words_.size() > maxTableSize_ * 7 / 10 + 1) {
+  // Raise the bar until the table is comfortably below the limits again.
+  auto over = [&] {
+    return (maxTableSize_ > 0 && words_.size() > maxTableSize_ * 7 / 10 + 1) ||
+           (maxTableBytes_ > 0 && bytes() > maxTableBytes_ / 10 * 7);
+  };
+  while (over() && !words_.empty()) {
     std::size_t kept = 0;
     for (std::size_t e = 0; e < words_.size(); ++e) {
-      if (counts_[e] <= pruneBelow_) continue;
+      if (counts_[e] <= pruneBelow_) {
+        wordBytes_ -= words_[e].size();
+        continue;
+      }
       if (kept != e) {
         words_[kept] = std::move(words_[e]);
         hashes_[kept] = hashes_[e];

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "posvec/error.hpp"
+#include "posvec/model_state.hpp"
 
 namespace posvec {
 
@@ -71,8 +72,9 @@ void TrainConfig::validate() const {
   if (blockNegatives < 0 || blockNegatives > 10000)
     fail("noise words per block must be between 0 (automatic) and 10000 (got " +
          std::to_string(blockNegatives) + ")");
-  if (threads < 0 || threads > 4096)
-    fail("threads must be between 0 (all cores) and 4096 (got " + std::to_string(threads) + ")");
+  if (threads < 0 || threads > kMaxTrainThreads)
+    fail("threads must be between 0 (all cores) and " + std::to_string(kMaxTrainThreads) +
+         " (got " + std::to_string(threads) + ")");
 }
 
 int TrainConfig::blockNegativesFor() const {

@@ -201,7 +201,8 @@ void reportProgress(const EpochContext& c, const std::vector<ThreadTotals>& tota
 // thread stops only right after publishing its words (the learning rate is then
 // a function of the shared count), so a stopped epoch goes on exactly. Returns
 // what stopped it (None: every shard ended).
-Interrupt trainShards(const EpochContext& c, EpochProgress& progress) {
+// `runThreads`: this run's threads, which take the shards in turn.
+Interrupt trainShards(const EpochContext& c, EpochProgress& progress, int runThreads) {
   const int threads = static_cast<int>(progress.shards.size());
   const TrainObserver& observer = c.observer;
   std::atomic<std::int64_t> processed{progress.words};
@@ -213,64 +214,71 @@ Interrupt trainShards(const EpochContext& c, EpochProgress& progress) {
     const Interrupt how = observer.interrupt();
     if (how != Interrupt::None) stop.store(static_cast<int>(how));
   };
-#pragma omp parallel num_threads(threads)
+  // An unfinished epoch keeps its shards (a model stopped with more threads than
+  // this run has: its shards are shared out, each thread taking them in turn). The
+  // team may also be smaller than asked (OMP_THREAD_LIMIT): the same loop covers it.
+  const int team = std::max(1, std::min(threads, std::max(runThreads, 1)));
+#pragma omp parallel num_threads(team)
   {
     const int tid = omp_get_thread_num();
+    const int teamSize = omp_get_num_threads();
     errors.run([&] {
-      ShardProgress& shard = progress.shards[static_cast<std::size_t>(tid)];
-      ThreadTotals& mine = totals[static_cast<std::size_t>(tid)];
-      mine.loss = shard.loss;
-      mine.predictions = shard.predictions;
-      detail::ShardReader reader(c.corpus.stream, shard.position, shard.end);
-      detail::ThreadState state;
-      state.rng = detail::Rng(shard.rng);
-      std::vector<std::int32_t> sentence, kept;
-      kept.reserve(detail::kMaxSentence);
-      std::int64_t pending = 0;
-      float alpha = static_cast<float>(c.schedule.alphaAt(
-          c.epochBase + static_cast<double>(processed.load()) * c.schedule.toGlobal));
-      double lastReport = -1e9;  // report at the first flush, then a few times a second
-      bool stopped = false;
-      while (!errors.failed() && reader.next(sentence)) {
-        kept.clear();
-        c.subsample.apply(sentence, state.rng, kept);
-        if (!kept.empty())
-          mine.loss += c.kernel.sentence(kept.data(), kept.size(), alpha, state, mine.predictions);
-        pending += static_cast<std::int64_t>(sentence.size());
-        if (pending < kFlushWords) continue;
-        const std::int64_t localDone = processed.fetch_add(pending) + pending;
-        pending = 0;
-        if (c.sync && tid == 0) c.sync->poll(localDone);
-        // Distributed: the schedule's words are those of all processes.
-        const double done = static_cast<double>(localDone) * c.schedule.toGlobal;
-        if (!std::isfinite(mine.loss))
-          throwDiverged(
-              c.epoch + 1,
-              mine.loss / static_cast<double>(std::max<std::int64_t>(1, mine.predictions)),
-              c.config.alpha);
-        alpha = static_cast<float>(c.schedule.alphaAt(c.epochBase + done));
-        mine.publishedLoss.store(mine.loss, std::memory_order_relaxed);
-        mine.publishedPredictions.store(mine.predictions, std::memory_order_relaxed);
-        if (tid == 0 && observer.progress) {
-          const double elapsed = secondsSince(c.runStart);
-          if (elapsed - lastReport >= 0.25) {
-            lastReport = elapsed;
-            reportProgress(c, totals, done, alpha, elapsed);
+      for (int s = tid; s < threads && stop.load() == 0 && !errors.failed(); s += teamSize) {
+        ShardProgress& shard = progress.shards[static_cast<std::size_t>(s)];
+        ThreadTotals& mine = totals[static_cast<std::size_t>(s)];
+        mine.loss = shard.loss;
+        mine.predictions = shard.predictions;
+        detail::ShardReader reader(c.corpus.stream, shard.position, shard.end);
+        detail::ThreadState state;
+        state.rng = detail::Rng(shard.rng);
+        std::vector<std::int32_t> sentence, kept;
+        kept.reserve(detail::kMaxSentence);
+        std::int64_t pending = 0;
+        float alpha = static_cast<float>(c.schedule.alphaAt(
+            c.epochBase + static_cast<double>(processed.load()) * c.schedule.toGlobal));
+        double lastReport = -1e9;  // report at the first flush, then a few times a second
+        bool stopped = false;
+        while (!errors.failed() && reader.next(sentence)) {
+          kept.clear();
+          c.subsample.apply(sentence, state.rng, kept);
+          if (!kept.empty())
+            mine.loss += c.kernel.sentence(kept.data(), kept.size(), alpha, state, mine.predictions);
+          pending += static_cast<std::int64_t>(sentence.size());
+          if (pending < kFlushWords) continue;
+          const std::int64_t localDone = processed.fetch_add(pending) + pending;
+          pending = 0;
+          if (c.sync && tid == 0) c.sync->poll(localDone);
+          // Distributed: the schedule's words are those of all processes.
+          const double done = static_cast<double>(localDone) * c.schedule.toGlobal;
+          if (!std::isfinite(mine.loss))
+            throwDiverged(
+                c.epoch + 1,
+                mine.loss / static_cast<double>(std::max<std::int64_t>(1, mine.predictions)),
+                c.config.alpha);
+          alpha = static_cast<float>(c.schedule.alphaAt(c.epochBase + done));
+          mine.publishedLoss.store(mine.loss, std::memory_order_relaxed);
+          mine.publishedPredictions.store(mine.predictions, std::memory_order_relaxed);
+          if (tid == 0 && observer.progress) {
+            const double elapsed = secondsSince(c.runStart);
+            if (elapsed - lastReport >= 0.25) {
+              lastReport = elapsed;
+              reportProgress(c, totals, done, alpha, elapsed);
+            }
+          }
+          // The safe point: nothing of this thread is unpublished.
+          if (tid == 0 && observer.interrupt) ask();
+          if (stop.load() != 0) {
+            stopped = true;
+            break;
           }
         }
-        // The safe point: nothing of this thread is unpublished.
-        if (tid == 0 && observer.interrupt) ask();
-        if (stop.load() != 0) {
-          stopped = true;
-          break;
-        }
+        if (!stopped) processed.fetch_add(pending);
+        shard.position = reader.position();
+        shard.rng = state.rng.state;
+        shard.loss = mine.loss;
+        shard.predictions = mine.predictions;
+        finished.fetch_add(1);
       }
-      if (!stopped) processed.fetch_add(pending);
-      shard.position = reader.position();
-      shard.rng = state.rng.state;
-      shard.loss = mine.loss;
-      shard.predictions = mine.predictions;
-      finished.fetch_add(1);
       // The calling thread keeps answering interrupts while the others finish.
       if (tid == 0 && observer.interrupt)
         while (finished.load() < threads && stop.load() == 0 && !errors.failed()) {
@@ -357,7 +365,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
     if (sync) sync->beginEpoch(model, schedule.localWords);
 
     for (;;) {
-      const Interrupt how = trainShards(context, progress);
+      const Interrupt how = trainShards(context, progress, threads);
       if (how == Interrupt::None) break;
       model.partial = progress;
       if (how == Interrupt::Stop) return;
@@ -687,6 +695,11 @@ void detail::resumeWith(ModelState& model, const CorpusSource& corpus, int moreE
       throw ConfigError("the model was stopped inside an epoch by a one-process run; resume it "
                         "with one process, or from a checkpoint taken at an epoch's end");
     const EpochProgress& p = model.partial;
+    if (p.shards.size() > static_cast<std::size_t>(kMaxTrainThreads))
+      throw FormatError("model says " + std::to_string(p.shards.size()) +
+                        " threads were inside epoch " + std::to_string(model.epochsDone + 1) +
+                        "; training runs at most " + std::to_string(kMaxTrainThreads) +
+                        " (corrupt file?)");
     if (p.streamSize != prepared.stream.size() || p.words > prepared.stream.words())
       throw InputError("the model was stopped inside epoch " +
                        std::to_string(model.epochsDone + 1) +

@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 
+#include "memory_limit.hpp"
 #include "posvec/error.hpp"
 
 namespace posvec {
@@ -195,6 +196,27 @@ void stableSoftmax(double* row, const bool* allowed, std::size_t n) {
   for (std::size_t j = 0; j < n; ++j) row[j] /= sum;
 }
 
+void Attention::checkMemory(std::size_t tokens, std::size_t results, double bytesPerWeight) const {
+  // Kept: a T x T map a head a result. While compute() runs: one more T x T score
+  // matrix, and Q, K, V, one head's copies of Q and K, the heads and the output.
+  const double t = static_cast<double>(tokens), h = static_cast<double>(options_.heads);
+  const double dk = static_cast<double>(headDim_), r = static_cast<double>(std::max<std::size_t>(results, 1));
+  const double weights = r * h * t * t;
+  const double bytes = weights * (sizeof(double) + bytesPerWeight) + t * t * sizeof(double) +
+                       r * t * (4 * h * dk + 2 * dk + static_cast<double>(dModel_)) * sizeof(double);
+  const double available = detail::physicalMemoryBytes();
+  if (bytes <= available) return;
+  throw ConfigError("attention over " +
+                    (results > 1 ? std::to_string(results) + " sentences of up to "
+                                 : std::string("a sentence of ")) +
+                    std::to_string(tokens) + " tokens needs " + detail::formatBytes(bytes) + " (" +
+                    std::to_string(options_.heads) + " map" + (options_.heads == 1 ? "" : "s") +
+                    " of " + std::to_string(tokens) + " x " + std::to_string(tokens) +
+                    " weights" + (results > 1 ? " a sentence" : "") +
+                    "), more than this machine's " + detail::formatBytes(available) +
+                    " of memory; split the sentence or use fewer heads");
+}
+
 AttentionResult Attention::compute(const MatrixD& x, std::int64_t start, std::size_t length) const {
   if (static_cast<std::size_t>(x.cols()) != dModel_)
     throw InputError("the attention input has " + std::to_string(x.cols()) +
@@ -206,6 +228,7 @@ AttentionResult Attention::compute(const MatrixD& x, std::int64_t start, std::si
       T, static_cast<Eigen::Index>(std::min<std::size_t>(length, static_cast<std::size_t>(T))));
   const std::size_t H = options_.heads, dk = headDim_;
   const auto dkI = static_cast<Eigen::Index>(dk);
+  checkMemory(static_cast<std::size_t>(T));
 
   MatrixD q = project(projections_.query, x, H, dk);
   MatrixD k = project(projections_.key, x, H, dk);

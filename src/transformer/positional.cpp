@@ -10,6 +10,7 @@
 #include <limits>
 #include <sstream>
 
+#include "memory_limit.hpp"
 #include "posvec/error.hpp"
 #include "posvec/vector_math.hpp"
 
@@ -29,23 +30,26 @@ constexpr std::int64_t kAnchorInterval = 256;
 // integer itself.
 constexpr std::int64_t kMaxPosition = std::int64_t{1} << 53;
 
-std::string formatBytes(double bytes) {
-  std::ostringstream s;
-  s.precision(3);
-  if (bytes >= 1e9)
-    s << bytes / 1e9 << " GB";
-  else if (bytes >= 1e6)
-    s << bytes / 1e6 << " MB";
-  else
-    s << bytes << " bytes";
-  return s.str();
+using detail::formatBytes;
+using detail::physicalMemoryBytes;
+
+// Doubles of the per-dimension tables the constructor builds (two frequency tables of
+// dim/2, the state frequencies and their sine and cosine steps: dim/2 each, dim for
+// the tutorial layout) and the two rows of scratch fillRows keeps.
+double tableBytes(std::size_t dim, Encoding encoding) {
+  const double half = static_cast<double>(dim / 2);
+  const double m = encoding == Encoding::Tutorial ? static_cast<double>(dim) : half;
+  return (2 * half + 5 * m) * sizeof(double);
 }
 
-double physicalMemoryBytes() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES);
-  const long pageSize = ::sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || pageSize <= 0) return 1e18;  // unknown: let the allocator decide
-  return static_cast<double>(pages) * static_cast<double>(pageSize);
+// Throws before the constructor builds anything when its tables cannot fit.
+void checkTables(std::size_t dim, Encoding encoding) {
+  const double bytes = tableBytes(dim, encoding);
+  const double available = physicalMemoryBytes();
+  if (bytes > available)
+    throw ConfigError("d_model " + std::to_string(dim) + " needs " + formatBytes(bytes) +
+                      " for its frequency tables, more than this machine's " +
+                      formatBytes(available) + " of memory; use a smaller dimension");
 }
 
 // Throws before any allocation when len x dim values of `scalarBytes` cannot fit.
@@ -171,6 +175,7 @@ double Scale::factor(std::size_t dim) const {
 
 PositionalEncoder::PositionalEncoder(PositionalOptions options) : options_(options) {
   options_.validate();
+  checkTables(options_.dim, options_.encoding);
   const std::size_t d = options_.dim, half = d / 2;
   invFreqSin_.resize(half);
   invFreqCos_.resize(half);
@@ -274,6 +279,13 @@ void PositionalEncoder::fillRows(std::int64_t start, std::size_t len, T* out) co
   }
   if (enc == Encoding::Fairseq && options_.paddingIdx >= start && options_.paddingIdx < end)
     std::fill_n(out + static_cast<std::size_t>(options_.paddingIdx - start) * d, d, T(0));
+}
+
+void checkPositionalMemory(const PositionalOptions& options, std::int64_t start, std::size_t len,
+                           std::size_t scalarBytes) {
+  options.validate();
+  checkTables(options.dim, options.encoding);
+  checkSize(start, len, options.dim, scalarBytes);
 }
 
 Eigen::RowVectorXd PositionalEncoder::row(std::int64_t position) const {
@@ -406,6 +418,7 @@ MatrixD PositionalEncoder::relativeShift(std::int64_t k) const {
         "the tutorial encoding has no relative-shift rotation: its sine and cosine "
         "columns use different frequencies (use interleaved, concatenated or book)");
   const std::size_t d = options_.dim, half = d / 2;
+  checkSize(0, d, d, sizeof(double));  // a d x d matrix
   MatrixD m = MatrixD::Zero(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
   const bool concat = options_.encoding == Encoding::Concatenated ||
                       options_.encoding == Encoding::Timescale ||

@@ -157,9 +157,12 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
   return pearson(averageRanks(x), averageRanks(y));
 }
 
+// Evaluation sets are read whole; the largest published ones are a few MB.
+constexpr std::uint64_t kMaxEvalFileBytes = std::uint64_t{256} << 20;
+
 AnalogyResult evaluateAnalogies(const Embeddings& e, const std::string& path,
                                 const EvalOptions& options) {
-  const std::string text = readFile(path);
+  const std::string text = readFile(path, kMaxEvalFileBytes, "file of analogy questions");
   const EvalVocabulary vocab(e, options);
   AnalogyResult result;
   std::vector<Question> questions;
@@ -267,7 +270,7 @@ AnalogyResult evaluateAnalogies(const Embeddings& e, const std::string& path,
 
 WordPairResult evaluateWordPairs(const Embeddings& e, const std::string& path,
                                  const EvalOptions& options) {
-  const std::string text = readFile(path);
+  const std::string text = readFile(path, kMaxEvalFileBytes, "file of word pairs");
   const EvalVocabulary vocab(e, options);
   WordPairResult result;
   std::vector<double> gold, model;

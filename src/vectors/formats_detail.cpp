@@ -1,10 +1,15 @@
 #include "formats_detail.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <filesystem>
+#include <mutex>
 
 #include "posvec/io.hpp"
 
@@ -101,6 +106,83 @@ std::size_t firstInvalidUtf8(std::string_view word) {
   return word.size();
 }
 
+namespace {
+
+// The SIGBUS handler's table of live mappings: [begin, end) and whether a fault hit it.
+// Slots are claimed with a compare-and-swap, so the handler reads them without a lock.
+constexpr int kMappingSlots = 64;
+struct MappingSlot {
+  std::atomic<std::uintptr_t> begin{0};
+  std::atomic<std::uintptr_t> end{0};
+  std::atomic<int> faulted{0};
+};
+MappingSlot gMappings[kMappingSlots];
+struct sigaction gPreviousBus;
+std::uintptr_t gPageSize = 4096;  // set before the handler is installed
+
+void onBus(int sig, siginfo_t* info, void* context) {
+  const auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  if (info->si_code > 0) {  // raised by the kernel for a fault, not by kill()
+    for (MappingSlot& s : gMappings) {
+      const std::uintptr_t b = s.begin.load(std::memory_order_acquire);
+      const std::uintptr_t e = s.end.load(std::memory_order_acquire);
+      if (b == 0 || addr < b || addr >= e) continue;
+      // Zero pages from the faulting page to the mapping's end: the reader goes on
+      // over zeros and checkIntact reports the file as truncated.
+      const std::uintptr_t from = addr & ~(gPageSize - 1);
+      const void* r = ::mmap(reinterpret_cast<void*>(from), e - from, PROT_READ,
+                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+      if (r == MAP_FAILED) break;  // cannot repair: die as the default would
+      s.faulted.store(1, std::memory_order_release);
+      return;
+    }
+  }
+  // Not ours: the handler that was installed before, or the default action.
+  if (gPreviousBus.sa_flags & SA_SIGINFO) {
+    if (gPreviousBus.sa_sigaction) return gPreviousBus.sa_sigaction(sig, info, context);
+  } else if (gPreviousBus.sa_handler != SIG_DFL && gPreviousBus.sa_handler != SIG_IGN) {
+    return gPreviousBus.sa_handler(sig);
+  }
+  ::signal(sig, SIG_DFL);  // the fault repeats on return and ends the process
+}
+
+void installBusHandler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const long page = ::sysconf(_SC_PAGESIZE);
+    if (page > 0) gPageSize = static_cast<std::uintptr_t>(page);
+    struct sigaction a {};
+    a.sa_sigaction = onBus;
+    a.sa_flags = SA_SIGINFO;
+    sigemptyset(&a.sa_mask);
+    ::sigaction(SIGBUS, &a, &gPreviousBus);
+  });
+}
+
+int claimSlot(const void* p, std::size_t size) {
+  const auto b = reinterpret_cast<std::uintptr_t>(p);
+  for (int i = 0; i < kMappingSlots; ++i) {
+    std::uintptr_t expected = 0;
+    if (gMappings[i].begin.compare_exchange_strong(expected, b, std::memory_order_acq_rel)) {
+      gMappings[i].faulted.store(0, std::memory_order_relaxed);
+      gMappings[i].end.store(b + size, std::memory_order_release);
+      return i;
+    }
+  }
+  return -1;
+}
+
+// Test seam: POSVEC_TEST_SHRINK_MAPPED=N truncates every file to N bytes right
+// after it is mapped, so tests see a file shrinking under the reader without a race.
+void shrinkForTest(const std::string& path) {
+  const char* env = std::getenv("POSVEC_TEST_SHRINK_MAPPED");
+  if (!env || !*env) return;
+  if (::truncate(path.c_str(), static_cast<off_t>(std::strtoull(env, nullptr, 10))) != 0)
+    throw IoError("test seam: cannot truncate " + inQuotes(path));
+}
+
+}  // namespace
+
 MappedFile::MappedFile(const std::string& path, bool willReadAll) {
   std::ifstream probe;
   openForReading(path, probe);  // the library's messages for missing files, directories...
@@ -113,30 +195,57 @@ MappedFile::MappedFile(const std::string& path, bool willReadAll) {
     return;
   }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
+  struct stat st {};
+  if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<std::uint64_t>(st.st_size) == size) {
+    installBusHandler();
     int flags = MAP_PRIVATE;
 #ifdef MAP_POPULATE
     if (willReadAll) flags |= MAP_POPULATE;
 #endif
     void* p = ::mmap(nullptr, size_, PROT_READ, flags, fd, 0);
-    ::close(fd);
     if (p != MAP_FAILED) {
-      ::madvise(p, size_, MADV_SEQUENTIAL);
-      map_ = p;
-      data_ = static_cast<const char*>(p);
-      return;
+      slot_ = claimSlot(p, size_);
+      if (slot_ >= 0) {
+        ::madvise(p, size_, MADV_SEQUENTIAL);
+        map_ = p;
+        fd_ = fd;
+        data_ = static_cast<const char*>(p);
+        shrinkForTest(path);
+        return;
+      }
+      ::munmap(p, size_);  // every slot taken: read it instead
     }
   }
+  if (fd >= 0) ::close(fd);
   // Not mappable (a special file): read it whole.
   copy_.resize(size_);
   probe.read(copy_.data(), static_cast<std::streamsize>(size_));
   if (static_cast<std::size_t>(probe.gcount()) != size_)
-    throw IoError("error while reading " + inQuotes(path));
+    throw IoError("cannot read " + inQuotes(path) + ": it has fewer bytes than its size said (" +
+                  std::to_string(probe.gcount()) + " of " + std::to_string(size_) +
+                  "); was it truncated while being read?");
   data_ = copy_.data();
 }
 
 MappedFile::~MappedFile() {
+  if (slot_ >= 0) {
+    gMappings[slot_].end.store(0, std::memory_order_release);
+    gMappings[slot_].begin.store(0, std::memory_order_release);
+  }
   if (map_) ::munmap(map_, size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void MappedFile::checkIntact(const std::string& path) const {
+  if (!map_) return;
+  struct stat st {};
+  const bool shrank = ::fstat(fd_, &st) == 0 && static_cast<std::uint64_t>(st.st_size) < size_;
+  if (!shrank && gMappings[slot_].faulted.load(std::memory_order_acquire) == 0) return;
+  throw IoError(inQuotes(path) + " was truncated while it was being read (" +
+                std::to_string(size_) + " bytes when opened" +
+                (shrank ? ", " + std::to_string(st.st_size) + " now" : std::string()) +
+                "): another program is rewriting it; read it again once it is complete");
 }
 
 MatrixF uninitialisedMatrix(std::uint64_t rows, std::uint64_t dim) {

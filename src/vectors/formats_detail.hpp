@@ -47,6 +47,13 @@ std::size_t firstInvalidUtf8(std::string_view word);
 // The whole file, read-only, mapped into memory (read into a buffer where mapping
 // is not possible). `willReadAll` asks the kernel to map every page up front,
 // which spares one page fault per 4 KiB when the file is read to the end.
+//
+// A file that shrinks while it is mapped (another program rewriting it in place)
+// would kill the process with SIGBUS at the first page past its new end. A
+// process-wide SIGBUS handler recognises a fault inside a live MappedFile, puts
+// zero pages in place of the rest of the mapping and marks it; the reader then
+// runs on and `checkIntact` (called by readMapped whatever the parse did) reports
+// the file as truncated. Faults elsewhere go to the handler that was there before.
 class MappedFile {
  public:
   MappedFile(const std::string& path, bool willReadAll);
@@ -56,13 +63,31 @@ class MappedFile {
   const char* data() const { return data_; }
   std::size_t size() const { return size_; }
   std::string_view view() const { return {data_, size_}; }
+  // Throws IoError when the file shrank (or faulted) since it was mapped.
+  void checkIntact(const std::string& path) const;
 
  private:
   const char* data_ = nullptr;
   std::size_t size_ = 0;
   void* map_ = nullptr;
+  int fd_ = -1;    // kept open to see the file's size at the end
+  int slot_ = -1;  // in the SIGBUS handler's table of live mappings
   std::vector<char> copy_;
 };
+
+// Runs `parse` over a mapped file; whether it returns or throws, a file that
+// shrank meanwhile is reported as truncated instead (its last pages read as zeros).
+template <typename F>
+auto readMapped(const MappedFile& f, const std::string& path, F&& parse) {
+  try {
+    auto result = std::forward<F>(parse)();
+    f.checkIntact(path);
+    return result;
+  } catch (...) {
+    f.checkIntact(path);
+    throw;
+  }
+}
 
 // An uninitialised rows x dim matrix (every row is written before it is read),
 // on 2 MiB pages where the kernel allows it: a loader writes the whole matrix

@@ -23,7 +23,9 @@ constexpr std::uint32_t kModelVersion = 1;
 constexpr std::uint32_t kModelVersionPartial = 2;
 constexpr std::uint64_t kModelHeaderBytes = 72;
 constexpr std::uint64_t kShardBytes = 40;
-constexpr std::uint32_t kMaxShards = 1 << 16;
+// Training runs at most kMaxTrainThreads threads, so no posvec wrote more positions;
+// a file that records more is corrupt (and libgomp cannot start that many threads).
+constexpr std::uint32_t kMaxShards = kMaxTrainThreads;
 
 // Header flag: the file ends with an 8-byte ModelChecksum of every byte before
 // it. Written since the checksum came; files without it still load.
@@ -106,7 +108,8 @@ ModelHeader readHeader(SummedReader& in, const std::string& path) {
     throw FormatError(inQuotes(path) + ": posvec model header has unknown flags (corrupt file?)");
   if (h.version == kModelVersionPartial && (h.shards == 0 || h.shards > kMaxShards))
     throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(h.shards) +
-                      " threads were inside an epoch (corrupt file?)");
+                      " threads were inside an epoch; training runs at most " +
+                      std::to_string(kMaxShards) + " (corrupt file?)");
   if (h.epochsDone < 0)
     throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(h.epochsDone) +
                       " epochs done (corrupt file?)");

@@ -155,8 +155,19 @@ Word2VecHeader readWord2VecHeader(ChunkReader& r, const std::string& path) {
   return h;
 }
 
+namespace {
+Embeddings parseWord2VecText(const MappedFile& f, const std::string& path, const LoadOptions& o);
+Embeddings parseWord2VecBinary(const MappedFile& f, const std::string& path,
+                               const LoadOptions& o);
+}  // namespace
+
 Embeddings loadWord2VecText(const std::string& path, const LoadOptions& o) {
   const MappedFile f(path, o.limit == 0);
+  return readMapped(f, path, [&] { return parseWord2VecText(f, path, o); });
+}
+
+namespace {
+Embeddings parseWord2VecText(const MappedFile& f, const std::string& path, const LoadOptions& o) {
   const std::string_view file = f.view();
   std::size_t pos = 0;
   Word2VecHeader h;
@@ -227,12 +238,19 @@ Embeddings loadWord2VecText(const std::string& path, const LoadOptions& o) {
   }
   return rows.finish(path);
 }
+}  // namespace
 
 Embeddings loadWord2VecBinary(const std::string& path, const LoadOptions& o) {
   if (o.noHeader)
     throw ConfigError(inQuotes(path) +
                       " is a word2vec binary file; no-header applies to text files only");
   const MappedFile f(path, o.limit == 0);
+  return readMapped(f, path, [&] { return parseWord2VecBinary(f, path, o); });
+}
+
+namespace {
+Embeddings parseWord2VecBinary(const MappedFile& f, const std::string& path,
+                               const LoadOptions& o) {
   const std::string_view file = f.view();
   const char* d = file.data();
   const std::size_t n = file.size();
@@ -287,6 +305,7 @@ Embeddings loadWord2VecBinary(const std::string& path, const LoadOptions& o) {
   }
   return rows.finish(path);
 }
+}  // namespace
 
 std::string w2vHeader(const Embeddings& e) {
   return std::to_string(e.size()) + " " + std::to_string(e.dim()) + "\n";

@@ -313,3 +313,20 @@ def test_vector_file_options_agree_with_gensim(tmp_path, gensim_models):
         theirs = gensim_models.KeyedVectors.load_word2vec_format(glove, no_header=True, limit=limit)
         assert ours.index_to_key == theirs.index_to_key
         assert np.array_equal(ours.vectors, theirs.vectors)
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_file_shrinking_while_mapped_raises_not_sigbus(tmp_path, monkeypatch, binary):
+    # Before: SIGBUS killed the interpreter. The library's test seam truncates the file
+    # to 65,536 bytes right after mapping it (deterministic, no race).
+    words = [f"w{i}" for i in range(3000)]
+    kv = posvec.KeyedVectors(50)
+    kv.add_vectors(words, random_vectors(words, 50, 3))
+    path = tmp_path / ("v.bin" if binary else "v.txt")
+    kv.save_word2vec_format(path, binary=binary)
+    monkeypatch.setenv("POSVEC_TEST_SHRINK_MAPPED", "65536")
+    with pytest.raises(OSError, match="was truncated while it was being read"):
+        posvec.KeyedVectors.load_word2vec_format(path, binary=binary)
+    monkeypatch.delenv("POSVEC_TEST_SHRINK_MAPPED")
+    kv.save_word2vec_format(path, binary=binary)
+    assert len(posvec.KeyedVectors.load_word2vec_format(path, binary=binary)) == 3000

@@ -1,6 +1,8 @@
 """Positional encodings, encode and relative_shift: the CLI's bits, and the
 formulas checked independently in float64."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -47,6 +49,21 @@ def test_relative_shift_moves_positions():
         for p in (3, 10, 40):
             assert np.allclose(m @ pe[p], pe[p + k], atol=1e-12)
     assert np.allclose(posvec.relative_shift(0, 8), np.eye(8))
+
+
+def test_sizes_are_refused_before_any_work():
+    # Before: relative_shift had no size check (dim 100,000 asked for 80 GB) and a wide
+    # encoder built its frequency tables before any check.
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    dims = [10**6] + ([100_000] if memory < 80e9 else [])
+    for dim in dims:
+        with pytest.raises(ValueError, match=f"a {dim} x {dim} matrix of float64 needs .* GB, "
+                                             "more than this machine's"):
+            posvec.relative_shift(1, dim)
+    with pytest.raises(ValueError, match="d_model 2000000000 needs .* GB for its frequency tables"):
+        posvec.positional_encoding(1, 2_000_000_000)
+    with pytest.raises(ValueError, match="needs .* GB"):
+        posvec.positional_encoding(10**8, 10**8)
 
 
 def test_bad_options_raise_value_error():

@@ -272,3 +272,35 @@ def test_update_needs_a_vocabulary_and_the_cli_grows_a_resumed_model(tmp_path, c
     grown = posvec.Word2Vec.load(tmp_path / "m2.posvec")
     assert "kitten" in grown.wv and len(grown.wv) == 31
     assert grown.wv.get_vecattr("cat", "count") > posvec.Word2Vec.load(model).wv.get_vecattr("cat", "count")
+
+
+def _with_thread_positions(src, dst, shards):
+    """Rewrites a saved model (version 1, at an epoch boundary) as a version-2 file
+    that records `shards` thread positions inside its next epoch, laid out from the
+    format's description: the body's length follows from the header's fields."""
+    import struct
+    data = open(src, "rb").read()
+    words, dim, out_rows, config_bytes, word_bytes, losses = struct.unpack_from("<6Q", data, 16)
+    body = 72 + config_bytes + 12 * words + word_bytes + 8 * losses + 4 * dim * (words + out_rows)
+    stream = 1000
+    header = bytearray(data[:72])
+    struct.pack_into("<I", header, 8, 2)        # version 2: an unfinished epoch follows
+    struct.pack_into("<I", header, 12, 0)       # no checksum trailer (as files before it)
+    struct.pack_into("<I", header, 68, shards)  # thread positions recorded
+    tail = struct.pack("<qq", 0, stream) + struct.pack("<qqQdq", 0, stream, 1, 0.0, 0)
+    tail += struct.pack("<qqQdq", stream, stream, 1, 0.0, 0) * (shards - 1)
+    with open(dst, "wb") as f:
+        f.write(bytes(header) + data[72:body] + tail)
+
+
+def test_load_refuses_more_thread_positions_than_training_runs(tmp_path, pretokenized):
+    # Before: the file loaded and train() killed the interpreter inside libgomp.
+    m = posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, **dict(OPTS, epochs=1))
+    m.save(tmp_path / "m.posvec")
+    _with_thread_positions(tmp_path / "m.posvec", tmp_path / "ok.posvec", 4096)
+    assert posvec.Word2Vec.load(tmp_path / "ok.posvec", progress=False).epochs_done == 1
+    for shards in (4097, 65536):
+        _with_thread_positions(tmp_path / "m.posvec", tmp_path / "bad.posvec", shards)
+        with pytest.raises(ValueError, match=f"{shards} threads were inside an epoch; "
+                                             "training runs at most 4096"):
+            posvec.Word2Vec.load(tmp_path / "bad.posvec")

@@ -37,6 +37,9 @@ void refuseOutputOverInput(const std::string& output, const std::string& option,
 // one file by device and inode (a hard link). The later write would silently
 // replace the earlier. `outputs` are {path, option name}; "-" and "" are skipped.
 void refuseSameOutputs(const std::vector<std::pair<std::string, std::string>>& outputs);
+// One line on stderr when listing the corpus directories skipped something read
+// already (CorpusSource::skippedPaths: a symbolic link cycle or two links to one place).
+void noteSkippedPaths(const std::vector<std::string>& skipped);
 
 // The sentences of --sentence (in order), then the non-blank lines of --input FILE
 // when given (CRLF endings accepted).

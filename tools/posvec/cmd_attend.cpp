@@ -395,6 +395,9 @@ void runAttend(const AttendOptions& o) {
     items.push_back(std::move(it));
   }
   const Attention attention(d, ao);
+  // Every map is kept until the output is written, as text (about 10 bytes a
+  // weight) or as npy (8): refused here, before the first map is computed.
+  attention.checkMemory(longest, items.size(), fmt == OutFormat::Npy ? 8.0 : 10.0);
   for (Item& it : items) {
     const MatrixD x = attentionInput(it.words.rows, ao.positional, encoder, o.start, scale);
     it.input = MatrixD::Zero(static_cast<Eigen::Index>(longest), static_cast<Eigen::Index>(d));

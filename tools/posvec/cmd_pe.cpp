@@ -229,11 +229,13 @@ void runPe(const PeOptions& o) {
   po.encoding = parseEncoding(o.encoding);
   const OutFormat fmt = o.json ? OutFormat::Json : resolveFormat(o.format, o.output);
   const bool dbl = parsePrecision(o.precision);
-  const PositionalEncoder enc(po);
-  if (!o.cosines.empty()) return writeCosines(o, fmt, enc);
+  if (!o.cosines.empty()) return writeCosines(o, fmt, PositionalEncoder(po));
   if (o.len == 0 && !o.lenGiven)
     throw ConfigError("--len is required (the number of positions), unless --cosine is given");
   const std::size_t len = nonNegative(o.len, "the number of positions (--len) must be at least 1");
+  // Every size first: a request that cannot fit is refused before the tables are built.
+  checkPositionalMemory(po, o.start, len, dbl ? sizeof(double) : sizeof(float));
+  const PositionalEncoder enc(po);
   if (globals().parseOnly) return;
   if (dbl)
     writeMatrix(o, fmt, enc.matrix(o.start, len));

@@ -115,7 +115,9 @@ posvec::cli::Registrar reg(10, [](CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
   sub->callback([o] {
-    o->files = posvec::CorpusSource::fromFiles(o->inputs, false, {}, o->recursive).paths();
+    const auto corpus = posvec::CorpusSource::fromFiles(o->inputs, false, {}, o->recursive);
+    posvec::cli::noteSkippedPaths(corpus.skippedPaths());
+    o->files = corpus.paths();
     posvec::cli::refuseOutputOverInput(o->output, "output", o->files);
     posvec::writeToPathOrStdout(o->output, [&](std::ostream& out) { run(*o, out); });
   });

@@ -306,6 +306,7 @@ Plan prepare(const Options& o, Cluster* cluster, bool writer) {
   tok.keepPunctuation = !o.noPunct;
   tok.locale = o.locale;
   plan.corpus = CorpusSource::fromFiles(o.corpus, o.pretokenized, tok, o.recursive);
+  cli::noteSkippedPaths(plan.corpus.skippedPaths());
   if (!cluster) return plan;
   if (o.resume.empty()) o.config.validate();
   o.sync.validate();

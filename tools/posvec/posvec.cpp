@@ -44,6 +44,18 @@ void refuseOutputOverInput(const std::string& output, const std::string& option,
   }
 }
 
+void noteSkippedPaths(const std::vector<std::string>& skipped) {
+  if (skipped.empty()) return;
+  std::fprintf(stderr,
+               "posvec: note: %s read once: %s%s (symbolic links lead to the same directory "
+               "or file twice)\n",
+               skipped.size() == 1 ? "a repeated path is" : "repeated paths are",
+               skipped.front().c_str(),
+               skipped.size() == 1 ? ""
+                                   : (", and " + std::to_string(skipped.size() - 1) + " more")
+                                         .c_str());
+}
+
 namespace {
 // How much of standard input seekableInput's checkHead sees.
 constexpr std::size_t kHeadBytes = 64;
@@ -116,7 +128,10 @@ std::vector<std::string> sentencesOf(const std::vector<std::string>& given, cons
   std::vector<std::string> texts = given;
   if (inputFile.empty()) return texts;
   if (inputFile == "-") takeStdin();
-  const std::string all = readFile(inputFile);
+  // Sentences to encode or attend over are read whole; attention holds a T x T map
+  // per sentence, so a file near this size is already far beyond what it can run.
+  constexpr std::uint64_t kMaxSentenceFileBytes = std::uint64_t{64} << 20;
+  const std::string all = readFile(inputFile, kMaxSentenceFileBytes, "file of sentences");
   std::size_t pos = 0;
   while (pos < all.size()) {
     std::size_t nl = all.find('\n', pos);
@@ -399,6 +414,19 @@ std::string translateWord2vec(const std::vector<std::string>& args) {
   return "posvec train" + corpus + rest;
 }
 
+// What to change when `command` runs out of memory, as " (try ...)".
+std::string outOfMemoryRemedy(const std::string& command) {
+  if (command == "train")
+    return " (try a smaller --max-vocab or --dim, or a larger --min-count; see "
+           "docs/input-limits.md)";
+  if (command == "pe" || command == "encode") return " (try a smaller --len or --dim)";
+  if (command == "attend") return " (try shorter sentences or fewer --heads)";
+  if (command == "similarity" || command == "similar" || command == "analogy" ||
+      command == "eval")
+    return " (the vectors do not fit: --limit N reads only the first N)";
+  if (command == "study") return " (try a smaller --dim or corpus)";
+  return "";
+}
 }  // namespace
 
 std::string optionHint(const CLI::App* sub, const std::vector<std::string>& args) {
@@ -589,7 +617,10 @@ int runCommandLine(int argc, char** argv) {
     std::cerr << "posvec: error: " << parseErrorText(e, sub) << "\n";
     return static_cast<int>(ExitCode::Usage);
   } catch (const std::bad_alloc&) {
-    std::cerr << "posvec: error: out of memory (try a smaller --dim, --max-vocab or --len)\n";
+    // The remedy depends on what the command was holding.
+    const auto parsed = app.get_subcommands();
+    const std::string cmd = parsed.empty() ? "" : parsed.front()->get_name();
+    std::cerr << "posvec: error: out of memory" << outOfMemoryRemedy(cmd) << "\n";
     return static_cast<int>(ExitCode::Failure);
   } catch (const std::exception& e) {
     std::cerr << "posvec: error: " << shown(spelledMessage(e)) << "\n";
