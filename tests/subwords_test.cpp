@@ -3,15 +3,16 @@
 // by start then length, lone "<" and ">" excluded); hashes come from a second
 // FNV-1a written here with 64-bit arithmetic and explicit sign extension, checked
 // itself against published FNV-1a constants.
-#include <catch2/catch.hpp>
+#include "posvec/subwords.hpp"
+
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
 
 #include "posvec/error.hpp"
-#include "posvec/subwords.hpp"
 #include "test_util.hpp"
 
 using namespace posvec;
@@ -49,7 +50,8 @@ std::string makeBin(const BinSpec& s) {
   std::string b;
   put<std::int32_t>(b, 793712314);
   put<std::int32_t>(b, 12);
-  const std::int32_t args[12] = {s.dim, 5, 1, 1, 5, 1, s.loss, s.model, s.bucket, s.minn, s.maxn, 100};
+  const std::int32_t args[12] = {s.dim,  5,       1,        1,      5,      1,
+                                 s.loss, s.model, s.bucket, s.minn, s.maxn, 100};
   for (auto a : args) put(b, a);
   put<double>(b, 1e-4);
   const auto n = static_cast<std::int32_t>(s.words.size());
@@ -99,9 +101,11 @@ TEST_CASE("subword hash is FNV-1a 32 with fastText's sign-extended bytes", "[sub
   CHECK(refHash("") == 2166136261u);
   CHECK(refHash("a") == 0xE40C292Cu);
   CHECK(refHash("foobar") == 0xBF9CF968u);
-  for (const std::string s : {"", "a", "foobar", "<wh", "where>"}) CHECK(subwordHash(s) == refHash(s));
+  for (const std::string s : {"", "a", "foobar", "<wh", "where>"})
+    CHECK(subwordHash(s) == refHash(s));
   // Beyond ASCII the quirk changes the value: e-acute (C3 A9), CJK, an emoji.
-  for (const std::string s : {"\xC3\xA9", "<\xC3\xA9>", "\xE6\x97\xA5\xE6\x9C\xAC", "\xF0\x9F\x98\x80"})
+  for (const std::string s :
+       {"\xC3\xA9", "<\xC3\xA9>", "\xE6\x97\xA5\xE6\x9C\xAC", "\xF0\x9F\x98\x80"})
     CHECK(subwordHash(s) == refHash(s));
   // Standard FNV-1a of the single byte 0xE9 differs from fastText's: xor 0xE9 vs 0xFFFFFFE9.
   const std::uint32_t standard = (2166136261u ^ 0xE9u) * 16777619u;
@@ -113,8 +117,8 @@ TEST_CASE("character n-grams follow fastText's rule on hand-worked words", "[sub
   using V = std::vector<std::string>;
   // <where>, 3..6 characters, by start then length.
   CHECK(characterNgrams("where", 3, 6) == V{"<wh", "<whe", "<wher", "<where", "whe", "wher",
-                                           "where", "where>", "her", "here", "here>", "ere",
-                                           "ere>", "re>"});
+                                            "where", "where>", "her", "here", "here>", "ere",
+                                            "ere>", "re>"});
   // Accented, 1..2: "é" alone is an n-gram, the lone "<" and ">" are not.
   CHECK(characterNgrams("\xC3\xA9", 1, 2) == V{"<\xC3\xA9", "\xC3\xA9", "\xC3\xA9>"});
   // CJK 日本, 2..3: characters, not bytes.
@@ -170,7 +174,8 @@ TEST_CASE("fastText .bin: word and unknown-word vectors are means of their rows"
   CHECK(m.vector("ab")[0] == Approx(x).epsilon(1e-6));
   CHECK(m.vector("ab")[1] == Approx(y).epsilon(1e-6));
   // Unknown: "zzé" has n-grams only.
-  const auto rowsZ = gramRows({"<z", "<zz", "zz", "zz\xC3\xA9", "z\xC3\xA9", "z\xC3\xA9>", "\xC3\xA9>"});
+  const auto rowsZ =
+      gramRows({"<z", "<zz", "zz", "zz\xC3\xA9", "z\xC3\xA9", "z\xC3\xA9>", "\xC3\xA9>"});
   CHECK(m.rows("zz\xC3\xA9") == rowsZ);
   const auto [xz, yz] = expected(rowsZ);
   CHECK(m.vector("zz\xC3\xA9")[0] == Approx(xz).epsilon(1e-6));
@@ -190,7 +195,8 @@ TEST_CASE("fastText .bin: word and unknown-word vectors are means of their rows"
   CHECK(plain.vector("ab")[0] == 2.0f);
 }
 
-TEST_CASE("fastText .bin: every header field and every truncation gives one clear line", "[subwords]") {
+TEST_CASE("fastText .bin: every header field and every truncation gives one clear line",
+          "[subwords]") {
   TempDir tmp;
   const std::string path = tmp.file("m.bin");
   const std::string good = makeBin(BinSpec{});
@@ -272,13 +278,20 @@ TEST_CASE("fastText .bin: every header field and every truncation gives one clea
   CHECK(errorOf(good) == "(loaded)");
 }
 
-TEST_CASE("fastText interop: posvec reads a .bin trained by fastText's CLI", "[subwords][interop]") {
+TEST_CASE("fastText interop: posvec reads a .bin trained by fastText's CLI",
+          "[subwords][interop]") {
   if (posvec::test::runShell("command -v fasttext").status != 0)
     POSVEC_SKIP("fasttext is not on PATH (Debian package 'fasttext' 0.9.2 provides it)");
   TempDir tmp;
   // A small generated corpus: 40 words (some accented, some CJK) in random lines.
-  const std::vector<std::string> stems = {"walk", "talk", "run", "jump", "caf\xC3\xA9", "na\xC3\xAFve",
-                                          "\xE6\x97\xA5\xE6\x9C\xAC", "\xE6\x9D\xB1\xE4\xBA\xAC"};
+  const std::vector<std::string> stems = {"walk",
+                                          "talk",
+                                          "run",
+                                          "jump",
+                                          "caf\xC3\xA9",
+                                          "na\xC3\xAFve",
+                                          "\xE6\x97\xA5\xE6\x9C\xAC",
+                                          "\xE6\x9D\xB1\xE4\xBA\xAC"};
   const std::vector<std::string> endings = {"", "s", "ed", "ing", "er"};
   std::vector<std::string> vocab;
   for (const auto& s : stems)
@@ -300,9 +313,17 @@ TEST_CASE("fastText interop: posvec reads a .bin trained by fastText's CLI", "[s
   REQUIRE(train.status == 0);
   // In-vocabulary words, unknown words (new inflections, accents, CJK, an emoji)
   // and a word too short for any n-gram but with the markers it has "<x>".
-  std::vector<std::string> queries = {"walk", "running", "caf\xC3\xA9s", "walkers", "jumpy",
-                                      "na\xC3\xAFvely", "\xE6\x97\xA5\xE6\x9C\xAC\xE4\xBA\xBA",
-                                      "\xF0\x9F\x98\x80", "x", "</s>", "zzzz"};
+  std::vector<std::string> queries = {"walk",
+                                      "running",
+                                      "caf\xC3\xA9s",
+                                      "walkers",
+                                      "jumpy",
+                                      "na\xC3\xAFvely",
+                                      "\xE6\x97\xA5\xE6\x9C\xAC\xE4\xBA\xBA",
+                                      "\xF0\x9F\x98\x80",
+                                      "x",
+                                      "</s>",
+                                      "zzzz"};
   std::string words;
   for (const auto& q : queries) words += q + "\n";
   posvec::test::writeText(tmp.file("words.txt"), words);
@@ -373,6 +394,17 @@ TEST_CASE("posvec vector prints fastText vectors, unknown words from n-grams", "
   CHECK(sim.err == "note: not in the vocabulary, built from character n-grams: zz\n");
   // Both vectors lie on the line (x, -x/4): cosine 1.
   CHECK(sim.out == "cosine(ab, zz) = 1.000000\n");
+
+  // similar and analogy with an unknown word: searched among the composed vocabulary.
+  const auto near = posvec::test::runCli("similar " + posvec::test::quote(bin) + " zz -k 3");
+  CHECK(near.status == 0);
+  CHECK(near.err == "note: not in the vocabulary, built from character n-grams: zz\n");
+  CHECK(near.out.find("\nab ") != std::string::npos);
+  const auto an = posvec::test::runCli("analogy " + posvec::test::quote(bin) + " ab zz ab -k 1");
+  CHECK(an.status == 0);
+  CHECK(an.err == "note: not in the vocabulary, built from character n-grams: zz\n");
+  // The inputs in the vocabulary ("ab") are excluded: the answer is another word.
+  CHECK(an.out.find("\nab ") == std::string::npos);
 
   // A word2vec text file: its words only; an unknown word is one error line.
   const std::string txt = tmp.file("v.txt");

@@ -31,8 +31,8 @@ std::vector<std::string> characterNgrams(std::string_view word, int minn, int ma
 
 /// The input-matrix rows of the n-grams of `word`, in characterNgrams() order with
 /// repeats kept: `nwords + subwordHash(ngram) % bucket` each. None when `bucket` is 0.
-std::vector<std::int64_t> ngramRows(std::string_view word, int minn, int maxn,
-                                    std::uint32_t bucket, std::int64_t nwords);
+std::vector<std::int64_t> ngramRows(std::string_view word, int minn, int maxn, std::uint32_t bucket,
+                                    std::int64_t nwords);
 
 /// A fastText unsupervised model (skip-gram or CBOW) read from fastText's `.bin`
 /// file (version 12, as fastText 0.9 writes it): its vocabulary, its n-gram settings

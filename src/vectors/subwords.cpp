@@ -56,8 +56,8 @@ std::vector<std::string> characterNgrams(std::string_view word, int minn, int ma
   return out;
 }
 
-std::vector<std::int64_t> ngramRows(std::string_view word, int minn, int maxn,
-                                    std::uint32_t bucket, std::int64_t nwords) {
+std::vector<std::int64_t> ngramRows(std::string_view word, int minn, int maxn, std::uint32_t bucket,
+                                    std::int64_t nwords) {
   std::vector<std::int64_t> out;
   if (bucket == 0) return out;
   forEachNgram(word, minn, maxn,
@@ -131,8 +131,9 @@ SubwordModel SubwordModel::load(const std::string& path) {
   const std::int32_t dim = a[0], loss = a[6], model = a[7], bucket = a[8], minn = a[9],
                      maxn = a[10];
   if (model == kSupervised)
-    f.fail(kind + "a supervised model (a text classifier); posvec reads unsupervised "
-                  "(skipgram or cbow) models only");
+    f.fail(kind +
+           "a supervised model (a text classifier); posvec reads unsupervised "
+           "(skipgram or cbow) models only");
   if (model != kCbow && model != kSkipgram)
     f.fail(kind + "unknown model type " + num(model) + " (corrupt file?)");
   if (loss < 1 || loss > 4) f.fail(kind + "unknown loss " + num(loss) + " (corrupt file?)");
@@ -154,8 +155,8 @@ SubwordModel SubwordModel::load(const std::string& path) {
            " labels: a supervised model (a text classifier); posvec reads unsupervised "
            "(skipgram or cbow) models only");
   if (size < 0 || nwords < 0 || nlabels < 0 || size != nwords || ntokens < 0 || pruneSize < -1)
-    f.fail(kind + "dictionary header says " + num(size) + " entries, " + num(nwords) +
-           " words, " + num(nlabels) + " labels, " + num(ntokens) + " tokens (corrupt file)");
+    f.fail(kind + "dictionary header says " + num(size) + " entries, " + num(nwords) + " words, " +
+           num(nlabels) + " labels, " + num(ntokens) + " tokens (corrupt file)");
   // Each entry takes at least 11 bytes (a 1-byte word, its NUL, count, type):
   // checked before anything is reserved, so a lying count cannot allocate.
   if (static_cast<std::uint64_t>(size) * 11 > r.remaining())
@@ -185,11 +186,13 @@ SubwordModel SubwordModel::load(const std::string& path) {
       f.fail(kind + "dictionary entry " + num(i + 1) + " ('" + detail::shown(word) +
              "') has count " + num(count) + " and type " + num(type) + " (corrupt file)");
     if (type == 1)
-      f.fail(kind + "its dictionary has labels: a supervised model (a text classifier); "
-                    "posvec reads unsupervised (skipgram or cbow) models only");
+      f.fail(kind +
+             "its dictionary has labels: a supervised model (a text classifier); "
+             "posvec reads unsupervised (skipgram or cbow) models only");
     if (!m.index_.emplace(word, i).second)
-      f.fail(kind + "word '" + detail::shown(word) + "' appears twice in the dictionary "
-                                                      "(corrupt file)");
+      f.fail(kind + "word '" + detail::shown(word) +
+             "' appears twice in the dictionary "
+             "(corrupt file)");
     m.words_.push_back(std::move(word));
     m.counts_.push_back(count);
   }
@@ -208,8 +211,9 @@ SubwordModel SubwordModel::load(const std::string& path) {
 
   // The input matrix: a quantization flag, rows and columns as int64, floats.
   if (f.get<std::uint8_t>("the input matrix header") != 0)
-    f.fail(kind + "a quantized model (.ftz); posvec reads unquantized .bin models only "
-                  "(use the .bin that fastText quantized)");
+    f.fail(kind +
+           "a quantized model (.ftz); posvec reads unquantized .bin models only "
+           "(use the .bin that fastText quantized)");
   const std::int64_t rows = f.get<std::int64_t>("the input matrix header");
   const std::int64_t cols = f.get<std::int64_t>("the input matrix header");
   const std::int64_t wantRows =
@@ -223,13 +227,12 @@ SubwordModel SubwordModel::load(const std::string& path) {
   // The rest of the file is exactly: the input floats, the output flag, the output
   // header, the output floats (nwords x dim). All checked before the allocation.
   bool overflow = false;
-  const std::uint64_t inBytes =
-      mulChecked(mulChecked(static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols),
-                            overflow),
-                 4, overflow);
+  const std::uint64_t inBytes = mulChecked(
+      mulChecked(static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols), overflow), 4,
+      overflow);
   const std::uint64_t outBytes = mulChecked(
-      mulChecked(static_cast<std::uint64_t>(nwords), static_cast<std::uint64_t>(dim), overflow),
-      4, overflow);
+      mulChecked(static_cast<std::uint64_t>(nwords), static_cast<std::uint64_t>(dim), overflow), 4,
+      overflow);
   const std::uint64_t need = addChecked(addChecked(inBytes, 1 + 16, overflow), outBytes, overflow);
   if (overflow || need != r.remaining())
     f.fail(kind + "header describes " + num(rows) + " x " + num(cols) + " input and " +
@@ -252,12 +255,14 @@ SubwordModel SubwordModel::load(const std::string& path) {
     oRows = detail::fromLittle(oRows);
     oCols = detail::fromLittle(oCols);
     if (tail[0] != 0)
-      f.fail(kind + "a quantized model (.ftz); posvec reads unquantized .bin models only "
-                    "(use the .bin that fastText quantized)");
+      f.fail(kind +
+             "a quantized model (.ftz); posvec reads unquantized .bin models only "
+             "(use the .bin that fastText quantized)");
     if (oRows != nwords || oCols != dim)
       f.fail(kind + "output matrix is " + num(oRows) + " x " + num(oCols) + ", expected " +
              num(nwords) + " x " + num(dim) + " (corrupt file)");
-    m.input_.resize(rows, cols);
+    m.input_ = detail::uninitialisedMatrix(static_cast<std::uint64_t>(rows),
+                                           static_cast<std::uint64_t>(cols));
     in.seekg(static_cast<std::streamoff>(inputAt));
     if (!in.read(reinterpret_cast<char*>(m.input_.data()), static_cast<std::streamsize>(inBytes)))
       throw IoError(inQuotes(path) + ": cannot read the input matrix (file changed while read?)");

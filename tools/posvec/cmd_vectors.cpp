@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <iostream>
-#include <optional>
 #include <cstdio>
 #include <iomanip>
+#include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "cli.hpp"
@@ -37,12 +37,14 @@ struct QueryVectors {
   std::vector<std::string> built;  // words built from n-grams, in order of first use
 };
 
-QueryVectors loadQueryVectors(const std::string& path, const LoadOptions& load) {
+// `vocabulary`: compose the vocabulary's vectors of a fastText model (for searches).
+QueryVectors loadQueryVectors(const std::string& path, const LoadOptions& load,
+                              bool vocabulary = true) {
   QueryVectors q;
   const std::string input = seekableInput(path);
   if (SubwordModel::isFastTextFile(input)) {
     q.subwords = SubwordModel::load(input);
-    q.e = q.subwords->wordVectors();
+    if (vocabulary) q.e = q.subwords->wordVectors();
   } else {
     q.e = loadVectors(input, load);
   }
@@ -238,11 +240,13 @@ static Registrar vectorReg(34, [](CLI::App& app) {
       "when none are given); with a fastText .bin any word has a vector");
   auto o = std::make_shared<QueryOptions>();
   addVectorsArg(sub, o);
-  sub->add_option("words", o->words, "The words (none: read whitespace-separated words from stdin)");
+  sub->add_option("words", o->words,
+                  "The words (none: read whitespace-separated words from stdin)");
   sub->callback([o] {
-    QueryVectors q = loadQueryVectors(o->vectors, o->load);
+    QueryVectors q = loadQueryVectors(o->vectors, o->load, false);
     auto one = [&](const std::string& w) {
-      const Eigen::RowVectorXf v = q.subwords ? q.subwords->vector(w) : queryVector(q, w, o->vectors);
+      const Eigen::RowVectorXf v =
+          q.subwords ? q.subwords->vector(w) : queryVector(q, w, o->vectors);
       return vectorLine(w, v);
     };
     if (!o->words.empty()) {
