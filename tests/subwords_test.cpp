@@ -17,6 +17,7 @@
 
 using namespace posvec;
 using posvec::test::TempDir;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -186,6 +187,17 @@ TEST_CASE("fastText .bin: word and unknown-word vectors are means of their rows"
   const Embeddings e = m.wordVectors();
   CHECK(e.vectors()(1, 0) == Approx(x).epsilon(1e-6));
 
+  // open() reads the same rows from the file; a file that shrinks gives an IoError.
+  {
+    const SubwordModel lazy = SubwordModel::open(path);
+    CHECK(lazy.input().size() == 0);
+    CHECK(lazy.dim() == 2);
+    CHECK(lazy.vector("ab") == m.vector("ab"));
+    CHECK(lazy.vector("zz\xC3\xA9") == m.vector("zz\xC3\xA9"));
+    fs::resize_file(path, 120);
+    CHECK_THROWS_AS(lazy.vector("ab"), IoError);
+  }
+
   // Without n-grams an unknown word is the zero vector.
   spec.maxn = 0;
   spec.minn = 0;
@@ -331,6 +343,7 @@ TEST_CASE("fastText interop: posvec reads a .bin trained by fastText's CLI",
       "fasttext print-word-vectors " + posvec::test::quote(model + ".bin"), tmp.file("words.txt"));
   REQUIRE(printed.status == 0);
   const SubwordModel m = SubwordModel::load(model + ".bin");
+  const SubwordModel lazy = SubwordModel::open(model + ".bin");
   REQUIRE(m.dim() == 10);
   CHECK(m.bucket() == 1000);
   CHECK(m.find("walk"));
@@ -345,6 +358,7 @@ TEST_CASE("fastText interop: posvec reads a .bin trained by fastText's CLI",
     REQUIRE(seen < queries.size());
     CHECK(word == queries[seen]);
     const Eigen::RowVectorXf v = m.vector(word);
+    CHECK(lazy.vector(word) == v);
     std::size_t i = 0;
     double value;
     while (fields >> value) {

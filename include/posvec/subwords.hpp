@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +48,11 @@ class SubwordModel {
   /// corrupt (every header field is checked against the file size before anything
   /// is allocated).
   static SubwordModel load(const std::string& path);
+  /// Like load(), with the same checks, but leaves the input matrix in the file:
+  /// vector() reads the rows it needs with positioned reads (a file that shrinks
+  /// meanwhile gives an IoError, never a crash). A model of any size opens at once;
+  /// meant for looking up some words. input() is empty then.
+  static SubwordModel open(const std::string& path);
   /// True when `path` starts with fastText's magic number (the file is not checked further).
   static bool isFastTextFile(const std::string& path);
 
@@ -55,14 +61,14 @@ class SubwordModel {
   /// The corpus count of each word, in words() order.
   const std::vector<std::int64_t>& counts() const { return counts_; }
   /// Dimension of the vectors.
-  std::size_t dim() const { return static_cast<std::size_t>(input_.cols()); }
+  std::size_t dim() const { return dim_; }
   /// Shortest n-gram, in characters.
   int minn() const { return minn_; }
   /// Longest n-gram, in characters (0: the model has no n-grams).
   int maxn() const { return maxn_; }
   /// Number of hash buckets for n-grams.
   std::uint32_t bucket() const { return bucket_; }
-  /// The input matrix: one row per word, then one per bucket.
+  /// The input matrix: one row per word, then one per bucket (empty after open()).
   const MatrixF& input() const { return input_; }
 
   /// The row of `word` when it is in the vocabulary.
@@ -78,6 +84,8 @@ class SubwordModel {
   Embeddings wordVectors() const;
 
  private:
+  struct RowFile;
+  static SubwordModel read(const std::string& path, bool matrix);
   std::vector<std::string> words_;
   std::vector<std::int64_t> counts_;
   std::unordered_map<std::string, WordId> index_;
@@ -86,7 +94,11 @@ class SubwordModel {
   std::unordered_map<std::int32_t, std::int32_t> prune_;
   int minn_ = 0, maxn_ = 0;
   std::uint32_t bucket_ = 0;
+  std::size_t dim_ = 0;
   MatrixF input_;
+  // After open(): the file and the offset of the input matrix's first value.
+  std::shared_ptr<const RowFile> file_;
+  std::uint64_t inputAt_ = 0;
 };
 
 }  // namespace posvec

@@ -4,6 +4,10 @@
 // `fasttext print-word-vectors` prints for the same file, unknown words included.
 #include "posvec/subwords.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <fstream>
 
 #include "formats_detail.hpp"
@@ -112,7 +116,39 @@ bool SubwordModel::isFastTextFile(const std::string& path) {
   return detail::fromLittle(magic) == kMagic;
 }
 
-SubwordModel SubwordModel::load(const std::string& path) {
+// An open file read with pread (thread-safe: no shared position).
+struct SubwordModel::RowFile {
+  std::string path;
+  int fd = -1;
+  explicit RowFile(std::string p) : path(std::move(p)) {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw IoError("cannot open " + inQuotes(path));
+  }
+  ~RowFile() {
+    if (fd >= 0) ::close(fd);
+  }
+  RowFile(const RowFile&) = delete;
+  RowFile& operator=(const RowFile&) = delete;
+  void read(std::uint64_t at, char* dst, std::size_t n) const {
+    while (n > 0) {
+      const ssize_t got = ::pread(fd, dst, n, static_cast<off_t>(at));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0)
+        throw IoError(inQuotes(path) +
+                      ": cannot read the input matrix (the file changed or "
+                      "shrank since it was opened)");
+      dst += got;
+      at += static_cast<std::uint64_t>(got);
+      n -= static_cast<std::size_t>(got);
+    }
+  }
+};
+
+SubwordModel SubwordModel::load(const std::string& path) { return read(path, true); }
+
+SubwordModel SubwordModel::open(const std::string& path) { return read(path, false); }
+
+SubwordModel SubwordModel::read(const std::string& path, bool matrix) {
   Fields f(path);
   auto& r = f.reader();
   const std::string kind = "fastText model: ";
@@ -168,6 +204,7 @@ SubwordModel SubwordModel::load(const std::string& path) {
   m.maxn_ = maxn;
   m.bucket_ = static_cast<std::uint32_t>(bucket);
   m.pruneSize_ = pruneSize;
+  m.dim_ = static_cast<std::size_t>(dim);
   m.words_.reserve(static_cast<std::size_t>(size));
   m.counts_.reserve(static_cast<std::size_t>(size));
   m.index_.reserve(static_cast<std::size_t>(size));
@@ -261,6 +298,11 @@ SubwordModel SubwordModel::load(const std::string& path) {
     if (oRows != nwords || oCols != dim)
       f.fail(kind + "output matrix is " + num(oRows) + " x " + num(oCols) + ", expected " +
              num(nwords) + " x " + num(dim) + " (corrupt file)");
+    if (!matrix) {
+      m.file_ = std::make_shared<const RowFile>(path);
+      m.inputAt_ = inputAt;
+      return m;
+    }
     m.input_ = detail::uninitialisedMatrix(static_cast<std::uint64_t>(rows),
                                            static_cast<std::uint64_t>(cols));
     in.seekg(static_cast<std::streamoff>(inputAt));
@@ -296,14 +338,24 @@ std::vector<std::int64_t> SubwordModel::rows(std::string_view word) const {
 Eigen::RowVectorXf SubwordModel::vector(std::string_view word) const {
   const auto r = rows(word);
   Eigen::RowVectorXf v = Eigen::RowVectorXf::Zero(static_cast<Eigen::Index>(dim()));
-  for (auto row : r) v += input_.row(row);
+  if (file_) {
+    std::vector<float> buf(dim_);
+    for (auto row : r) {
+      file_->read(inputAt_ + static_cast<std::uint64_t>(row) * dim_ * 4,
+                  reinterpret_cast<char*>(buf.data()), dim_ * 4);
+      detail::swapFloatsIfBigEndian(buf.data(), dim_);
+      v += Eigen::Map<const Eigen::RowVectorXf>(buf.data(), static_cast<Eigen::Index>(dim_));
+    }
+  } else {
+    for (auto row : r) v += input_.row(row);
+  }
   // fastText multiplies by 1/n in float; do the same so the last bit matches.
   if (!r.empty()) v *= 1.0f / static_cast<float>(r.size());
   return v;
 }
 
 Embeddings SubwordModel::wordVectors() const {
-  MatrixF vecs(static_cast<Eigen::Index>(words_.size()), input_.cols());
+  MatrixF vecs(static_cast<Eigen::Index>(words_.size()), static_cast<Eigen::Index>(dim_));
   for (std::size_t i = 0; i < words_.size(); ++i)
     vecs.row(static_cast<Eigen::Index>(i)) = vector(words_[i]);
   return Embeddings(words_, std::move(vecs), counts_);

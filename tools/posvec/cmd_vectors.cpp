@@ -43,7 +43,8 @@ QueryVectors loadQueryVectors(const std::string& path, const LoadOptions& load,
   QueryVectors q;
   const std::string input = seekableInput(path);
   if (SubwordModel::isFastTextFile(input)) {
-    q.subwords = SubwordModel::load(input);
+    // Without a search over the vocabulary, only the rows of the words asked are read.
+    q.subwords = vocabulary ? SubwordModel::load(input) : SubwordModel::open(input);
     if (vocabulary) q.e = q.subwords->wordVectors();
   } else {
     q.e = loadVectors(input, load);
