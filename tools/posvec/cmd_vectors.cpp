@@ -1,5 +1,6 @@
 // Query and evaluation commands on a word-vector file: similarity, similar,
-// analogy, eval. Any format posvec reads works; it is detected from the content.
+// analogy, vector, eval. Any format posvec reads works (a fastText .bin too); it
+// is detected from the content.
 #include <algorithm>
 #include <cctype>
 #include <chrono>
