@@ -28,6 +28,7 @@
 #include "posvec/rope.hpp"
 #include "posvec/study.hpp"
 #include "posvec/study_results.hpp"
+#include "posvec/subwords.hpp"
 #include "posvec/tokenizer.hpp"
 #include "posvec/train_config.hpp"
 #include "posvec/trainer.hpp"

@@ -1,11 +1,16 @@
 // Query and evaluation commands on a word-vector file: similarity, similar,
-// analogy, eval. Any format posvec reads works; it is detected from the content.
+// analogy, vector, eval. Any format posvec reads works (a fastText .bin too); it
+// is detected from the content.
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
+#include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "cli.hpp"
@@ -13,6 +18,7 @@
 #include "posvec/error.hpp"
 #include "posvec/evaluation.hpp"
 #include "posvec/formats.hpp"
+#include "posvec/subwords.hpp"
 
 namespace posvec::cli {
 namespace {
@@ -20,8 +26,33 @@ namespace {
 using nlohmann::json;
 
 const char* kVectorsHelp =
-    "Word vectors: word2vec binary or text, .npy (+ .vocab) or a posvec model (detected from the "
-    "content)";
+    "Word vectors: word2vec binary or text, .npy (+ .vocab), a posvec model or a fastText .bin "
+    "(detected from the content; with a fastText .bin, unknown words are built from character "
+    "n-grams)";
+
+// The vectors a query command works on: any vector file, or a fastText .bin whose
+// vocabulary is composed as fastText composes it and whose unknown words are built
+// from their n-grams.
+struct QueryVectors {
+  Embeddings e;
+  std::optional<SubwordModel> subwords;
+  std::vector<std::string> built;  // words built from n-grams, in order of first use
+};
+
+// `vocabulary`: compose the vocabulary's vectors of a fastText model (for searches).
+QueryVectors loadQueryVectors(const std::string& path, const LoadOptions& load,
+                              bool vocabulary = true) {
+  QueryVectors q;
+  const std::string input = seekableInput(path);
+  if (SubwordModel::isFastTextFile(input)) {
+    // Without a search over the vocabulary, only the rows of the words asked are read.
+    q.subwords = vocabulary ? SubwordModel::load(input) : SubwordModel::open(input);
+    if (vocabulary) q.e = q.subwords->wordVectors();
+  } else {
+    q.e = loadVectors(input, load);
+  }
+  return q;
+}
 
 // Throws InputError naming the file, with a case variant as a hint when there is one.
 WordId requireWord(const Embeddings& e, const std::string& word, const std::string& path) {
@@ -68,6 +99,27 @@ json neighboursJson(const std::vector<Neighbour>& rows) {
   return a;
 }
 
+// The vector of `word`: its row, or with a subword model its n-gram vector (noted).
+Eigen::RowVectorXf queryVector(QueryVectors& q, const std::string& word, const std::string& path) {
+  if (auto id = q.e.find(word)) return q.e.vectors().row(*id);
+  if (!q.subwords) requireWord(q.e, word, path);
+  if (std::find(q.built.begin(), q.built.end(), word) == q.built.end()) q.built.push_back(word);
+  return q.subwords->vector(word);
+}
+
+// One stderr line naming the words built from n-grams (nothing when there are none).
+void noteBuilt(const QueryVectors& q) {
+  if (q.built.empty()) return;
+  std::string line = "note: not in the vocabulary, built from character n-grams:";
+  for (const auto& w : q.built) line += " " + w;
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+Eigen::RowVectorXf unit(const Eigen::RowVectorXf& v) {
+  const float n = v.norm();
+  return n > 0 ? Eigen::RowVectorXf(v / n) : v;
+}
+
 struct QueryOptions {
   std::string vectors;
   LoadOptions load;
@@ -89,10 +141,11 @@ static Registrar similarityReg(30, [](CLI::App& app) {
   sub->add_option("words", o->words, "The two words (A B)")->required()->expected(2);
   sub->add_flag("--json", o->json, "Print JSON");
   sub->callback([o] {
-    const Embeddings e = loadVectors(seekableInput(o->vectors), o->load);
-    const WordId a = requireWord(e, o->words[0], o->vectors),
-                 b = requireWord(e, o->words[1], o->vectors);
-    const double s = cosine(e.vectors().row(a).data(), e.vectors().row(b).data(), e.dim());
+    QueryVectors q = loadQueryVectors(o->vectors, o->load);
+    const Eigen::RowVectorXf a = queryVector(q, o->words[0], o->vectors),
+                             b = queryVector(q, o->words[1], o->vectors);
+    const double s = cosine(a.data(), b.data(), q.e.dim());
+    noteBuilt(q);
     if (o->json) {
       writeOutput("-",
                   jsonText(json{{"a", o->words[0]}, {"b", o->words[1]}, {"similarity", s}}) + "\n");
@@ -121,21 +174,27 @@ static Registrar similarReg(31, [](CLI::App& app) {
       ->check(CLI::Range(1, 1000000));
   sub->add_flag("--json", o->json, "Print JSON");
   sub->callback([o, negative] {
-    const Embeddings e = loadVectors(seekableInput(o->vectors), o->load);
-    std::vector<WordId> ids;
-    for (const auto& w : o->words) ids.push_back(requireWord(e, w, o->vectors));
-    for (const auto& w : *negative) ids.push_back(requireWord(e, w, o->vectors));
+    QueryVectors q = loadQueryVectors(o->vectors, o->load);
+    const Embeddings& e = q.e;
     std::vector<Neighbour> rows;
     if (o->words.size() == 1 && negative->empty()) {
-      rows = e.nearest(o->words[0], o->k);
+      const Eigen::RowVectorXf v = queryVector(q, o->words[0], o->vectors);
+      rows = q.built.empty() ? e.nearest(o->words[0], o->k) : e.nearestTo(v, o->k);
     } else {
       // gensim: the mean of +unit(positive) and -unit(negative); the mean's scale
-      // does not change a cosine, so the sum does. The inputs are excluded.
-      Eigen::RowVectorXf q = Eigen::RowVectorXf::Zero(static_cast<Eigen::Index>(e.dim()));
-      for (std::size_t i = 0; i < ids.size(); ++i)
-        q += (i < o->words.size() ? 1.0f : -1.0f) * e.unitVector(ids[i]);
-      rows = e.nearestTo(q, o->k, ids);
+      // does not change a cosine, so the sum does. The inputs in the vocabulary are
+      // excluded; a fastText model builds the others from n-grams.
+      std::vector<WordId> ids;
+      Eigen::RowVectorXf sum = Eigen::RowVectorXf::Zero(static_cast<Eigen::Index>(e.dim()));
+      auto add = [&](const std::string& w, float sign) {
+        sum += sign * unit(queryVector(q, w, o->vectors));
+        if (auto id = e.find(w)) ids.push_back(*id);
+      };
+      for (const auto& w : o->words) add(w, 1.0f);
+      for (const auto& w : *negative) add(w, -1.0f);
+      rows = e.nearestTo(sum, o->k, ids);
     }
+    noteBuilt(q);
     if (o->json) {
       json j{{"k", o->k}, {"neighbours", neighboursJson(rows)}};
       if (o->words.size() == 1 && negative->empty())
@@ -164,9 +223,21 @@ static Registrar analogyReg(32, [](CLI::App& app) {
       ->check(notNegative());
   sub->add_flag("--json", o->json, "Print JSON");
   sub->callback([o] {
-    const Embeddings e = loadVectors(seekableInput(o->vectors), o->load);
-    for (const auto& w : o->words) requireWord(e, w, o->vectors);
-    const auto rows = e.analogy(o->words[0], o->words[1], o->words[2], o->k, o->restrict);
+    QueryVectors q = loadQueryVectors(o->vectors, o->load);
+    std::vector<Eigen::RowVectorXf> v;
+    for (const auto& w : o->words) v.push_back(queryVector(q, w, o->vectors));
+    std::vector<Neighbour> rows;
+    if (q.built.empty()) {
+      rows = q.e.analogy(o->words[0], o->words[1], o->words[2], o->k, o->restrict);
+    } else {
+      // As Embeddings::analogy, with the built words' vectors: b - a + c on unit
+      // vectors, the inputs that are in the vocabulary excluded.
+      std::vector<WordId> exclude;
+      for (const auto& w : o->words)
+        if (auto id = q.e.find(w)) exclude.push_back(*id);
+      rows = q.e.nearestTo(unit(v[1]) - unit(v[0]) + unit(v[2]), o->k, exclude, o->restrict);
+    }
+    noteBuilt(q);
     if (o->json) {
       writeOutput("-", jsonText(json{{"a", o->words[0]},
                                      {"b", o->words[1]},
@@ -178,6 +249,57 @@ static Registrar analogyReg(32, [](CLI::App& app) {
     } else {
       writeOutput(
           "-", o->words[0] + " : " + o->words[1] + " :: " + o->words[2] + " : ?\n" + table(rows));
+    }
+  });
+});
+
+// fastText's print-word-vectors: "word v1 ... vd" per word (values with %.6g).
+std::string vectorLine(const std::string& word, const Eigen::RowVectorXf& v) {
+  std::string line = word;
+  char buf[32];
+  for (Eigen::Index i = 0; i < v.size(); ++i) {
+    std::snprintf(buf, sizeof buf, " %.6g", static_cast<double>(v[i]));
+    line += buf;
+  }
+  return line + "\n";
+}
+
+static Registrar vectorReg(34, [](CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "vector",
+      "Print 'word v1 ... vd' for each word, as fastText's print-word-vectors (words from stdin "
+      "when none are given); with a fastText .bin any word has a vector");
+  auto o = std::make_shared<QueryOptions>();
+  addVectorsArg(sub, o);
+  sub->add_option("words", o->words,
+                  "The words (none: read whitespace-separated words from stdin)");
+  sub->callback([o] {
+    QueryVectors q = loadQueryVectors(o->vectors, o->load, false);
+    auto one = [&](const std::string& w) {
+      const Eigen::RowVectorXf v =
+          q.subwords ? q.subwords->vector(w) : queryVector(q, w, o->vectors);
+      return vectorLine(w, v);
+    };
+    if (!o->words.empty()) {
+      std::string out;
+      for (const auto& w : o->words) out += one(w);
+      writeOutput("-", out);
+      return;
+    }
+    // Line by line, so that a pipe gets each answer as soon as its line is read.
+    std::string line;
+    while (std::getline(std::cin, line)) {
+      std::string out;
+      std::size_t i = 0;
+      while (i < line.size()) {
+        while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+        std::size_t j = i;
+        while (j < line.size() && !std::isspace(static_cast<unsigned char>(line[j]))) ++j;
+        if (j > i) out += one(line.substr(i, j - i));
+        i = j;
+      }
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      std::fflush(stdout);
     }
   });
 });

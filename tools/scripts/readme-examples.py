@@ -25,7 +25,7 @@ launcher, a keystroke) is marked in the page with a comment line right above it:
     <!-- examples: skip REASON -->
 
 A block that needs what a clone may not have (Brown, fetched by tools/scripts/fetch-brown.sh;
-the shared evaluation data; Open MPI's mpirun) is skipped, with the reason, when it
+the shared evaluation data; Open MPI's mpirun; fastText's CLI) is skipped, with the reason, when it
 is missing. Python and C++ snippets are not run here (the Python and consumer tests
 cover them).
 
@@ -157,6 +157,8 @@ def missing(text):
         return f"needs the shared evaluation data ({SHARED} or $POSVEC_SHARED_DATA)"
     if "mpirun" in text and not shutil.which("mpirun"):
         return "needs Open MPI's mpirun (tools/scripts/setup.sh installs it)"
+    if re.search(r"^\$ fasttext ", text, re.M) and not shutil.which("fasttext"):
+        return "needs fastText's CLI (Debian package fasttext)"
     return None
 
 

@@ -1,0 +1,364 @@
+// fastText's subword scheme and its `.bin` reader. The n-grams, the hash and the
+// file layout follow fastText 0.9.2 (Dictionary::computeSubwords/hash, Args/
+// Dictionary/DenseMatrix::save), so a vector computed here equals the one
+// `fasttext print-word-vectors` prints for the same file, unknown words included.
+#include "posvec/subwords.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+
+#include "formats_detail.hpp"
+#include "posvec/error.hpp"
+
+namespace posvec {
+
+std::uint32_t subwordHash(std::string_view bytes) {
+  std::uint32_t h = 2166136261u;
+  for (char c : bytes) {
+    // fastText xors the byte as a signed char widened to 32 bits: 0xE9 becomes
+    // 0xFFFFFFE9. Its files are built with this, so it must be reproduced.
+    h ^= static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<std::int8_t>(c)));
+    h *= 16777619u;
+  }
+  return h;
+}
+
+namespace {
+
+bool continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// Calls f(ngram) for each n-gram of `<word>` in fastText's order.
+template <typename F>
+void forEachNgram(std::string_view word, int minn, int maxn, F&& f) {
+  if (word == "</s>" || maxn <= 0) return;
+  std::string w;
+  w.reserve(word.size() + 2);
+  w += '<';
+  w += word;
+  w += '>';
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (continuation(w[i])) continue;
+    std::size_t j = i;
+    for (int n = 1; j < w.size() && n <= maxn; ++n) {
+      ++j;
+      while (j < w.size() && continuation(w[j])) ++j;
+      // A lone "<" or ">" is not an n-gram (it only matters when minn is 1).
+      if (n >= minn && !(n == 1 && (i == 0 || j == w.size())))
+        f(std::string_view(w).substr(i, j - i));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> characterNgrams(std::string_view word, int minn, int maxn) {
+  std::vector<std::string> out;
+  forEachNgram(word, minn, maxn, [&](std::string_view g) { out.emplace_back(g); });
+  return out;
+}
+
+std::vector<std::int64_t> ngramRows(std::string_view word, int minn, int maxn, std::uint32_t bucket,
+                                    std::int64_t nwords) {
+  std::vector<std::int64_t> out;
+  if (bucket == 0) return out;
+  forEachNgram(word, minn, maxn,
+               [&](std::string_view g) { out.push_back(nwords + subwordHash(g) % bucket); });
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Reading fastText's .bin
+
+namespace {
+
+using detail::addChecked;
+using detail::inQuotes;
+using detail::mulChecked;
+
+constexpr std::int32_t kMagic = 793712314;
+constexpr std::int32_t kVersion = 12;
+enum ModelKind : std::int32_t { kCbow = 1, kSkipgram = 2, kSupervised = 3 };
+
+// Reads fixed-width little-endian fields; every shortfall is one FormatError line.
+class Fields {
+ public:
+  explicit Fields(const std::string& path) : path_(path), r_(path) {}
+  detail::ChunkReader& reader() { return r_; }
+  const std::string& path() const { return path_; }
+
+  template <typename T>
+  T get(const char* what) {
+    T v;
+    if (r_.read(reinterpret_cast<char*>(&v), sizeof v) != sizeof v)
+      fail("truncated: the file ends inside " + std::string(what));
+    return detail::fromLittle(v);
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw FormatError(inQuotes(path_) + ": " + what);
+  }
+
+ private:
+  std::string path_;
+  detail::ChunkReader r_;
+};
+
+std::string num(std::int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+bool SubwordModel::isFastTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::int32_t magic = 0;
+  if (!in.read(reinterpret_cast<char*>(&magic), sizeof magic)) return false;
+  return detail::fromLittle(magic) == kMagic;
+}
+
+// An open file read with pread (thread-safe: no shared position).
+struct SubwordModel::RowFile {
+  std::string path;
+  int fd = -1;
+  explicit RowFile(std::string p) : path(std::move(p)) {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw IoError("cannot open " + inQuotes(path));
+  }
+  ~RowFile() {
+    if (fd >= 0) ::close(fd);
+  }
+  RowFile(const RowFile&) = delete;
+  RowFile& operator=(const RowFile&) = delete;
+  void read(std::uint64_t at, char* dst, std::size_t n) const {
+    while (n > 0) {
+      const ssize_t got = ::pread(fd, dst, n, static_cast<off_t>(at));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0)
+        throw IoError(inQuotes(path) +
+                      ": cannot read the input matrix (the file changed or "
+                      "shrank since it was opened)");
+      dst += got;
+      at += static_cast<std::uint64_t>(got);
+      n -= static_cast<std::size_t>(got);
+    }
+  }
+};
+
+SubwordModel SubwordModel::load(const std::string& path) { return read(path, true); }
+
+SubwordModel SubwordModel::open(const std::string& path) { return read(path, false); }
+
+SubwordModel SubwordModel::read(const std::string& path, bool matrix) {
+  Fields f(path);
+  auto& r = f.reader();
+  const std::string kind = "fastText model: ";
+  if (r.fileSize() < 4 || f.get<std::int32_t>("the magic number") != kMagic)
+    f.fail("not a fastText .bin model (bad magic number; expected 793712314)");
+  const std::int32_t version = f.get<std::int32_t>("the version");
+  if (version != kVersion)
+    f.fail(kind + "version " + num(version) +
+           " is not supported (posvec reads version 12, written by fastText 0.9)");
+
+  // Args: dim ws epoch minCount neg wordNgrams loss model bucket minn maxn lrUpdateRate, t.
+  const char* argsWhat = "the training settings";
+  std::int32_t a[12];
+  for (auto& v : a) v = f.get<std::int32_t>(argsWhat);
+  f.get<double>(argsWhat);
+  const std::int32_t dim = a[0], loss = a[6], model = a[7], bucket = a[8], minn = a[9],
+                     maxn = a[10];
+  if (model == kSupervised)
+    f.fail(kind +
+           "a supervised model (a text classifier); posvec reads unsupervised "
+           "(skipgram or cbow) models only");
+  if (model != kCbow && model != kSkipgram)
+    f.fail(kind + "unknown model type " + num(model) + " (corrupt file?)");
+  if (loss < 1 || loss > 4) f.fail(kind + "unknown loss " + num(loss) + " (corrupt file?)");
+  if (dim <= 0) f.fail(kind + "dimension " + num(dim) + " is not positive (corrupt file?)");
+  if (bucket < 0) f.fail(kind + "bucket count " + num(bucket) + " is negative (corrupt file?)");
+  if (maxn < 0 || minn < 0 || (maxn > 0 && minn > maxn) || maxn > 1024)
+    f.fail(kind + "n-gram lengths " + num(minn) + ".." + num(maxn) +
+           " are impossible (corrupt file?)");
+
+  // Dictionary header.
+  const char* dictWhat = "the dictionary header";
+  const std::int32_t size = f.get<std::int32_t>(dictWhat);
+  const std::int32_t nwords = f.get<std::int32_t>(dictWhat);
+  const std::int32_t nlabels = f.get<std::int32_t>(dictWhat);
+  const std::int64_t ntokens = f.get<std::int64_t>(dictWhat);
+  const std::int64_t pruneSize = f.get<std::int64_t>(dictWhat);
+  if (nlabels > 0)
+    f.fail(kind + "its dictionary has " + num(nlabels) +
+           " labels: a supervised model (a text classifier); posvec reads unsupervised "
+           "(skipgram or cbow) models only");
+  if (size < 0 || nwords < 0 || nlabels < 0 || size != nwords || ntokens < 0 || pruneSize < -1)
+    f.fail(kind + "dictionary header says " + num(size) + " entries, " + num(nwords) + " words, " +
+           num(nlabels) + " labels, " + num(ntokens) + " tokens (corrupt file)");
+  // Each entry takes at least 11 bytes (a 1-byte word, its NUL, count, type):
+  // checked before anything is reserved, so a lying count cannot allocate.
+  if (static_cast<std::uint64_t>(size) * 11 > r.remaining())
+    f.fail(kind + "dictionary says " + num(size) + " words but only " +
+           std::to_string(r.remaining()) + " bytes follow (truncated or corrupt)");
+
+  SubwordModel m;
+  m.minn_ = minn;
+  m.maxn_ = maxn;
+  m.bucket_ = static_cast<std::uint32_t>(bucket);
+  m.pruneSize_ = pruneSize;
+  m.dim_ = static_cast<std::size_t>(dim);
+  m.words_.reserve(static_cast<std::size_t>(size));
+  m.counts_.reserve(static_cast<std::size_t>(size));
+  m.index_.reserve(static_cast<std::size_t>(size));
+  for (std::int32_t i = 0; i < size; ++i) {
+    std::string_view w;
+    bool tooLong = false;
+    if (!r.until('\0', w, detail::kMaxWordBytes, tooLong) || tooLong || r.remaining() < 9)
+      f.fail(kind + "dictionary entry " + num(i + 1) +
+             (tooLong ? " is not NUL-terminated within 64 KiB (corrupt file)"
+                      : " is cut short (truncated file)"));
+    if (w.empty()) f.fail(kind + "dictionary entry " + num(i + 1) + " is empty (corrupt file)");
+    std::string word(w);
+    const std::int64_t count = f.get<std::int64_t>("the dictionary");
+    const std::int8_t type = f.get<std::int8_t>("the dictionary");
+    if (count < 0 || (type != 0 && type != 1))
+      f.fail(kind + "dictionary entry " + num(i + 1) + " ('" + detail::shown(word) +
+             "') has count " + num(count) + " and type " + num(type) + " (corrupt file)");
+    if (type == 1)
+      f.fail(kind +
+             "its dictionary has labels: a supervised model (a text classifier); "
+             "posvec reads unsupervised (skipgram or cbow) models only");
+    if (!m.index_.emplace(word, i).second)
+      f.fail(kind + "word '" + detail::shown(word) +
+             "' appears twice in the dictionary "
+             "(corrupt file)");
+    m.words_.push_back(std::move(word));
+    m.counts_.push_back(count);
+  }
+  if (pruneSize > 0) {
+    if (static_cast<std::uint64_t>(pruneSize) > r.remaining() / 8)
+      f.fail(kind + "pruned-bucket table of " + num(pruneSize) +
+             " entries runs past the end of the file (truncated or corrupt)");
+    for (std::int64_t i = 0; i < pruneSize; ++i) {
+      const auto from = f.get<std::int32_t>("the pruned-bucket table");
+      const auto to = f.get<std::int32_t>("the pruned-bucket table");
+      if (from < 0 || to < 0)
+        f.fail(kind + "pruned-bucket table has a negative entry (corrupt file)");
+      m.prune_[from] = to;
+    }
+  }
+
+  // The input matrix: a quantization flag, rows and columns as int64, floats.
+  if (f.get<std::uint8_t>("the input matrix header") != 0)
+    f.fail(kind +
+           "a quantized model (.ftz); posvec reads unquantized .bin models only "
+           "(use the .bin that fastText quantized)");
+  const std::int64_t rows = f.get<std::int64_t>("the input matrix header");
+  const std::int64_t cols = f.get<std::int64_t>("the input matrix header");
+  const std::int64_t wantRows =
+      pruneSize < 0 ? std::int64_t{nwords} + bucket : std::int64_t{nwords} + pruneSize;
+  if (cols != dim || rows != wantRows)
+    f.fail(kind + "input matrix is " + num(rows) + " x " + num(cols) + " but the header says " +
+           num(wantRows) + " rows (words + buckets) of dimension " + num(dim) + " (corrupt file)");
+  for (const auto& [from, to] : m.prune_)
+    if (to >= rows - nwords)
+      f.fail(kind + "pruned-bucket table points past the input matrix (corrupt file)");
+  // The rest of the file is exactly: the input floats, the output flag, the output
+  // header, the output floats (nwords x dim). All checked before the allocation.
+  bool overflow = false;
+  const std::uint64_t inBytes = mulChecked(
+      mulChecked(static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols), overflow), 4,
+      overflow);
+  const std::uint64_t outBytes = mulChecked(
+      mulChecked(static_cast<std::uint64_t>(nwords), static_cast<std::uint64_t>(dim), overflow), 4,
+      overflow);
+  const std::uint64_t need = addChecked(addChecked(inBytes, 1 + 16, overflow), outBytes, overflow);
+  if (overflow || need != r.remaining())
+    f.fail(kind + "header describes " + num(rows) + " x " + num(cols) + " input and " +
+           num(nwords) + " x " + num(dim) + " output values (" +
+           (overflow ? std::string("more than 2^64") : std::to_string(need)) + " bytes) but " +
+           std::to_string(r.remaining()) + " bytes follow (truncated or corrupt)");
+
+  // Check the output matrix header first (it sits after the input floats), then
+  // read the input floats in one go, straight into the matrix.
+  const std::uint64_t inputAt = r.offset();
+  {
+    std::ifstream in(path, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(inputAt + inBytes));
+    unsigned char tail[17];
+    if (!in.read(reinterpret_cast<char*>(tail), sizeof tail))
+      f.fail(kind + "truncated: the file ends inside the output matrix header");
+    std::int64_t oRows, oCols;
+    std::memcpy(&oRows, tail + 1, 8);
+    std::memcpy(&oCols, tail + 9, 8);
+    oRows = detail::fromLittle(oRows);
+    oCols = detail::fromLittle(oCols);
+    if (tail[0] != 0)
+      f.fail(kind +
+             "a quantized model (.ftz); posvec reads unquantized .bin models only "
+             "(use the .bin that fastText quantized)");
+    if (oRows != nwords || oCols != dim)
+      f.fail(kind + "output matrix is " + num(oRows) + " x " + num(oCols) + ", expected " +
+             num(nwords) + " x " + num(dim) + " (corrupt file)");
+    if (!matrix) {
+      m.file_ = std::make_shared<const RowFile>(path);
+      m.inputAt_ = inputAt;
+      return m;
+    }
+    m.input_ = detail::uninitialisedMatrix(static_cast<std::uint64_t>(rows),
+                                           static_cast<std::uint64_t>(cols));
+    in.seekg(static_cast<std::streamoff>(inputAt));
+    if (!in.read(reinterpret_cast<char*>(m.input_.data()), static_cast<std::streamsize>(inBytes)))
+      throw IoError(inQuotes(path) + ": cannot read the input matrix (file changed while read?)");
+  }
+  detail::swapFloatsIfBigEndian(m.input_.data(), static_cast<std::size_t>(rows * cols));
+  return m;
+}
+
+std::optional<WordId> SubwordModel::find(std::string_view word) const {
+  auto it = index_.find(std::string(word));
+  if (it == index_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::int64_t> SubwordModel::rows(std::string_view word) const {
+  std::vector<std::int64_t> out;
+  if (auto id = find(word)) out.push_back(*id);
+  if (pruneSize_ == 0 || bucket_ == 0) return out;
+  const auto nwords = static_cast<std::int64_t>(words_.size());
+  forEachNgram(word, minn_, maxn_, [&](std::string_view g) {
+    const auto h = static_cast<std::int32_t>(subwordHash(g) % bucket_);
+    if (pruneSize_ < 0) {
+      out.push_back(nwords + h);
+    } else if (auto it = prune_.find(h); it != prune_.end()) {
+      out.push_back(nwords + it->second);
+    }
+  });
+  return out;
+}
+
+Eigen::RowVectorXf SubwordModel::vector(std::string_view word) const {
+  const auto r = rows(word);
+  Eigen::RowVectorXf v = Eigen::RowVectorXf::Zero(static_cast<Eigen::Index>(dim()));
+  if (file_) {
+    std::vector<float> buf(dim_);
+    for (auto row : r) {
+      file_->read(inputAt_ + static_cast<std::uint64_t>(row) * dim_ * 4,
+                  reinterpret_cast<char*>(buf.data()), dim_ * 4);
+      detail::swapFloatsIfBigEndian(buf.data(), dim_);
+      v += Eigen::Map<const Eigen::RowVectorXf>(buf.data(), static_cast<Eigen::Index>(dim_));
+    }
+  } else {
+    for (auto row : r) v += input_.row(row);
+  }
+  // fastText multiplies by 1/n in float; do the same so the last bit matches.
+  if (!r.empty()) v *= 1.0f / static_cast<float>(r.size());
+  return v;
+}
+
+Embeddings SubwordModel::wordVectors() const {
+  MatrixF vecs(static_cast<Eigen::Index>(words_.size()), static_cast<Eigen::Index>(dim_));
+  for (std::size_t i = 0; i < words_.size(); ++i)
+    vecs.row(static_cast<Eigen::Index>(i)) = vector(words_[i]);
+  return Embeddings(words_, std::move(vecs), counts_);
+}
+
+}  // namespace posvec
