@@ -149,7 +149,8 @@ TEST_CASE("cli: similar takes several words and --negative, as gensim's most_sim
 
 TEST_CASE("cli: fastText models, gensim pickles and arrays are named for what they are", "[cli]") {
   TempDir dir;
-  // fastText: int32 793712314 (0x2F4F16BA) little-endian, then the version 12.
+  // fastText: int32 793712314 (0x2F4F16BA) little-endian, then the version 12, then
+  // a model type of 0x01010101 (fastText's are 1 to 3).
   const std::string ft = dir.file("cc.en.300.bin");
   writeBytes(ft, std::string("\xBA\x16\x4F\x2F\x0C\x00\x00\x00", 8) + std::string(64, '\x01'));
   // A pickle of protocol 4, as gensim's save() writes.
@@ -158,8 +159,8 @@ TEST_CASE("cli: fastText models, gensim pickles and arrays are named for what th
   for (const char* extra : {"", " --no-header"}) {
     const RunResult f = runCli("similar " + quote(ft) + " cat" + extra);
     CHECK(f.status == 4);
-    CHECK(has(f.err, "a fastText model (.bin)"));
-    CHECK(has(f.err, ".vec file"));
+    // fastText's .bin is read (docs/fasttext.md): this one's model type is nonsense.
+    CHECK(has(f.err, "fastText model: unknown model type"));
     CHECK_FALSE(has(f.err, "no-header"));
     const RunResult p = runCli("similar " + quote(kv) + " cat" + extra);
     CHECK(p.status == 4);
