@@ -261,6 +261,7 @@ void ModelChecksum::block(const unsigned char* p) {
 }
 
 void ModelChecksum::update(const char* data, std::size_t n) {
+  if (n == 0) return;  // an empty part (no output rows) may come as a null pointer
   const auto* p = reinterpret_cast<const unsigned char*>(data);
   total_ += n;
   if (pending_ > 0) {
