@@ -248,7 +248,7 @@ void MappedFile::checkIntact(const std::string& path) const {
                 "): another program is rewriting it; read it again once it is complete");
 }
 
-MatrixF uninitialisedMatrix(std::uint64_t rows, std::uint64_t dim) {
+MatrixF uninitialisedMatrix(std::uint64_t rows, std::uint64_t dim, bool willWriteAll) {
   MatrixF m(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(dim));
   constexpr std::uintptr_t kPage = 4096;
   constexpr std::uint64_t kLarge = std::uint64_t{8} << 20;  // smaller: left as allocated
@@ -263,7 +263,7 @@ MatrixF uninitialisedMatrix(std::uint64_t rows, std::uint64_t dim) {
   ::madvise(from, last - first, MADV_NOHUGEPAGE);
 #endif
 #ifdef MADV_POPULATE_WRITE
-  ::madvise(from, last - first, MADV_POPULATE_WRITE);
+  if (willWriteAll) ::madvise(from, last - first, MADV_POPULATE_WRITE);
 #endif
   return m;
 }

@@ -91,12 +91,13 @@ auto readMapped(const MappedFile& f, const std::string& path, F&& parse) {
 
 // An uninitialised rows x dim matrix (every row is written before it is read).
 // A large one is on 4 KiB pages, faulted in by one call before the loader writes
-// it. Not on 2 MiB pages: in a virtual machine that hands free 2 MiB blocks back
+// it when `willWriteAll` (the caller knows every row will be filled: not a text
+// file whose header may promise more rows than it holds). Not on 2 MiB pages: in a virtual machine that hands free 2 MiB blocks back
 // to its host (virtio-balloon free page reporting, about 2 s after they are
 // freed), a fresh 2 MiB page is faulted in again by the host, and a 100k x 512
 // load took 0.05 s of CPU right after another process freed memory but 0.3-0.4 s
 // a few seconds later; 4 KiB pages take a steady 0.11-0.13 s (docs/benchmarks.md).
-MatrixF uninitialisedMatrix(std::uint64_t rows, std::uint64_t dim);
+MatrixF uninitialisedMatrix(std::uint64_t rows, std::uint64_t dim, bool willWriteAll);
 
 // A set of rows of `words` keyed by the word (open addressing, no allocation per
 // word): how loaders keep a repeated word's first vector, as gensim does.
