@@ -248,15 +248,22 @@ void MappedFile::checkIntact(const std::string& path) const {
                 "): another program is rewriting it; read it again once it is complete");
 }
 
-MatrixF uninitialisedMatrix(std::uint64_t rows, std::uint64_t dim) {
+MatrixF uninitialisedMatrix(std::uint64_t rows, std::uint64_t dim, bool willWriteAll) {
   MatrixF m(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(dim));
-#ifdef MADV_HUGEPAGE
-  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  constexpr std::uintptr_t kPage = 4096;
+  constexpr std::uint64_t kLarge = std::uint64_t{8} << 20;  // smaller: left as allocated
+  const std::uint64_t bytes = rows * dim * sizeof(float);
+  if (bytes < kLarge) return m;
   const auto begin = reinterpret_cast<std::uintptr_t>(m.data());
-  const std::uintptr_t end = begin + rows * dim * sizeof(float);
-  const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1), last = end & ~(kHuge - 1);
-  // Advice only: where the kernel refuses, 4 KiB pages work the same, just slower.
-  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+  const std::uintptr_t first = (begin + kPage - 1) & ~(kPage - 1);
+  const std::uintptr_t last = (begin + bytes) & ~(kPage - 1);
+  void* const from = reinterpret_cast<void*>(first);
+  // Advice only: where the kernel refuses, the first writes fault the pages in.
+#ifdef MADV_NOHUGEPAGE
+  ::madvise(from, last - first, MADV_NOHUGEPAGE);
+#endif
+#ifdef MADV_POPULATE_WRITE
+  if (willWriteAll) ::madvise(from, last - first, MADV_POPULATE_WRITE);
 #endif
   return m;
 }

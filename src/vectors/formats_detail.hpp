@@ -89,10 +89,15 @@ auto readMapped(const MappedFile& f, const std::string& path, F&& parse) {
   }
 }
 
-// An uninitialised rows x dim matrix (every row is written before it is read),
-// on 2 MiB pages where the kernel allows it: a loader writes the whole matrix
-// once, and with 4 KiB pages its first touch costs one page fault per 1,024 floats.
-MatrixF uninitialisedMatrix(std::uint64_t rows, std::uint64_t dim);
+// An uninitialised rows x dim matrix (every row is written before it is read).
+// A large one is on 4 KiB pages, faulted in by one call before the loader writes
+// it when `willWriteAll` (the caller knows every row will be filled: not a text
+// file whose header may promise more rows than it holds). Not on 2 MiB pages: in a virtual machine that hands free 2 MiB blocks back
+// to its host (virtio-balloon free page reporting, about 2 s after they are
+// freed), a fresh 2 MiB page is faulted in again by the host, and a 100k x 512
+// load took 0.05 s of CPU right after another process freed memory but 0.3-0.4 s
+// a few seconds later; 4 KiB pages take a steady 0.11-0.13 s (docs/benchmarks.md).
+MatrixF uninitialisedMatrix(std::uint64_t rows, std::uint64_t dim, bool willWriteAll);
 
 // A set of rows of `words` keyed by the word (open addressing, no allocation per
 // word): how loaders keep a repeated word's first vector, as gensim does.

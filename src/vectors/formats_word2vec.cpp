@@ -84,8 +84,8 @@ std::string_view decodedWord(std::string_view word, UnicodeErrors mode, std::str
 // by the next record (gensim keeps the first vector).
 class Rows {
  public:
-  Rows(std::uint64_t rows, std::uint64_t dim)
-      : vectors_(uninitialisedMatrix(rows, dim)), seen_(static_cast<std::size_t>(rows)) {
+  Rows(std::uint64_t rows, std::uint64_t dim, bool willFillAll)
+      : vectors_(uninitialisedMatrix(rows, dim, willFillAll)), seen_(static_cast<std::size_t>(rows)) {
     words_.reserve(static_cast<std::size_t>(rows));
   }
   // The row the next record fills; nullptr when the file holds more records than
@@ -205,7 +205,7 @@ Embeddings parseWord2VecText(const MappedFile& f, const std::string& path, const
                       " bytes after it, too few for one vector (wrong header?)");
   const std::uint64_t words = o.limit ? std::min(h.words, o.limit) : h.words;
   const std::uint64_t fit = (remaining + 1) / minRecord + 1;
-  Rows rows(std::min(words, fit), h.dim);
+  Rows rows(std::min(words, fit), h.dim, false);
   std::string_view line;
   std::string repaired;
   for (std::uint64_t i = 0; i < words; ++i) {
@@ -267,7 +267,7 @@ Embeddings parseWord2VecBinary(const MappedFile& f, const std::string& path,
                       " bytes a vector) but the file has only " + std::to_string(remaining) +
                       " bytes after it (truncated file or wrong header)");
   const std::uint64_t words = o.limit ? std::min(h.words, o.limit) : h.words;
-  Rows rows(std::min(words, remaining / minRecord + 1), h.dim);
+  Rows rows(std::min(words, remaining / minRecord + 1), h.dim, true);
   std::string repaired;
   for (std::uint64_t i = 0; i < words; ++i) {
     // word2vec.c writes "\n" after each vector, gensim does not: accept both.

@@ -304,7 +304,7 @@ SubwordModel SubwordModel::read(const std::string& path, bool matrix) {
       return m;
     }
     m.input_ = detail::uninitialisedMatrix(static_cast<std::uint64_t>(rows),
-                                           static_cast<std::uint64_t>(cols));
+                                           static_cast<std::uint64_t>(cols), true);
     in.seekg(static_cast<std::streamoff>(inputAt));
     if (!in.read(reinterpret_cast<char*>(m.input_.data()), static_cast<std::streamsize>(inBytes)))
       throw IoError(inQuotes(path) + ": cannot read the input matrix (file changed while read?)");
