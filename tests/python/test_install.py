@@ -10,6 +10,7 @@ import runpy
 import subprocess
 import sys
 import sysconfig
+import types
 
 import pytest
 
@@ -68,7 +69,8 @@ def test_second_install_with_an_up_to_date_build_dir_compiles_nothing(tmp_path):
     def install():
         return subprocess.run([python, "-m", "pip", "install", "-v", "--no-build-isolation",
                                "--force-reinstall", "--no-deps", SOURCE_DIR],
-                              check=True, env=env, cwd=tmp_path, capture_output=True, text=True).stdout
+                              check=True, env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True).stdout  # pip logs the build on stderr
 
     install()  # brings the build directory up to date, whatever its state
     objects = glob.glob(os.path.join(build_dir, "**", "*.o"), recursive=True)
@@ -82,8 +84,16 @@ def test_second_install_with_an_up_to_date_build_dir_compiles_nothing(tmp_path):
 
 
 @pytest.fixture
-def setup_py():
-    """setup.py's functions, without running setup()."""
+def setup_py(monkeypatch):
+    """setup.py's functions, without running setup() or importing setuptools (whose
+    distutils shim objects to a second distutils in a process that already has one)."""
+    fake = types.ModuleType("setuptools")
+    fake.Extension, fake.setup = object, None
+    command = types.ModuleType("setuptools.command.build_ext")
+    command.build_ext = object
+    for name, module in (("setuptools", fake), ("setuptools.command", types.ModuleType("c")),
+                         ("setuptools.command.build_ext", command)):
+        monkeypatch.setitem(sys.modules, name, module)
     return runpy.run_path(os.path.join(SOURCE_DIR, "setup.py"), run_name="posvec_setup")
 
 
