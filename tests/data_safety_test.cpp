@@ -328,3 +328,46 @@ TEST_CASE("data safety: a byte-order mark does not become part of a vocabulary f
   CHECK(v.words() == std::vector<std::string>{"the", "cat"});
   CHECK(v.counts() == std::vector<std::int64_t>{10, 4});
 }
+
+TEST_CASE("data safety: a corpus file that changes size while it is counted is refused naming it",
+          "[cli][data-safety]") {
+  // Before: a file truncated while it was counted trained on what was left in
+  // silence at one thread, and at two failed with "error while reading" and no
+  // reason. The test seam POSVEC_TEST_RESIZE_INPUT truncates (or extends) every
+  // input right after its size is taken when it is opened, so no timing is involved.
+  TempDir dir;
+  const std::string corpus = writeCorpus(dir);
+  const auto size = static_cast<std::uintmax_t>(fs::file_size(corpus));
+  const std::string text = readText(corpus);  // written again before each run
+  // 100: inside the first of two byte ranges; size - 10: inside the last; size + 100:
+  // appended to (the extension reads as NUL bytes, never trained on).
+  for (const std::uintmax_t now : {std::uintmax_t{100}, size - 10, size + 100, std::uintmax_t{0}}) {
+    const std::string expected = "posvec: error: '" + corpus + "' changed while being read (" +
+                                 std::to_string(size) + " bytes when opened, " +
+                                 std::to_string(now) + " bytes now)";
+    for (const std::string reading : {" --pretokenized -t 1", " --pretokenized -t 2", " -t 1"}) {
+      INFO("size now " << now << ", reading" << reading);
+      writeText(corpus, text);
+      const RunResult r = runCli("train " + quote(corpus) + reading +
+                                     " --min-count 1 --dim 4 --epochs 1 -o " +
+                                     quote(dir.file("v.txt")),
+                                 "", "POSVEC_TEST_RESIZE_INPUT=" + std::to_string(now));
+      INFO(r.err);
+      CHECK(r.status != 0);
+      CHECK(r.status < 128);
+      CHECK(r.err.rfind(expected, 0) == 0);
+      CHECK(lines(r.err) == 1);
+      CHECK_FALSE(fs::exists(dir.file("v.txt")));
+    }
+  }
+  // Unchanged, the same file trains at one and two threads.
+  for (const std::string threads : {"1", "2"}) {
+    writeText(corpus, text);
+    const RunResult r = runCli("train " + quote(corpus) +
+                               " --pretokenized --min-count 1 --dim 4 --epochs 1 -t " + threads +
+                               " -o " + quote(dir.file("v.txt")));
+    INFO(r.err);
+    CHECK(r.status == 0);
+    fs::remove(dir.file("v.txt"));
+  }
+}

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -28,7 +29,12 @@ constexpr std::size_t kBlock = 1 << 16;
 // decision (a pipe cannot be rewound), so it is handed out before the rest.
 class InputBuf : public std::streambuf {
  public:
-  InputBuf(int fd, bool owned, std::string name) : fd_(fd), owned_(owned), name_(std::move(name)) {}
+  InputBuf(int fd, bool owned, std::string name) : fd_(fd), owned_(owned), name_(std::move(name)) {
+    // A regular file's size when opened: reading must end exactly there, or the
+    // file changed under the reader (standard input may start anywhere: not checked).
+    struct stat st {};
+    if (owned_ && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) openedSize_ = st.st_size;
+  }
   ~InputBuf() override {
     if (archive_) archive_read_free(archive_);
     if (owned_) ::close(fd_);
@@ -131,7 +137,15 @@ class InputBuf : public std::streambuf {
   std::size_t readFd(char* buf, std::size_t n) {
     for (;;) {
       const ssize_t got = ::read(fd_, buf, n);
-      if (got >= 0) return static_cast<std::size_t>(got);
+      if (got >= 0) {
+        if (openedSize_ >= 0) {
+          rawRead_ += got;
+          // Shorter (truncated) or longer (appended to) than when it was opened.
+          if ((got == 0 && rawRead_ != openedSize_) || rawRead_ > openedSize_)
+            throwChangedWhileReading(name_, fd_, openedSize_);
+        }
+        return static_cast<std::size_t>(got);
+      }
       if (errno == EINTR) continue;
       throw IoError("error while reading '" + name_ + "': " + std::strerror(errno));
     }
@@ -185,6 +199,8 @@ class InputBuf : public std::streambuf {
   archive* archive_ = nullptr;
   bool ended_ = false;
   std::string readError_;
+  std::int64_t openedSize_ = -1;  // -1: not a regular file
+  std::int64_t rawRead_ = 0;      // bytes read from fd_
 };
 
 class InputStream : public std::istream {
@@ -199,6 +215,22 @@ class InputStream : public std::istream {
 };
 
 }  // namespace
+
+void throwChangedWhileReading(const std::string& name, int fd, std::int64_t openedSize) {
+  struct stat st {};
+  const std::string now =
+      ::fstat(fd, &st) == 0 ? std::to_string(st.st_size) + " bytes now" : "its size now unknown";
+  throw IoError("'" + name + "' changed while being read (" + std::to_string(openedSize) +
+                " bytes when opened, " + now +
+                "): another program is writing it; read it once it is complete");
+}
+
+void resizeInputForTest(const std::string& path) {
+  const char* env = std::getenv("POSVEC_TEST_RESIZE_INPUT");
+  if (!env || !*env || path == "-") return;
+  if (::truncate(path.c_str(), static_cast<off_t>(std::strtoull(env, nullptr, 10))) != 0)
+    throw IoError("test seam: cannot resize '" + path + "'");
+}
 
 std::string inputName(const std::string& path) { return path == "-" ? "<stdin>" : path; }
 
@@ -231,6 +263,7 @@ std::unique_ptr<std::istream> openInput(const std::string& path) {
     if (fd < 0) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
   }
   auto buf = std::make_unique<InputBuf>(fd, !stdinput, inputName(path));
+  resizeInputForTest(path);
   buf->start();
   return std::make_unique<InputStream>(std::move(buf));
 }

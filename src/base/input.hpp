@@ -5,6 +5,7 @@
 // files, sorted by name.
 #pragma once
 
+#include <cstdint>
 #include <istream>
 #include <memory>
 #include <optional>
@@ -18,6 +19,18 @@ namespace posvec::detail {
 // that is corrupt or truncated, throws IoError naming the file from the stream's
 // read (its exception mask includes badbit).
 std::unique_ptr<std::istream> openInput(const std::string& path);
+
+// Throws the IoError for a regular file whose size changed while it was read
+// (another program truncating, rewriting or appending to it): `name`, its size
+// when it was opened and its size now (fstat of `fd`). The same line whichever
+// reader (one thread, byte ranges, blocks) finds it.
+[[noreturn]] void throwChangedWhileReading(const std::string& name, int fd,
+                                           std::int64_t openedSize);
+
+// Test seam: with POSVEC_TEST_RESIZE_INPUT=N in the environment, every input file
+// is truncated or extended to N bytes right after its size is taken when opened,
+// so tests see a file change under the reader without a race. Nothing otherwise.
+void resizeInputForTest(const std::string& path);
 
 // The name messages use for `path`: "<stdin>" for "-".
 std::string inputName(const std::string& path);

@@ -38,8 +38,9 @@ namespace {
 // Reads bytes [begin, end) of a file (pread: threads share nothing).
 class RangeBuf final : public std::streambuf {
  public:
-  RangeBuf(int fd, std::int64_t begin, std::int64_t end)
-      : fd_(fd), pos_(begin), end_(end), buf_(1 << 20) {}
+  RangeBuf(int fd, std::int64_t begin, std::int64_t end, const std::string& path,
+           std::int64_t size)
+      : fd_(fd), pos_(begin), end_(end), buf_(1 << 20), path_(path), size_(size) {}
 
  protected:
   int_type underflow() override {
@@ -51,8 +52,9 @@ class RangeBuf final : public std::streambuf {
     do {
       got = ::pread(fd_, buf_.data(), want, static_cast<off_t>(pos_));
     } while (got < 0 && errno == EINTR);
-    // The istream turns the exception into badbit; the reader reports it.
-    if (got <= 0) throw IoError("read failed");
+    // The istream's exception mask includes badbit: these reach the caller as thrown.
+    if (got == 0) throwChangedWhileReading(path_, fd_, size_);  // ends before its size
+    if (got < 0) throw IoError("error while reading '" + path_ + "': " + std::strerror(errno));
     pos_ += got;
     setg(buf_.data(), buf_.data(), buf_.data() + got);
     return traits_type::to_int_type(*gptr());
@@ -62,6 +64,8 @@ class RangeBuf final : public std::streambuf {
   int fd_;
   std::int64_t pos_, end_;
   std::vector<char> buf_;
+  const std::string& path_;
+  std::int64_t size_;  // the file's size when the ranges were cut
 };
 
 class Fd {
@@ -86,7 +90,8 @@ std::int64_t nextLineStart(int fd, std::int64_t from, std::int64_t size, const s
   while (pos < size) {
     const ssize_t got = ::pread(fd, buf, sizeof buf, static_cast<off_t>(pos));
     if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) throw IoError("error while reading '" + path + "'");
+    if (got == 0) throwChangedWhileReading(path, fd, size);  // ends before its size
+    if (got < 0) throw IoError("error while reading '" + path + "': " + std::strerror(errno));
     const void* nl = std::memchr(buf, '\n', static_cast<std::size_t>(got));
     if (nl) return pos + (static_cast<const char*>(nl) - buf) + 1;
     pos += got;
@@ -152,6 +157,7 @@ std::unique_ptr<PreparedCorpus> countInParallel(const CorpusSource& corpus, std:
     if (::fstat(fd.get(), &st) != 0)
       throw IoError("cannot read '" + path + "': " + std::strerror(errno));
     const std::int64_t size = st.st_size;
+    resizeInputForTest(path);
     std::vector<Part> parts(static_cast<std::size_t>(threads));
     for (int k = 0; k < threads; ++k) {
       Part& p = parts[static_cast<std::size_t>(k)];
@@ -172,8 +178,9 @@ std::unique_ptr<PreparedCorpus> countInParallel(const CorpusSource& corpus, std:
       errors.run([&] {
         Part& p = parts[static_cast<std::size_t>(k)];
         if (p.begin == p.end) return;
-        RangeBuf buf(fd.get(), p.begin, p.end);
+        RangeBuf buf(fd.get(), p.begin, p.end, path, size);
         std::istream in(&buf);
+        in.exceptions(std::ios::badbit);  // a failed read's own message, not a generic one
         std::vector<std::int32_t> pending;
         pending.reserve(IdStream::kChunk);
         auto push = [&](std::int32_t id) {
@@ -210,6 +217,9 @@ std::unique_ptr<PreparedCorpus> countInParallel(const CorpusSource& corpus, std:
     } catch (const BadPart&) {
       return nullptr;
     }
+    // Appended to while the ranges were read (a shorter file failed a read above).
+    if (::fstat(fd.get(), &st) != 0 || st.st_size != size)
+      throwChangedWhileReading(path, fd.get(), size);
 
     // Corpus order: part k's words come after every word of parts 0..k-1.
     for (auto& p : parts) {

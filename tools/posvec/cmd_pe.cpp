@@ -161,12 +161,16 @@ std::pair<std::int64_t, std::int64_t> parsePair(const std::string& text) {
   return {v[0], v[1]};
 }
 
-void writeCosines(const PeOptions& o, OutFormat fmt, const PositionalEncoder& enc) {
+void writeCosines(const PeOptions& o, OutFormat fmt, const PositionalOptions& po) {
+  // The options' checks (and the tables' memory) before the pairs, as building the
+  // encoder first did; the tables themselves only when there is work to do.
+  checkPositionalMemory(po, 0, 1, sizeof(double));
   std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
   for (const std::string& c : o.cosines) pairs.push_back(parsePair(c));
   std::string text;
   if (fmt == OutFormat::Npy) throw ConfigError("--cosine prints numbers: use --format tsv or json");
   if (globals().parseOnly) return;
+  const PositionalEncoder enc(po);
   if (fmt == OutFormat::Json) {
     text = "{\"encoding\": " + jsonString(o.encoding) + ", \"dim\": " + std::to_string(o.dim) +
            ", \"base\": ";
@@ -229,14 +233,14 @@ void runPe(const PeOptions& o) {
   po.encoding = parseEncoding(o.encoding);
   const OutFormat fmt = o.json ? OutFormat::Json : resolveFormat(o.format, o.output);
   const bool dbl = parsePrecision(o.precision);
-  if (!o.cosines.empty()) return writeCosines(o, fmt, PositionalEncoder(po));
+  if (!o.cosines.empty()) return writeCosines(o, fmt, po);
   if (o.len == 0 && !o.lenGiven)
     throw ConfigError("--len is required (the number of positions), unless --cosine is given");
   const std::size_t len = nonNegative(o.len, "the number of positions (--len) must be at least 1");
   // Every size first: a request that cannot fit is refused before the tables are built.
   checkPositionalMemory(po, o.start, len, dbl ? sizeof(double) : sizeof(float));
+  if (globals().parseOnly) return;  // checked: building the tables is work
   const PositionalEncoder enc(po);
-  if (globals().parseOnly) return;
   if (dbl)
     writeMatrix(o, fmt, enc.matrix(o.start, len));
   else

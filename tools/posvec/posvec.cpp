@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <string_view>
 
 #include "cli.hpp"
 #include "posvec/error.hpp"
@@ -223,6 +224,11 @@ std::string closestName(const std::string& typed, const std::vector<std::string>
   std::string best;
   std::size_t bestDistance = limit + 1;
   for (const std::string& name : names) {
+    // Lengths further apart than the limit are further apart in edits too: no need
+    // to compare a long argument with every name.
+    const std::size_t gap = typed.size() > name.size() ? typed.size() - name.size()
+                                                       : name.size() - typed.size();
+    if (gap > limit) continue;
     const std::size_t d = swapped(typed, name) ? 1 : distance(typed, name);
     if (d < bestDistance || (d == bestDistance && !best.empty() && name.size() < best.size())) {
       best = name;
@@ -558,13 +564,51 @@ int runCommandLine(int argc, char** argv) {
   app.fallthrough();
   auto cmds = commands();
   std::stable_sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.order < b.order; });
-  for (auto& c : cmds) c.add(app);
+  // The subcommands each registration adds, learned once by building each on an app
+  // of its own. A command line that names one command and no other builds only the
+  // registration of that command: CLI11 adds an option in time proportional to the
+  // options already there, and all the commands together have hundreds (the option
+  // fuzzer parses thousands of command lines a second this way, not ten). Anything
+  // else (help, a second command name, none) builds them all, as the parse may
+  // then involve several.
+  static const std::vector<std::vector<std::string>> owned = [&] {
+    std::vector<std::vector<std::string>> out;
+    for (auto& c : cmds) {
+      CLI::App probe;
+      c.add(probe);
+      out.emplace_back();
+      for (const CLI::App* sub : probe.get_subcommands({})) out.back().push_back(sub->get_name());
+    }
+    return out;
+  }();
+  std::vector<std::string> names;
+  for (const auto& list : owned) names.insert(names.end(), list.begin(), list.end());
+  names.push_back("help");
+  std::size_t only = cmds.size();  // the one registration to build; cmds.size(): all
+  for (int i = 1; i < argc; ++i) {
+    // Help text is laid out from the whole app ("help train" and "train --help" agree).
+    if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h" ||
+        std::string_view(argv[i]) == "--help-all") {
+      only = cmds.size();
+      break;
+    }
+    if (std::find(names.begin(), names.end(), argv[i]) == names.end()) continue;
+    std::size_t r = 0;
+    while (r < owned.size() &&
+           std::find(owned[r].begin(), owned[r].end(), argv[i]) == owned[r].end())
+      ++r;
+    if (r == owned.size() || (only != cmds.size() && only != r)) {  // help, or a second
+      only = cmds.size();
+      break;
+    }
+    only = r;
+  }
+  for (std::size_t r = 0; r < cmds.size(); ++r)
+    if (only == cmds.size() || r == only) cmds[r].add(app);
   // posvec help [COMMAND]: the same text as posvec COMMAND --help.
   std::string topic;
   auto* help = app.add_subcommand("help", "Show a command's options (posvec help train)");
   help->add_option("command", topic, "The command");
-  std::vector<std::string> names;
-  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
   auto unknown = [&](const std::string& typed) {
     const std::string near = closestName(typed, names);
     std::cerr << "posvec: error: unknown command '" << typed << "'"
