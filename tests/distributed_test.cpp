@@ -52,8 +52,11 @@ RunResult mpirun(const std::string& apps) {
   std::string expanded = apps;
   for (std::size_t at; (at = expanded.find("POSVEC")) != std::string::npos;)
     expanded.replace(at, 6, quote(POSVEC_CLI));
+  // A session directory of its own: jobs started at once (CTest -j, other users'
+  // tests) race to create /tmp/ompi.HOST.UID, and the loser fails in orte_init.
+  const TempDir session;
   return runShell("timeout 120 " + quote(mpirunPath()) + " --allow-run-as-root --oversubscribe " +
-                  expanded);
+                  "--mca orte_tmpdir_base " + quote(session.path().string()) + " " + expanded);
 }
 
 constexpr int kClasses = 6, kPerClass = 12;
