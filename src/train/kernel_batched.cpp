@@ -708,12 +708,7 @@ class BatchedSkipGram final : public TrainKernel {
 
   // Windows of look-ahead for the prefetches (1, 2 and 3 measured alike on Brown).
   static constexpr std::size_t kAhead = 1;
-  // A centre word's shrunk window: uniform in 1..window (word2vec.c's `b`); the whole
-  // window, without a draw, when shrinking is off.
-  std::int64_t drawReach(Rng& rng) const {
-    if (!shrink_) return window_;
-    return window_ - static_cast<std::int64_t>(rng.below(static_cast<std::uint32_t>(window_)));
-  }
+  std::int64_t drawReach(Rng& rng) const { return detail::drawReach(window_, shrink_, rng); }
   void drawNegatives(std::int32_t* targets, Rng& rng) const {
     for (std::size_t k = 1; k <= negative_; ++k) targets[k] = noise_->draw(rng.next());
   }

@@ -182,10 +182,7 @@ class SkipGram final : public TrainKernel {
     double loss = 0;
     const auto len = static_cast<std::int64_t>(n);
     for (std::int64_t i = 0; i < len; ++i) {
-      const std::int64_t reach =
-          shrink_ ? window_ - static_cast<std::int64_t>(
-                              st.rng.below(static_cast<std::uint32_t>(window_)))
-                  : window_;
+      const std::int64_t reach = drawReach(window_, shrink_, st.rng);
       const std::int64_t lo = std::max<std::int64_t>(0, i - reach),
                          hi = std::min(len - 1, i + reach);
       for (std::int64_t c = lo; c <= hi; ++c) {
@@ -225,10 +222,7 @@ class Cbow final : public TrainKernel {
     double loss = 0;
     const auto len = static_cast<std::int64_t>(n);
     for (std::int64_t i = 0; i < len; ++i) {
-      const std::int64_t reach =
-          shrink_ ? window_ - static_cast<std::int64_t>(
-                              st.rng.below(static_cast<std::uint32_t>(window_)))
-                  : window_;
+      const std::int64_t reach = drawReach(window_, shrink_, st.rng);
       const std::int64_t lo = std::max<std::int64_t>(0, i - reach),
                          hi = std::min(len - 1, i + reach);
       if (hi == lo) continue;  // no context (a one-word sentence)

@@ -113,6 +113,13 @@ struct KernelShared {
   const Sigmoid* sigmoid = nullptr;
 };
 
+// A centre word's shrunk window: uniform in 1..window (word2vec.c's `b`); the whole
+// window, without a draw, when shrinking is off. Every kernel draws it this way.
+inline std::int64_t drawReach(std::int64_t window, bool shrink, Rng& rng) {
+  if (!shrink) return window;
+  return window - static_cast<std::int64_t>(rng.below(static_cast<std::uint32_t>(window)));
+}
+
 // Per-thread state: RNG and scratch buffers the kernels size as they need.
 struct ThreadState {
   Rng rng;
