@@ -40,6 +40,24 @@ enum class Kernel { Classic, Batched };
 
 /// Every training option with its default. A plain value: set the fields, then
 /// validate() (train() validates too). Stored with the model as serialize() text.
+/// How the two weight matrices are stored while training. Products and sums are
+/// float32 in every case; files stay float32 unless a writer is asked otherwise.
+enum class WeightType { Fp32, Bf16, Fp16 };
+/// \var WeightType::Fp32
+/// IEEE single precision (the default).
+/// \var WeightType::Bf16
+/// bfloat16: float32's exponent, 8 significant bits.
+/// \var WeightType::Fp16
+/// IEEE half precision: 5-bit exponent, 11 significant bits.
+
+/// "fp32", "bf16" or "fp16".
+const char* weightTypeName(WeightType type);
+/// Bytes one stored weight takes (4 or 2).
+std::size_t weightTypeBytes(WeightType type);
+
+/// The longest character n-gram posvec accepts (characters).
+inline constexpr int kMaxNgramLength = 64;
+
 struct TrainConfig {
   std::size_t dim = 512;  ///< vector dimension (1 to 100000)
   /// maximum window (1 to 1000); each centre word draws a shrink in [0, window)
@@ -75,6 +93,13 @@ struct TrainConfig {
   /// refuses before it allocates when its estimate exceeds it. A property of the
   /// machine, not of the model: serialize() leaves it out.
   std::uint64_t memoryLimit = 0;
+  /// Subword (fastText) training: a word's input vector is the mean of its own row and
+  /// the rows of its character n-grams, hashed into `bucket` extra rows.
+  bool subwords = false;
+  int minn = 3;  ///< shortest character n-gram (subwords; 1 to 64, at most maxn)
+  int maxn = 6;  ///< longest character n-gram (subwords; 0 to 64; 0 turns n-grams off)
+  std::uint32_t bucket = 2000000;  ///< hash buckets for n-grams (subwords; at least 1)
+  WeightType weights = WeightType::Fp32;  ///< storage of the weight matrices while training
   /// The noise words a block shares: blockNegatives, or when 0 the larger of
   /// `negative` and 1.25 x combine (the ratio that kept quality on Brown).
   int blockNegativesFor() const;

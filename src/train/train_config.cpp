@@ -42,6 +42,17 @@ double parseDouble(const std::string& key, const std::string& value) {
 
 }  // namespace
 
+const char* weightTypeName(WeightType type) {
+  switch (type) {
+    case WeightType::Bf16: return "bf16";
+    case WeightType::Fp16: return "fp16";
+    case WeightType::Fp32: break;
+  }
+  return "fp32";
+}
+
+std::size_t weightTypeBytes(WeightType type) { return type == WeightType::Fp32 ? 4 : 2; }
+
 void TrainConfig::validate() const {
   auto fail = [](const std::string& msg) { throw ConfigError(msg); };
   if (dim < 1 || dim > kMaxDim)
@@ -72,6 +83,15 @@ void TrainConfig::validate() const {
   if (blockNegatives < 0 || blockNegatives > 10000)
     fail("noise words per block must be between 0 (automatic) and 10000 (got " +
          std::to_string(blockNegatives) + ")");
+  if (subwords) {
+    if (maxn < 0 || maxn > kMaxNgramLength)
+      fail("longest character n-gram must be between 0 and " + std::to_string(kMaxNgramLength) +
+           " (got " + std::to_string(maxn) + ")");
+    if (maxn > 0 && (minn < 1 || minn > maxn))
+      fail("shortest character n-gram must be between 1 and the longest (" +
+           std::to_string(maxn) + "; got " + std::to_string(minn) + ")");
+    if (bucket < 1) fail("n-gram buckets must be at least 1 (got 0)");
+  }
   if (threads < 0 || threads > kMaxTrainThreads)
     fail("threads must be between 0 (all cores) and " + std::to_string(kMaxTrainThreads) +
          " (got " + std::to_string(threads) + ")");
@@ -102,6 +122,10 @@ std::string TrainConfig::serialize() const {
   // Written only when changed, so files of the default stay readable by older versions.
   if (nsExponent != 0.75) out << "ns_exponent=" << exactNumber(nsExponent) << "\n";
   if (!shrinkWindows) out << "shrink_windows=0\n";
+  if (subwords)
+    out << "subwords=1\n" << "minn=" << minn << "\n" << "maxn=" << maxn << "\n"
+        << "bucket=" << bucket << "\n";
+  if (weights != WeightType::Fp32) out << "weights=" << weightTypeName(weights) << "\n";
   return out.str();
 }
 
@@ -176,6 +200,25 @@ TrainConfig TrainConfig::deserialize(const std::string& text) {
       c.shrinkWindows = value == "1";
     } else if (key == "ns_exponent") {
       c.nsExponent = parseDouble(key, value);
+    } else if (key == "subwords") {
+      if (value != "0" && value != "1")
+        throw FormatError("training config: 'subwords' has the invalid value '" + value + "'");
+      c.subwords = value == "1";
+    } else if (key == "minn") {
+      c.minn = parseInt<int>(key, value);
+    } else if (key == "maxn") {
+      c.maxn = parseInt<int>(key, value);
+    } else if (key == "bucket") {
+      c.bucket = parseInt<std::uint32_t>(key, value);
+    } else if (key == "weights") {
+      if (value == "fp32")
+        c.weights = WeightType::Fp32;
+      else if (value == "bf16")
+        c.weights = WeightType::Bf16;
+      else if (value == "fp16")
+        c.weights = WeightType::Fp16;
+      else
+        throw FormatError("training config: 'weights' has the invalid value '" + value + "'");
     } else if (key == "block_negatives") {
       c.blockNegatives = parseInt<int>(key, value);
     } else {
