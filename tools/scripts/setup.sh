@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages posvec needs, and nothing when all are there.
 #   tools/scripts/setup.sh          build dependencies (with the Python module's and Open MPI for
 #                           distributed training)
-#   tools/scripts/setup.sh --test   plus what the test suite uses (gensim for format checks, pytest,
+#   tools/scripts/setup.sh --test   plus what the test suite uses (gensim and fastText for format checks, pytest,
 #                           pip/venv for the install test, nbclient/ipykernel for the notebook;
 #                           clang, its sanitizer and libFuzzer runtimes and OpenMP for the
 #                           sanitizer builds and fuzz harnesses; Ninja, which keeps both
@@ -17,7 +17,7 @@ pkgs=(g++ cmake make pkg-config libeigen3-dev libicu-dev libarchive-dev libcli11
       python3-wheel python3-tqdm libopenmpi-dev openmpi-bin)
 for arg in "$@"; do
   case "$arg" in
-    --test) pkgs+=(python3-gensim python3-pytest python3-nbclient python3-ipykernel gzip bzip2 xz-utils zstd
+    --test) pkgs+=(python3-gensim fasttext python3-pytest python3-nbclient python3-ipykernel gzip bzip2 xz-utils zstd
                    clang libclang-rt-14-dev libomp-dev ninja-build doxygen) ;;
     --docs) pkgs+=(doxygen) ;;
     --bench) pkgs+=(python3-gensim fasttext hyperfine nodejs npm time) ;;
