@@ -168,15 +168,13 @@ double subwordBlock(float* input, float* output, std::size_t dim, const SubwordR
   const double loss = combinedBlock(in, out, dim, local, alpha, sigmoid, state, path, predictions);
 
   // Each changed row's change, once per row of its word (output: its one row).
+  // (A span word that is no context has a zero change: adding it leaves its rows.)
   for (std::size_t j = 0; j < inputs; ++j) {
-    float* now = in + j * dim;
+    const float* now = in + j * dim;
     float* delta = inBefore + j * dim;
-    bool changed = false;
-    for (std::size_t d = 0; d < dim; ++d) {
-      delta[d] = now[d] - delta[d];
-      changed |= delta[d] != 0.0f;
-    }
-    if (changed) scatter(input, dim, rows.of(words[j]), rows.count(words[j]), delta);
+#pragma omp simd
+    for (std::size_t d = 0; d < dim; ++d) delta[d] = now[d] - delta[d];
+    scatter(input, dim, rows.of(words[j]), rows.count(words[j]), delta);
   }
   for (std::size_t i = 0; i < outputs; ++i) {
     const auto j = static_cast<std::size_t>(used[i]);
