@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "posvec/kernel_probe.hpp"
+#include "row_math.hpp"
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -70,12 +71,6 @@ std::size_t uniqueRows(const std::int32_t* ids, std::size_t n, std::int32_t skip
   return k;
 }
 
-inline float dot(const float* __restrict a, const float* __restrict b, std::size_t n) {
-  float s = 0;
-#pragma omp simd reduction(+ : s)
-  for (std::size_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
 
 // One cell's loss (added to `loss`) and gradient coefficient, in the scalar
 // functions: weight pos as a positive prediction, neg as a negative one. The
@@ -137,7 +132,7 @@ void updateChunk(const Block& b, std::size_t j0, std::size_t w) {
 
 void scoresPortable(const Block& b, float* s) {
   for (std::size_t u = 0; u < b.m; ++u)
-    for (std::size_t v = 0; v < b.n; ++v) s[u * b.n + v] = dot(b.ctx[u], b.tgt[v], b.dim);
+    for (std::size_t v = 0; v < b.n; ++v) s[u * b.n + v] = rowDot(b.ctx[u], b.tgt[v], b.dim);
 }
 
 void updatePortable(const Block& b) {

@@ -6,6 +6,7 @@
 
 #include "posvec/error.hpp"
 #include "posvec/subwords.hpp"
+#include "row_math.hpp"
 
 // How this follows fastText 0.9.2 (Model::update, unsupervised): a word's input
 // vector is the mean of its rows (computeHidden: the rows summed in order, then
@@ -242,18 +243,7 @@ class SubwordSkipGram final : public TrainKernel {
   float weight_;
 };
 
-inline float dot(const float* __restrict a, const float* __restrict b, std::size_t n) {
-  float s = 0;
-#pragma omp simd reduction(+ : s)
-  for (std::size_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
 
-// y += a * x
-inline void axpy(float a, const float* __restrict x, float* __restrict y, std::size_t n) {
-#pragma omp simd
-  for (std::size_t i = 0; i < n; ++i) y[i] += a * x[i];
-}
 
 // fastText's cbow: the mean of every row of every context word (a row listed
 // twice counts twice) predicts the centre word against `negative` noise words
@@ -306,11 +296,11 @@ class SubwordCbow final : public TrainKernel {
           label = 0.0f;
         }
         float* o = rowAt(out_, t, dim_);
-        const float f = dot(h, o, dim_);
+        const float f = rowDot(h, o, dim_);
         const float g = (label - sg.sigmoid(f)) * alpha;
         loss += sg.softplus(d == 0 ? -f : f);
-        axpy(g, o, grad, dim_);
-        axpy(g, h, o, dim_);
+        rowAxpy(g, o, grad, dim_);
+        rowAxpy(g, h, o, dim_);
       }
       scatter(in_, dim_, bow, rows, grad);
       ++predictions;

@@ -7,6 +7,7 @@
 
 #include "posvec/error.hpp"
 #include "posvec/kernel_probe.hpp"
+#include "row_math.hpp"
 
 namespace posvec {
 
@@ -101,18 +102,7 @@ void initInputMatrix(MatrixF& input, std::uint64_t seed, int threads) {
 
 namespace {
 
-inline float dot(const float* __restrict a, const float* __restrict b, std::size_t n) {
-  float s = 0;
-#pragma omp simd reduction(+ : s)
-  for (std::size_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
 
-// y += a * x
-inline void axpy(float a, const float* __restrict x, float* __restrict y, std::size_t n) {
-#pragma omp simd
-  for (std::size_t i = 0; i < n; ++i) y[i] += a * x[i];
-}
 
 enum class Out { Negative, Hierarchical };
 
@@ -137,11 +127,11 @@ class Predictor {
           label = 0.0f;
         }
         float* o = out_ + static_cast<std::size_t>(t) * dim_;
-        const float f = dot(h, o, dim_);
+        const float f = rowDot(h, o, dim_);
         const float g = (label - sg.sigmoid(f)) * alpha;
         loss += sg.softplus(d == 0 ? -f : f);
-        axpy(g, o, grad, dim_);
-        axpy(g, h, o, dim_);
+        rowAxpy(g, o, grad, dim_);
+        rowAxpy(g, h, o, dim_);
       }
     } else {
       const HuffmanTree& tree = *shared_.tree;
@@ -150,12 +140,12 @@ class Predictor {
       for (auto j = begin; j < end; ++j) {
         float* o = out_ + static_cast<std::size_t>(tree.points[static_cast<std::size_t>(j)]) * dim_;
         const float code = tree.codes[static_cast<std::size_t>(j)];
-        const float f = dot(h, o, dim_);
+        const float f = rowDot(h, o, dim_);
         const float g = (1.0f - code - sg.sigmoid(f)) * alpha;
         // Branch 0 is the positive label: -log sigma(f); branch 1: -log sigma(-f).
         loss += sg.softplus(code > 0 ? f : -f);
-        axpy(g, o, grad, dim_);
-        axpy(g, h, o, dim_);
+        rowAxpy(g, o, grad, dim_);
+        rowAxpy(g, h, o, dim_);
       }
     }
     return loss;
@@ -190,7 +180,7 @@ class SkipGram final : public TrainKernel {
         float* h = in_ + static_cast<std::size_t>(ids[c]) * dim_;
         std::memset(grad, 0, dim_ * sizeof(float));
         loss += p_.predict(h, ids[i], alpha, grad, st.rng);
-        axpy(1.0f, grad, h, dim_);
+        rowAxpy(1.0f, grad, h, dim_);
         ++predictions;
       }
     }
@@ -228,13 +218,13 @@ class Cbow final : public TrainKernel {
       if (hi == lo) continue;  // no context (a one-word sentence)
       std::memset(h, 0, dim_ * sizeof(float));
       for (std::int64_t c = lo; c <= hi; ++c)
-        if (c != i) axpy(1.0f, in_ + static_cast<std::size_t>(ids[c]) * dim_, h, dim_);
+        if (c != i) rowAxpy(1.0f, in_ + static_cast<std::size_t>(ids[c]) * dim_, h, dim_);
       const float inv = 1.0f / static_cast<float>(hi - lo);
       for (std::size_t d = 0; d < dim_; ++d) h[d] *= inv;
       std::memset(grad, 0, dim_ * sizeof(float));
       loss += p_.predict(h, ids[i], alpha, grad, st.rng);
       for (std::int64_t c = lo; c <= hi; ++c)
-        if (c != i) axpy(1.0f, grad, in_ + static_cast<std::size_t>(ids[c]) * dim_, dim_);
+        if (c != i) rowAxpy(1.0f, grad, in_ + static_cast<std::size_t>(ids[c]) * dim_, dim_);
       ++predictions;
     }
     return loss;

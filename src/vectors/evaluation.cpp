@@ -17,13 +17,14 @@
 #include "ascii_space.hpp"
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
+#include "formats_detail.hpp"
 #include "utf8.hpp"
 
 namespace posvec {
 
 namespace {
 
-std::string inQuotes(const std::string& path) { return "'" + path + "'"; }
+using detail::inQuotes;
 
 using detail::isAsciiSpace;
 
