@@ -662,3 +662,18 @@ TEST_CASE("distributed training at 2, 4 and 8 ranks finds the planted classes as
     CHECK(r.err.find("sync: ") != std::string::npos);
   }
 }
+
+TEST_CASE("distributed subword training is refused in one line before any work", "[distributed]") {
+  REQUIRE_MPI();
+  TempDir dir;
+  writePlanted(dir.file("p.txt"), 2, 200);
+  const RunResult r = mpirun("-np 2 POSVEC -q train " + quote(dir.file("p.txt")) +
+                             " --pretokenized --min-count 1 --epochs 1 --dim 8 --subwords"
+                             " --bucket 100 -o " + quote(dir.file("out.txt")));
+  INFO(r.err);
+  CHECK(r.status == static_cast<int>(ExitCode::Usage));
+  CHECK(r.err.find("posvec: error: rank 0 of 2: --subwords: subword training runs in one "
+                   "process only") != std::string::npos);
+  CHECK(r.err.find("rank 1 of 2") == std::string::npos);
+  CHECK_FALSE(fs::exists(dir.file("out.txt")));
+}

@@ -996,9 +996,20 @@ void Cluster::requireSameCorpus(const CorpusSource& corpus) {
   agree(error, kind);
 }
 
+namespace {
+// The n-gram rows are shared by many words and are not in the synchronisation's
+// frequency order: until the schedule covers them, subword training stays in one process.
+void refuseSubwords(const TrainConfig& config) {
+  if (config.subwords)
+    throw ConfigError(ErrorText("subword training runs in one process only: leave out mpirun, "
+                                "or train word vectors across processes"));
+}
+}  // namespace
+
 ModelState trainDistributed(Cluster& cluster, const CorpusSource& share, const TrainConfig& config,
                             const SyncOptions& sync, const TrainObserver& observer) {
   sync.validate();
+  refuseSubwords(config);
   const TrainObserver o = collectiveStop(observer);
   MpiSync synchronisation(cluster, sync, config, o);
   detail::TrainHooks hooks;
@@ -1013,6 +1024,7 @@ ModelState trainDistributed(Cluster& cluster, const CorpusSource& share, const T
 void resumeDistributed(Cluster& cluster, ModelState& model, const CorpusSource& share,
                        int moreEpochs, const SyncOptions& sync, const TrainObserver& observer) {
   sync.validate();
+  refuseSubwords(TrainConfig::deserialize(model.config));
   const TrainObserver o = collectiveStop(observer);
   MpiSync synchronisation(cluster, sync, TrainConfig::deserialize(model.config), o);
   detail::TrainHooks hooks;

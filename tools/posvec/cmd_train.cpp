@@ -328,6 +328,8 @@ Plan prepare(const Options& o, Cluster* cluster, bool writer) {
   cli::noteSkippedPaths(plan.corpus.skippedPaths());
   if (!cluster) return plan;
   if (o.resume.empty()) o.config.validate();
+  if (o.resume.empty() && o.config.subwords)
+    throw ConfigError("--subwords: subword training runs in one process only; leave out mpirun");
   o.sync.validate();
   plan.whole = plan.corpus;
   plan.corpus = cluster->share(plan.corpus);
