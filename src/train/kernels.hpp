@@ -151,6 +151,8 @@ struct ThreadState {
   // after, and its local ids.
   std::vector<float> composed, outputs;
   std::vector<std::int32_t> local;
+  // Batched kernel with 16-bit weights: the block's rows widened to float32.
+  std::vector<float> rows;
 };
 
 class TrainKernel {
