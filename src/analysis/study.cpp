@@ -364,7 +364,7 @@ StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
   if (!o.vectors.empty()) {
     LookupVectors loaded = loadLookupVectors(o.vectors, o.vectorsLoad);
     embeddings = std::move(loaded.vectors);
-    if (settings.vocabulary == 0) settings.vocabulary = embeddings.size();
+    settings.vocabulary = embeddings.size();
     if (loaded.subwords) embeddings = withBuiltWords(embeddings, *loaded.subwords, o.pairs, settings);
     if (o.dim != 0 && embeddings.dim() != o.dim)
       throw StudyOptionError("dim", "dimension " + std::to_string(o.dim) + " does not match the " +
@@ -377,6 +377,7 @@ StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
     for (const auto& s : sentences) settings.corpusTokens += static_cast<std::int64_t>(s.size());
     const auto start = std::chrono::steady_clock::now();
     embeddings = trainOn(sentences, config, std::to_string(config.dim) + "-d", observer);
+    settings.vocabulary = embeddings.size();
     settings.trainSeconds = secondsSince(start);
     settings.source = corpus;
     settings.trained = true;
@@ -404,7 +405,6 @@ StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
   }
 
   settings.dim = embeddings.dim();
-  settings.vocabulary = embeddings.size();
   settings.base = o.base;
   settings.scale = o.scale.factor(embeddings.dim());
   settings.scaleName = scaleLabel(settings.scale, embeddings.dim());

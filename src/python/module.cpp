@@ -678,6 +678,7 @@ void bindPositional(py::module_& m) {
 
 void bindStudy(py::module_& m);  // study.cpp
 void bindRope(py::module_& m);   // rope.cpp
+void bindFastText(py::module_& m);  // fasttext.cpp
 
 }  // namespace posvec::python
 
@@ -694,6 +695,7 @@ PYBIND11_MODULE(_posvec, m) {
   m.def("upper_case", &posvec::upperCase, py::arg("text"));
   bindStudy(m);
   bindRope(m);
+  bindFastText(m);
   m.def(
       "detect_format",
       [](const std::string& path) { return posvec::formatName(posvec::detectFormat(path)); },

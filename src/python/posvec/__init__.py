@@ -1,7 +1,8 @@
 """posvec: text to transformer input, from Python.
 
 The same C++ engine as the ``posvec`` command line, with gensim 4's names where
-they overlap: :class:`KeyedVectors`, :class:`Word2Vec`, plus the tokenizer
+they overlap: :class:`KeyedVectors`, :class:`Word2Vec`, fastText models
+(:func:`load_facebook_vectors`, :func:`load_facebook_model`), plus the tokenizer
 (:func:`tokenize`, :func:`tokenize_file`) and sinusoidal positional encodings
 (:func:`positional_encoding`, :func:`encode`, :func:`relative_shift`), and the
 black/brown study (:func:`study`).
@@ -20,6 +21,7 @@ from typing import Any, Iterator, List, Sequence, Tuple, Union
 import numpy as np
 
 from . import _posvec
+from .fasttext import FastText, FastTextKeyedVectors, load_facebook_model, load_facebook_vectors
 from .keyedvectors import KeyedVectors
 from .rope import RopeFrequencies, RopeProfile, alibi_bias, alibi_slopes, rope_frequencies, rope_profile
 from .study import Figure, StudyResult, study
@@ -30,6 +32,10 @@ __version__ = "0.1.0"
 __all__ = [
     "KeyedVectors",
     "Word2Vec",
+    "FastText",
+    "FastTextKeyedVectors",
+    "load_facebook_model",
+    "load_facebook_vectors",
     "tokenize",
     "tokenize_file",
     "positional_encoding",
