@@ -160,6 +160,22 @@ def test_load_facebook_model(model):
     np.testing.assert_array_equal(ft.wv["walkers"], posvec.load_facebook_vectors(model)["walkers"])
 
 
+def test_encode_builds_unknown_words(model):
+    kv = posvec.load_facebook_vectors(model)
+    inputs, padding = posvec.encode(kv, ["walk walkers", "décafé"], dtype=np.float64)
+    assert inputs.shape == (2, 2, DIM) and padding.tolist() == [[False, False], [False, True]]
+    # Vaswani et al.'s encoding, written out: sin / cos of p / 10000^(2i/d) at columns 2i, 2i+1.
+    def pe(p):
+        i = np.arange(DIM) // 2
+        angle = p / 10000.0 ** (2 * i / DIM)
+        return np.where(np.arange(DIM) % 2 == 0, np.sin(angle), np.cos(angle))
+    s = np.sqrt(DIM)
+    np.testing.assert_allclose(inputs[0, 0], kv["walk"] * s + pe(0), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(inputs[0, 1], kv["walkers"] * s + pe(1), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(inputs[1, 0], kv["décafé"] * s + pe(0), rtol=0, atol=1e-6)
+    assert not inputs[1, 1].any()
+
+
 def test_bad_files(tmp_path):
     with pytest.raises(FileNotFoundError):
         posvec.load_facebook_vectors(tmp_path / "missing.bin")

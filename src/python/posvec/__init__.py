@@ -151,6 +151,16 @@ def relative_shift(k: int, dim: int, encoding: str = "interleaved", base: float 
     return _posvec.relative_shift(int(k), int(dim), encoding, float(base))
 
 
+def _batch_vectors(kv: FastTextKeyedVectors, seqs: List[List[str]]) -> KeyedVectors:
+    """The words of a batch with their vectors (unknown ones built from n-grams)."""
+    words = list(dict.fromkeys(w for seq in seqs for w in seq))
+    for b, seq in enumerate(seqs):
+        if not seq:
+            raise ValueError(f"sentence {b + 1} has no tokens to encode")
+    return KeyedVectors._wrap(_posvec.Embeddings(
+        words, np.vstack([kv.get_vector(w) for w in words]).astype(np.float32)))
+
+
 def encode(
     kv: KeyedVectors,
     sentences: Union[str, Sequence[Union[str, Sequence[str]]]],
@@ -173,7 +183,10 @@ def encode(
     ``key_padding_mask`` convention). Unknown words raise KeyError with
     ``unk="error"``; ``unk="zero"`` encodes them as a zero vector and
     ``unk="token"`` as one shared out-of-vocabulary row, the mean of all vectors
-    (as ``posvec encode --unk``). ``scale``: "sqrt" (√dim), "none" or a number.
+    (as ``posvec encode --unk``). With :class:`FastTextKeyedVectors` (a fastText
+    model with n-grams) every word has a vector and ``unk`` is not used: unknown
+    words are built from their character n-grams, as ``posvec encode`` does with
+    a fastText ``.bin``. ``scale``: "sqrt" (√dim), "none" or a number.
     """
     if unk not in ("error", "zero", "token"):
         raise ValueError(f"unknown unk {unk!r} (choose 'error', 'zero' or 'token')")
@@ -187,6 +200,9 @@ def encode(
             seqs.append(list(s))
     if not seqs:
         raise ValueError("nothing to encode: give at least one sentence")
+    if isinstance(kv, FastTextKeyedVectors) and kv.bucket > 0 and kv.max_n > 0:
+        # Every word has a vector: the batch's own words, unknown ones from their n-grams.
+        kv = _batch_vectors(kv, seqs)
     ids = []
     for b, seq in enumerate(seqs):
         if not seq:
