@@ -70,6 +70,27 @@ void bindFastText(py::module_& m) {
             return out;
           },
           py::arg("words"))
+      .def(
+          "save",
+          [](const SubwordModel& s, const std::string& path) {
+            py::gil_scoped_release nogil;
+            s.save(path);
+          },
+          py::arg("path"))
+      // The training settings the file records, with gensim's names.
+      .def_property_readonly("args",
+                             [](const SubwordModel& s) {
+                               const FastTextArgs& a = s.args();
+                               py::dict d;
+                               d["window"] = a.ws;
+                               d["epochs"] = a.epoch;
+                               d["min_count"] = a.minCount;
+                               d["negative"] = a.neg;
+                               d["hs"] = a.loss == FastTextLoss::HierarchicalSoftmax ? 1 : 0;
+                               d["sg"] = a.model == FastTextModel::SkipGram ? 1 : 0;
+                               d["sample"] = a.t;
+                               return d;
+                             })
       .def("rows", &SubwordModel::rows, py::arg("word"))
       .def("find",
            [](const SubwordModel& s, const std::string& w) -> std::optional<WordId> {

@@ -187,3 +187,85 @@ def test_bad_files(tmp_path):
     truncated.write_bytes(bytes([0xBA, 0x16, 0x4F, 0x2F, 12, 0, 0, 0, 5]))
     with pytest.raises(ValueError):
         posvec.load_facebook_model(truncated)
+
+
+# ---- posvec.FastText: training with subwords ---------------------------------------------
+
+TRAIN = dict(vector_size=16, window=3, min_count=1, min_n=3, max_n=5, bucket=500, epochs=2,
+             workers=1, seed=5)
+
+
+@pytest.fixture(scope="module")
+def trained():
+    vocab = [s + e for s in STEMS for e in ENDINGS if s + e != "walkers"]
+    rng = np.random.default_rng(11)
+    sentences = [list(rng.choice(vocab, 10)) for _ in range(300)]
+    return posvec.FastText(sentences=sentences, **TRAIN)
+
+
+def ngram_rows(word, minn, maxn, bucket):
+    return [fnv1a_signed(g.encode("utf-8")) % bucket for g in ngrams(word, minn, maxn)]
+
+
+def test_fasttext_unknown_word_is_the_mean_of_its_ngram_rows(trained):
+    wv = trained.wv
+    assert isinstance(wv, posvec.FastTextKeyedVectors)
+    assert (trained.min_n, trained.max_n, trained.bucket) == (3, 5, 500)
+    assert "walkers" not in wv.key_to_index and "walkers" in wv
+    grams = wv.vectors_ngrams.astype(np.float64)
+    assert grams.shape == (500, 16)
+    for w in ("walkers", UNKNOWN_ACCENTED, "xyzzy"):
+        want = grams[ngram_rows(w, 3, 5, 500)].mean(axis=0)
+        np.testing.assert_allclose(wv[w], want, rtol=0, atol=1e-6)
+    # A word of the vocabulary: its own row and its n-gram rows (what .vectors holds).
+    for w in ("walk", "cafés"):
+        rows = ngram_rows(w, 3, 5, 500)
+        own = wv.vectors_vocab[wv.key_to_index[w]].astype(np.float64)
+        want = (own + grams[rows].sum(axis=0)) / (len(rows) + 1)
+        np.testing.assert_allclose(wv[w], want, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(wv.vectors[wv.key_to_index[w]], want, rtol=0, atol=1e-6)
+    assert np.shares_memory(wv.vectors, wv._e.vectors) and not wv.vectors.flags.writeable
+    found = wv.most_similar("walkers", topn=3)
+    q = wv["walkers"].astype(np.float64)
+    for word, sim in found:
+        v = wv.vectors[wv.key_to_index[word]].astype(np.float64)
+        assert sim == pytest.approx(q @ v / np.linalg.norm(q) / np.linalg.norm(v), abs=1e-6)
+
+
+def test_fasttext_saved_bin_reads_back_in_gensim_and_posvec(trained, tmp_path, gensim_models):
+    path = tmp_path / "ft.bin"
+    posvec.save_facebook_model(trained, path)
+    theirs = gensim_models.fasttext.load_facebook_vectors(str(path))
+    wv = trained.wv
+    assert theirs.key_to_index == wv.key_to_index
+    np.testing.assert_allclose(theirs.vectors, wv.vectors, rtol=0, atol=1e-5)
+    for w in ("walkers", "xyzzy", "walk", UNKNOWN_ACCENTED):
+        np.testing.assert_allclose(theirs[w], wv[w], rtol=0, atol=1e-5)
+    again = posvec.load_facebook_model(path)
+    assert (again.min_n, again.max_n, again.bucket, again.vector_size) == (3, 5, 500, 16)
+    np.testing.assert_allclose(again.wv["walkers"], wv["walkers"], rtol=0, atol=1e-6)
+    # The method spelling writes the same file; a loaded model writes itself back.
+    trained.save_facebook_model(tmp_path / "ft2.bin")
+    assert (tmp_path / "ft2.bin").read_bytes() == path.read_bytes()
+    again.save_facebook_model(tmp_path / "ft3.bin")
+    assert (tmp_path / "ft3.bin").read_bytes() == path.read_bytes()
+
+
+def test_fasttext_posvec_model_file_round_trip(trained, tmp_path):
+    trained.save(tmp_path / "m.posvec")
+    back = posvec.FastText.load(tmp_path / "m.posvec")
+    assert (back.min_n, back.max_n, back.bucket) == (3, 5, 500)
+    np.testing.assert_array_equal(back.wv["walkers"], trained.wv["walkers"])
+    with pytest.raises(ValueError, match="FastText.load"):
+        posvec.Word2Vec.load(tmp_path / "m.posvec")
+
+
+def test_fasttext_refuses_bad_settings():
+    with pytest.raises(ValueError, match="bucket"):
+        posvec.FastText(bucket=0)
+    with pytest.raises(ValueError, match="min_n"):
+        posvec.FastText(min_n=0)
+    with pytest.raises(TypeError):
+        posvec.FastText(bucket="many")
+    with pytest.raises(TypeError, match="posvec.FastText"):
+        posvec.save_facebook_model(posvec.Word2Vec(), "x.bin")

@@ -21,7 +21,8 @@ from typing import Any, Iterator, List, Sequence, Tuple, Union
 import numpy as np
 
 from . import _posvec
-from .fasttext import FastText, FastTextKeyedVectors, load_facebook_model, load_facebook_vectors
+from .fasttext import (FastText, FastTextKeyedVectors, load_facebook_model, load_facebook_vectors,
+                       save_facebook_model)
 from .keyedvectors import KeyedVectors
 from .rope import RopeFrequencies, RopeProfile, alibi_bias, alibi_slopes, rope_frequencies, rope_profile
 from .study import Figure, StudyResult, study
@@ -36,6 +37,7 @@ __all__ = [
     "FastTextKeyedVectors",
     "load_facebook_model",
     "load_facebook_vectors",
+    "save_facebook_model",
     "tokenize",
     "tokenize_file",
     "positional_encoding",
