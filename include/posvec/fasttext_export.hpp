@@ -22,6 +22,9 @@ FastTextArgs fastTextArgs(const TrainConfig& config);
 /// Writes `model`, trained with subwords, as fastText's `.bin` (saveFastText()):
 /// its input matrix holds the word rows then the bucket rows, its configuration
 /// (ModelState::config) gives the settings. Atomic; "-" streams to standard output.
+/// With hierarchical softmax the output rows are written negated: fastText builds
+/// the same Huffman tree from the counts but trains each inner node towards the
+/// opposite label (its code, where word2vec.c and posvec use 1 - code).
 /// \throws ConfigError when the model was trained on whole words only (the
 ///         message says subword training is needed); FormatError when its
 ///         configuration cannot be read; InputError when its matrices do not match the

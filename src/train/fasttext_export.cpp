@@ -39,8 +39,16 @@ void saveFastTextModel(const ModelState& model, const std::string& path) {
   const FastTextArgs args = fastTextArgs(TrainConfig::deserialize(model.config));
   // Counts may be absent from a state built by hand: fastText needs one per word.
   const std::vector<std::int64_t> zeros(model.counts.empty() ? model.words.size() : 0, 0);
-  saveFastText(path, model.words, model.counts.empty() ? zeros : model.counts, model.input,
-               model.output, args);
+  const auto& counts = model.counts.empty() ? zeros : model.counts;
+  if (args.loss == FastTextLoss::HierarchicalSoftmax) {
+    // Both build word2vec.c's Huffman tree from the counts (the same inner nodes, the
+    // same rows), but posvec trains an inner node towards 1 - code (word2vec.c) and
+    // fastText towards code: the same model has the rows negated in fastText.
+    const MatrixF negated = -model.output;
+    saveFastText(path, model.words, counts, model.input, negated, args);
+  } else {
+    saveFastText(path, model.words, counts, model.input, model.output, args);
+  }
 }
 
 }  // namespace posvec
