@@ -92,6 +92,12 @@ def test_vocabulary_matches_gensim(model, gensim_models):
         np.testing.assert_allclose(ours[w], theirs[w], rtol=0, atol=1e-5)
         assert ours.similarity(w, "walk") == pytest.approx(float(theirs.similarity(w, "walk")), abs=1e-5)
     assert (ours.min_n, ours.max_n, ours.bucket) == (theirs.min_n, theirs.max_n, theirs.bucket)
+    # Neighbours of an unknown word: each cosine as gensim computes it (the order may
+    # differ only where two cosines agree to float32 rounding).
+    for word, sim in ours.most_similar("walkers", topn=5):
+        assert sim == pytest.approx(float(theirs.similarity("walkers", word)), abs=1e-5)
+    assert ours.most_similar("walkers", topn=1)[0][1] == pytest.approx(
+        theirs.most_similar("walkers", topn=1)[0][1], abs=1e-5)
 
 
 def test_unknown_words_match_fasttext_cli(model):
