@@ -145,6 +145,8 @@ def test_most_similar_and_membership(model):
     # A known input is left out of its own neighbours, an unknown one cannot be among them.
     assert all(w != "walk" for w, _ in kv.most_similar(["walk", "walkers"], topn=5))
     assert kv.most_similar(positive=["walkers"], negative=["talk"], topn=3)
+    cosmul = kv.most_similar_cosmul(positive=["walkers", "talk"], negative=["walk"], topn=3)
+    assert len(cosmul) == 3 and all(w not in ("talk", "walk") for w, _ in cosmul)
     a, b = kv["walkers"].astype(np.float64), kv["walk"].astype(np.float64)
     assert kv.similarity("walkers", "walk") == pytest.approx(
         a @ b / np.linalg.norm(a) / np.linalg.norm(b), abs=1e-7)

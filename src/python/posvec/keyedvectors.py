@@ -524,7 +524,9 @@ class KeyedVectors:
         if isinstance(topn, int) and topn < 1:
             return []
         positive, negative = _as_list(positive), _as_list(negative)
-        keys = {self.get_index(w) for w in positive + negative if _is_key(w)}
+        # Inputs left out of the answers; an unknown word raises from get_vector (or,
+        # with FastTextKeyedVectors, is built from its n-grams).
+        keys = {self.get_index(w, -1) for w in positive + negative if _is_key(w)} - {-1}
         pos = [self.get_vector(w, norm=True) if _is_key(w) else w for w in positive]
         neg = [self.get_vector(w, norm=True) if _is_key(w) else w for w in negative]
         if not pos:
