@@ -16,6 +16,7 @@
 #include "posvec/positional.hpp"
 #include "posvec/rope.hpp"
 #include "posvec/types.hpp"
+#include "posvec/word_lookup.hpp"
 
 namespace posvec {
 
@@ -174,6 +175,7 @@ UnknownWords parseUnknownWords(const std::string& name);
 struct LookedUp {
   std::vector<std::string> tokens;   ///< as looked up; unknown ones replaced by `<unk>` for Token
   std::vector<std::size_t> unknown;  ///< indices of the tokens not in the vocabulary
+  std::vector<std::size_t> built;    ///< those of them built from character n-grams
   MatrixF rows;                      ///< tokens × dim
 };
 
@@ -184,6 +186,11 @@ Eigen::RowVectorXf unknownTokenRow(const Embeddings& embeddings);
 /// Looks every token up in `embeddings`, handling unknown words by `unk`.
 /// InputError for an empty sentence or (Error) an unknown word.
 LookedUp lookUpTokens(const Embeddings& embeddings, const Sentence& tokens,
+                      UnknownWords unk = UnknownWords::Error);
+/// The same over `vectors`: with a fastText model, a token not in the vocabulary
+/// gets the vector of its character n-grams (its index in `built` and `unknown`)
+/// and `unk` is not used; without one, as the overload above.
+LookedUp lookUpTokens(const LookupVectors& vectors, const Sentence& tokens,
                       UnknownWords unk = UnknownWords::Error);
 
 /// The attention input of one sentence: rows · scale, plus PE[start + t] from

@@ -26,6 +26,9 @@ struct StudySettings {
   std::size_t vocabulary = 0;     ///< words in the vectors' vocabulary
   std::int64_t corpusTokens = 0;  ///< tokens of the corpus trained on (0 with vectors)
   double trainSeconds = 0;        ///< wall-clock seconds training took (0 with vectors)
+  /// Placed words that a fastText model's vocabulary lacks, their vectors built
+  /// from character n-grams (in the order placed).
+  std::vector<std::string> builtWords;
 };
 
 /// How the study's numbers move with training: the word similarity of the first

@@ -23,6 +23,7 @@ json settingsJson(const StudySettings& s) {
   json j = {{"source", s.source},        {"trained", s.trained},    {"dim", s.dim},
             {"scale", s.scaleName},      {"scale_factor", s.scale}, {"base", s.base},
             {"vocabulary", s.vocabulary}};
+  if (!s.builtWords.empty()) j["built_from_ngrams"] = s.builtWords;
   if (s.trained) {
     j["epochs"] = s.train.epochs;
     j["window"] = s.train.window;

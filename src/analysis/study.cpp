@@ -17,6 +17,7 @@
 #include "posvec/io.hpp"
 #include "posvec/report.hpp"
 #include "posvec/tokenizer.hpp"
+#include "posvec/word_lookup.hpp"
 
 namespace posvec {
 
@@ -308,6 +309,33 @@ void StudyOptions::validate() const {
   }
 }
 
+namespace {
+
+// A fastText model's vectors with a row added for each placed word its vocabulary
+// lacks, built from the word's character n-grams, so that every measurement finds
+// it; the words are listed in `settings`.
+Embeddings withBuiltWords(const Embeddings& e, const SubwordModel& model,
+                          const std::vector<WordAt>& placed, StudySettings& settings) {
+  for (const auto& w : placed)
+    if (!e.find(w.word) && std::find(settings.builtWords.begin(), settings.builtWords.end(),
+                                     w.word) == settings.builtWords.end())
+      settings.builtWords.push_back(w.word);
+  if (settings.builtWords.empty()) return e;
+  std::vector<std::string> words = e.words();
+  MatrixF rows(static_cast<Eigen::Index>(e.size() + settings.builtWords.size()),
+               static_cast<Eigen::Index>(e.dim()));
+  rows.topRows(static_cast<Eigen::Index>(e.size())) = e.vectors();
+  std::vector<std::int64_t> counts = e.counts();
+  for (std::size_t i = 0; i < settings.builtWords.size(); ++i) {
+    words.push_back(settings.builtWords[i]);
+    rows.row(static_cast<Eigen::Index>(e.size() + i)) = model.vector(settings.builtWords[i]);
+    if (!counts.empty()) counts.push_back(0);
+  }
+  return Embeddings(std::move(words), std::move(rows), std::move(counts));
+}
+
+}  // namespace
+
 StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
   // Everything that can be refused is checked before any training starts.
   o.validate();
@@ -334,7 +362,10 @@ StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
   Embeddings embeddings;
   const TrainConfig config = o.trainConfig();
   if (!o.vectors.empty()) {
-    embeddings = loadVectors(o.vectors, o.vectorsLoad);
+    LookupVectors loaded = loadLookupVectors(o.vectors, o.vectorsLoad);
+    embeddings = std::move(loaded.vectors);
+    settings.vocabulary = embeddings.size();
+    if (loaded.subwords) embeddings = withBuiltWords(embeddings, *loaded.subwords, o.pairs, settings);
     if (o.dim != 0 && embeddings.dim() != o.dim)
       throw StudyOptionError("dim", "dimension " + std::to_string(o.dim) + " does not match the " +
                                         std::to_string(embeddings.dim()) + "-d vectors in '" +
@@ -346,6 +377,7 @@ StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
     for (const auto& s : sentences) settings.corpusTokens += static_cast<std::int64_t>(s.size());
     const auto start = std::chrono::steady_clock::now();
     embeddings = trainOn(sentences, config, std::to_string(config.dim) + "-d", observer);
+    settings.vocabulary = embeddings.size();
     settings.trainSeconds = secondsSince(start);
     settings.source = corpus;
     settings.trained = true;
@@ -373,7 +405,6 @@ StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
   }
 
   settings.dim = embeddings.dim();
-  settings.vocabulary = embeddings.size();
   settings.base = o.base;
   settings.scale = o.scale.factor(embeddings.dim());
   settings.scaleName = scaleLabel(settings.scale, embeddings.dim());

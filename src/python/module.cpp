@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "posvec/posvec.hpp"
@@ -240,6 +241,31 @@ struct Model {
   TrainConfig config() const { return TrainConfig::deserialize(state.config); }
 };
 
+// The vectors of `words` in a model trained with subwords, as fastText composes
+// them: the mean of the word's own row (when it is in the vocabulary) and its
+// n-gram rows; zeros for a word with neither.
+py::array_t<float> subwordVectors(const Model& m, const std::vector<std::string>& words) {
+  const TrainConfig c = m.config();
+  if (!c.subwords) throw ConfigError("the model was trained on whole words only: it has no n-grams");
+  const auto dim = static_cast<std::size_t>(m.state.input.cols());
+  py::array_t<float> out({static_cast<py::ssize_t>(words.size()), static_cast<py::ssize_t>(dim)});
+  float* p = out.mutable_data();
+  py::gil_scoped_release nogil;
+  std::unordered_map<std::string_view, std::int64_t> index;
+  for (std::size_t i = 0; i < m.state.words.size(); ++i)
+    index.emplace(m.state.words[i], static_cast<std::int64_t>(i));
+  const auto nwords = static_cast<std::int64_t>(m.state.words.size());
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    std::vector<std::int64_t> rows = ngramRows(words[i], c.minn, c.maxn, c.bucket, nwords);
+    if (auto it = index.find(words[i]); it != index.end()) rows.insert(rows.begin(), it->second);
+    Eigen::RowVectorXf sum = Eigen::RowVectorXf::Zero(static_cast<Eigen::Index>(dim));
+    for (std::int64_t r : rows) sum += m.state.input.row(r);
+    if (!rows.empty()) sum *= 1.0f / static_cast<float>(rows.size());
+    std::memcpy(p + i * dim, sum.data(), sizeof(float) * dim);
+  }
+  return out;
+}
+
 // The Word2Vec options (gensim's names) as a TrainConfig, validated.
 TrainConfig configFrom(const py::dict& options) {
   TrainConfig c;
@@ -277,6 +303,13 @@ TrainConfig configFrom(const py::dict& options) {
   if (!options["combine"].is_none()) c.combine = options["combine"].cast<int>();
   if (!options["block_negatives"].is_none())
     c.blockNegatives = options["block_negatives"].cast<int>();
+  // posvec.FastText: subword training (fastText's n-grams).
+  if (options.contains("min_n")) {
+    c.subwords = true;
+    c.minn = options["min_n"].cast<int>();
+    c.maxn = options["max_n"].cast<int>();
+    c.bucket = options["bucket"].cast<std::uint32_t>();
+  }
   c.validate();
   return c;
 }
@@ -299,6 +332,11 @@ py::dict configDict(const TrainConfig& c) {
   d["seed"] = c.seed;
   d["max_final_vocab"] = c.maxVocab;
   d["kernel"] = c.kernel == Kernel::Batched ? "batched" : "classic";
+  if (c.subwords) {
+    d["min_n"] = c.minn;
+    d["max_n"] = c.maxn;
+    d["bucket"] = c.bucket;
+  }
   d["combine"] = c.combine;
   d["block_negatives"] = c.blockNegatives;
   d["weights"] = weightTypeName(c.weights);
@@ -504,6 +542,26 @@ void bindModel(py::module_& m) {
                             out.mutable_data() + r * m.state.output.cols());
             return out;
           })
+      // Subword models (posvec.FastText): fastText's .bin, and vectors from n-gram rows.
+      .def(
+          "save_facebook_model",
+          [](const Model& m, const std::string& path) {
+            py::gil_scoped_release nogil;
+            saveFastTextModel(m.state, path);
+          },
+          py::arg("path"))
+      .def("subword_vectors", &subwordVectors, py::arg("words"))
+      .def_property_readonly(
+          "input",
+          [](const Model& m) {
+            // A copy, as output: resuming may reallocate the matrix.
+            py::array_t<float> out({static_cast<py::ssize_t>(m.state.input.rows()),
+                                    static_cast<py::ssize_t>(m.state.input.cols())});
+            if (m.state.input.size())
+              std::memcpy(out.mutable_data(), m.state.input.data(),
+                          sizeof(float) * static_cast<std::size_t>(m.state.input.size()));
+            return out;
+          })
       .def_property_readonly("words", [](const Model& m) { return m.state.words; })
       .def_property_readonly("counts", [](const Model& m) { return m.state.counts; })
       // A model with this vocabulary and no training (build_vocab).
@@ -691,6 +749,7 @@ void bindPositional(py::module_& m) {
 
 void bindStudy(py::module_& m);  // study.cpp
 void bindRope(py::module_& m);   // rope.cpp
+void bindFastText(py::module_& m);  // fasttext.cpp
 
 }  // namespace posvec::python
 
@@ -707,6 +766,7 @@ PYBIND11_MODULE(_posvec, m) {
   m.def("upper_case", &posvec::upperCase, py::arg("text"));
   bindStudy(m);
   bindRope(m);
+  bindFastText(m);
   m.def(
       "detect_format",
       [](const std::string& path) { return posvec::formatName(posvec::detectFormat(path)); },

@@ -359,11 +359,14 @@ Eigen::RowVectorXf unknownTokenRow(const Embeddings& embeddings) {
   return embeddings.vectors().cast<double>().colwise().mean().cast<float>();
 }
 
-LookedUp lookUpTokens(const Embeddings& embeddings, const Sentence& tokens, UnknownWords unk) {
+namespace {
+
+LookedUp lookUp(const Embeddings& embeddings, const SubwordModel* subwords, const Sentence& tokens,
+                UnknownWords unk) {
   if (tokens.empty()) throw InputError("the sentence has no tokens to look up");
   LookedUp out;
   out.tokens = tokens;
-  const auto d = static_cast<Eigen::Index>(embeddings.dim());
+  const auto d = static_cast<Eigen::Index>(subwords ? subwords->dim() : embeddings.dim());
   out.rows = MatrixF::Zero(static_cast<Eigen::Index>(tokens.size()), d);
   Eigen::RowVectorXf mean;
   for (std::size_t t = 0; t < tokens.size(); ++t) {
@@ -373,6 +376,11 @@ LookedUp lookUpTokens(const Embeddings& embeddings, const Sentence& tokens, Unkn
       continue;
     }
     out.unknown.push_back(t);
+    if (subwords) {
+      out.built.push_back(t);
+      out.rows.row(static_cast<Eigen::Index>(t)) = subwords->vector(tokens[t]);
+      continue;
+    }
     switch (unk) {
       case UnknownWords::Error: {
         // Vectors trained without punctuation miss every mark: say how to drop them.
@@ -398,6 +406,16 @@ LookedUp lookUpTokens(const Embeddings& embeddings, const Sentence& tokens, Unkn
     }
   }
   return out;
+}
+
+}  // namespace
+
+LookedUp lookUpTokens(const Embeddings& embeddings, const Sentence& tokens, UnknownWords unk) {
+  return lookUp(embeddings, nullptr, tokens, unk);
+}
+
+LookedUp lookUpTokens(const LookupVectors& vectors, const Sentence& tokens, UnknownWords unk) {
+  return lookUp(vectors.vectors, vectors.subwords ? &*vectors.subwords : nullptr, tokens, unk);
 }
 
 MatrixD attentionInput(const MatrixF& rows, PositionMode mode, const PositionalEncoder& encoder,

@@ -49,6 +49,17 @@ std::vector<std::string> sentencesOf(const std::vector<std::string>& given, cons
 // no_header) for a command that reads a vectors file (defined in cmd_vectors.cpp).
 void addVectorLoadOptions(CLI::App* sub, LoadOptions& options);
 
+// Help text of a command's word-vectors argument: the formats read, a fastText .bin
+// included (defined in cmd_vectors.cpp, as are the two helpers below).
+extern const char* const kVectorsHelp;
+
+// Adds `word` to `built` (the words built from character n-grams, in order of first
+// use) unless it is there already.
+void addBuiltWord(std::vector<std::string>& built, const std::string& word);
+// One stderr line naming the words built from character n-grams ("note: not in the
+// vocabulary, built from character n-grams: a b"); nothing when there are none.
+void noteBuiltWords(const std::vector<std::string>& built);
+
 // For inputs the library reads by path and may seek in (vector files, models):
 // "-" is standard input, copied into an unlinked temporary file whose
 // /proc/self/fd path is returned (messages show it as <stdin>); any other path

@@ -16,6 +16,7 @@
 #include "posvec/positional.hpp"
 #include "posvec/report.hpp"
 #include "posvec/tokenizer.hpp"
+#include "posvec/word_lookup.hpp"
 #include "rope_options.hpp"
 
 namespace posvec::cli {
@@ -354,8 +355,8 @@ void runAttend(const AttendOptions& o) {
     refuseOutputOverInput(valuesPath(o.output), "values output", {o.vectors, o.input});
   const std::vector<std::string> texts = readTexts(o);
 
-  const Embeddings emb = loadVectors(seekableInput(o.vectors), o.load);
-  const std::size_t d = emb.dim();
+  const LookupVectors emb = loadLookupVectors(seekableInput(o.vectors), o.load);
+  const std::size_t d = emb.vectors.dim();
   if (anyRope) {
     // The configuration's rule at this attention's head size.
     rope.headDim = ao.headDim == 0 && ao.heads > 0 ? d / ao.heads : ao.headDim;
@@ -379,6 +380,7 @@ void runAttend(const AttendOptions& o) {
   to.keepPunctuation = !o.noPunctuation;
   const Tokenizer tokenizer(to);
   std::vector<Item> items;
+  std::vector<std::string> built;  // words built from character n-grams
   std::size_t longest = 0;
   for (std::size_t s = 0; s < texts.size(); ++s) {
     Sentence tokens;
@@ -392,8 +394,10 @@ void runAttend(const AttendOptions& o) {
       throw InputError("sentence " + std::to_string(s + 1) + ": " + cli::spelledMessage(e));
     }
     longest = std::max(longest, tokens.size());
+    for (std::size_t t : it.words.built) addBuiltWord(built, it.words.tokens[t]);
     items.push_back(std::move(it));
   }
+  noteBuiltWords(built);
   const Attention attention(d, ao);
   // Every map is kept until the output is written, as text (about 10 bytes a
   // weight) or as npy (8): refused here, before the first map is computed.
@@ -427,7 +431,7 @@ Registrar regAttend(42, [](CLI::App& app) {
   auto o = std::make_shared<AttendOptions>();
   auto* sub = app.add_subcommand(
       "attend", "Attention maps (heads x T x T) of a sentence over its encoded word vectors");
-  sub->add_option("vectors", o->vectors, "Word vectors (word2vec bin/text, npy, .posvec model)")
+  sub->add_option("vectors", o->vectors, kVectorsHelp)
       ->required();
   addVectorLoadOptions(sub, o->load);
   sub->add_option("-s,--sentence", o->sentences,
@@ -475,7 +479,7 @@ Registrar regAttend(42, [](CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--unk", o->unk,
                   "Unknown words: error, zero (zero vector) or token (the mean vector, shown as "
-                  "<unk>)")
+                  "<unk>); a fastText .bin builds them from character n-grams instead")
       ->capture_default_str();
   sub->add_flag("--keep-case", o->keepCase, "Do not lowercase the text before lookup");
   sub->add_flag("--no-punct", o->noPunctuation,

@@ -21,6 +21,7 @@
 #include "posvec/io.hpp"
 #include "posvec/positional.hpp"
 #include "posvec/tokenizer.hpp"
+#include "posvec/word_lookup.hpp"
 
 namespace posvec::cli {
 namespace {
@@ -304,7 +305,7 @@ struct EncodeOptions {
 // One sequence: the library's lookup (tokens as shown, "<unk>" for --unk token) and its rows.
 using Sequence = LookedUp;
 
-std::vector<Sequence> lookUp(const EncodeOptions& o, const Embeddings& emb, UnknownWords unk) {
+std::vector<Sequence> lookUp(const EncodeOptions& o, const LookupVectors& emb, UnknownWords unk) {
   std::vector<std::string> texts = cli::sentencesOf(o.sentences, o.input);
   if (texts.empty())
     throw ConfigError(
@@ -400,14 +401,18 @@ void runEncode(const EncodeOptions& o) {
         "only one input can be '-' (standard input): VECTORS and --input are both '-'");
   if (globals().parseOnly) return;
 
-  const Embeddings emb = loadVectors(seekableInput(o.vectors), o.load);
-  po.dim = emb.dim();
+  const LookupVectors emb = loadLookupVectors(seekableInput(o.vectors), o.load);
+  po.dim = emb.vectors.dim();
   if (po.dim % 2 != 0)
     throw ConfigError("the vectors in '" + o.vectors + "' have " + std::to_string(po.dim) +
                       " dimensions; the position encoding needs an even d_model (each sine "
                       "column is paired with a cosine column)");
   const PositionalEncoder enc(po);
   const std::vector<Sequence> seqs = lookUp(o, emb, unk);
+  std::vector<std::string> built;
+  for (const Sequence& s : seqs)
+    for (std::size_t t : s.built) addBuiltWord(built, s.tokens[t]);
+  noteBuiltWords(built);
   std::vector<MatrixF> batch;
   for (const Sequence& s : seqs) batch.push_back(s.rows);
   const std::vector<MatrixD> encoded = enc.encodeBatch(batch, o.start, scale, o.padEncoding);
@@ -422,8 +427,7 @@ Registrar regEncode(41, [](CLI::App& app) {
   auto opts = std::make_shared<EncodeOptions>();
   auto* sub = app.add_subcommand(
       "encode", "Transformer input for a sentence: each token's vector x scale + PE[start + t]");
-  sub->add_option("vectors", opts->vectors, "Word vectors (word2vec bin/text, npy, .posvec model)")
-      ->required();
+  sub->add_option("vectors", opts->vectors, kVectorsHelp)->required();
   addVectorLoadOptions(sub, opts->load);
   sub->add_option("-s,--sentence", opts->sentences,
                   "Text to encode (tokenized like the corpus); repeat for a batch")
@@ -435,7 +439,8 @@ Registrar regEncode(41, [](CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--unk", opts->unk,
                   "Unknown words: error, zero (a zero vector, so the row is just its encoding) or "
-                  "token (the mean vector, shown as <unk>)")
+                  "token (the mean vector, shown as <unk>); a fastText .bin builds them from "
+                  "character n-grams instead")
       ->capture_default_str();
   sub->add_option("--base", opts->base, "Frequency base")->capture_default_str();
   sub->add_option("--encoding", opts->encoding,

@@ -138,6 +138,7 @@ void run(const Flags& flags) {
   } catch (const StudyOptionError& e) {
     throw ConfigError(flagOf(e.option()) + ": " + e.what());
   }
+  cli::noteBuiltWords(results.settings.builtWords);
   cli::writeOutput("-", flags.json ? summaryJson(results) : studyTable(results));
   if (!o.reportDir.empty() && !cli::globals().quiet)
     std::cerr << "report written to "
@@ -165,7 +166,9 @@ static cli::Registrar reg(50, [](CLI::App& app) {
           std::to_string(defaults.trainConfig().minCount) +
           ") on this text file first (default: the shipped corpus)");
   auto* vectors = sub->add_option("--vectors", flags->study.vectors,
-                                  "Use existing vectors (word2vec bin/text, .npy, model)");
+                                  "Use existing vectors (word2vec bin/text, .npy, model, or a "
+                                  "fastText .bin, whose unknown placed words are built from "
+                                  "character n-grams)");
   sub->add_flag("--replace-invalid", flags->study.replaceInvalid,
                 "--corpus: replace invalid UTF-8 with U+FFFD instead of stopping with an error");
   corpus->excludes(vectors);

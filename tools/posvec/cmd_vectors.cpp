@@ -19,38 +19,24 @@
 #include "posvec/evaluation.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/subwords.hpp"
+#include "posvec/word_lookup.hpp"
 
 namespace posvec::cli {
 namespace {
 
 using nlohmann::json;
 
-const char* kVectorsHelp =
-    "Word vectors: word2vec binary or text, .npy (+ .vocab), a posvec model or a fastText .bin "
-    "(detected from the content; with a fastText .bin, unknown words are built from character "
-    "n-grams)";
-
-// The vectors a query command works on: any vector file, or a fastText .bin whose
-// vocabulary is composed as fastText composes it and whose unknown words are built
-// from their n-grams.
-struct QueryVectors {
-  Embeddings e;
-  std::optional<SubwordModel> subwords;
-  std::vector<std::string> built;  // words built from n-grams, in order of first use
+// The vectors a query command works on (loadLookupVectors), with the words it
+// built from n-grams so far.
+struct QueryVectors : LookupVectors {
+  std::vector<std::string> built;
 };
 
 // `vocabulary`: compose the vocabulary's vectors of a fastText model (for searches).
 QueryVectors loadQueryVectors(const std::string& path, const LoadOptions& load,
                               bool vocabulary = true) {
   QueryVectors q;
-  const std::string input = seekableInput(path);
-  if (SubwordModel::isFastTextFile(input)) {
-    // Without a search over the vocabulary, only the rows of the words asked are read.
-    q.subwords = vocabulary ? SubwordModel::load(input) : SubwordModel::open(input);
-    if (vocabulary) q.e = q.subwords->wordVectors();
-  } else {
-    q.e = loadVectors(input, load);
-  }
+  static_cast<LookupVectors&>(q) = loadLookupVectors(seekableInput(path), load, vocabulary);
   return q;
 }
 
@@ -101,19 +87,13 @@ json neighboursJson(const std::vector<Neighbour>& rows) {
 
 // The vector of `word`: its row, or with a subword model its n-gram vector (noted).
 Eigen::RowVectorXf queryVector(QueryVectors& q, const std::string& word, const std::string& path) {
-  if (auto id = q.e.find(word)) return q.e.vectors().row(*id);
-  if (!q.subwords) requireWord(q.e, word, path);
-  if (std::find(q.built.begin(), q.built.end(), word) == q.built.end()) q.built.push_back(word);
-  return q.subwords->vector(word);
+  if (q.builds(word)) addBuiltWord(q.built, word);
+  if (auto v = q.vector(word)) return *v;
+  requireWord(q.vectors, word, path);
+  return {};
 }
 
-// One stderr line naming the words built from n-grams (nothing when there are none).
-void noteBuilt(const QueryVectors& q) {
-  if (q.built.empty()) return;
-  std::string line = "note: not in the vocabulary, built from character n-grams:";
-  for (const auto& w : q.built) line += " " + w;
-  std::fprintf(stderr, "%s\n", line.c_str());
-}
+void noteBuilt(const QueryVectors& q) { noteBuiltWords(q.built); }
 
 Eigen::RowVectorXf unit(const Eigen::RowVectorXf& v) {
   const float n = v.norm();
@@ -144,7 +124,7 @@ static Registrar similarityReg(30, [](CLI::App& app) {
     QueryVectors q = loadQueryVectors(o->vectors, o->load);
     const Eigen::RowVectorXf a = queryVector(q, o->words[0], o->vectors),
                              b = queryVector(q, o->words[1], o->vectors);
-    const double s = cosine(a.data(), b.data(), q.e.dim());
+    const double s = cosine(a.data(), b.data(), q.vectors.dim());
     noteBuilt(q);
     if (o->json) {
       writeOutput("-",
@@ -175,7 +155,7 @@ static Registrar similarReg(31, [](CLI::App& app) {
   sub->add_flag("--json", o->json, "Print JSON");
   sub->callback([o, negative] {
     QueryVectors q = loadQueryVectors(o->vectors, o->load);
-    const Embeddings& e = q.e;
+    const Embeddings& e = q.vectors;
     std::vector<Neighbour> rows;
     if (o->words.size() == 1 && negative->empty()) {
       const Eigen::RowVectorXf v = queryVector(q, o->words[0], o->vectors);
@@ -228,14 +208,14 @@ static Registrar analogyReg(32, [](CLI::App& app) {
     for (const auto& w : o->words) v.push_back(queryVector(q, w, o->vectors));
     std::vector<Neighbour> rows;
     if (q.built.empty()) {
-      rows = q.e.analogy(o->words[0], o->words[1], o->words[2], o->k, o->restrict);
+      rows = q.vectors.analogy(o->words[0], o->words[1], o->words[2], o->k, o->restrict);
     } else {
       // As Embeddings::analogy, with the built words' vectors: b - a + c on unit
       // vectors, the inputs that are in the vocabulary excluded.
       std::vector<WordId> exclude;
       for (const auto& w : o->words)
-        if (auto id = q.e.find(w)) exclude.push_back(*id);
-      rows = q.e.nearestTo(unit(v[1]) - unit(v[0]) + unit(v[2]), o->k, exclude, o->restrict);
+        if (auto id = q.vectors.find(w)) exclude.push_back(*id);
+      rows = q.vectors.nearestTo(unit(v[1]) - unit(v[0]) + unit(v[2]), o->k, exclude, o->restrict);
     }
     noteBuilt(q);
     if (o->json) {
@@ -439,6 +419,22 @@ static Registrar evalReg(33, [](CLI::App& app) {
 });
 
 }  // namespace
+
+const char* const kVectorsHelp =
+    "Word vectors: word2vec binary or text, .npy (+ .vocab), a posvec model or a fastText .bin "
+    "(detected from the content; with a fastText .bin, unknown words are built from character "
+    "n-grams)";
+
+void addBuiltWord(std::vector<std::string>& built, const std::string& word) {
+  if (std::find(built.begin(), built.end(), word) == built.end()) built.push_back(word);
+}
+
+void noteBuiltWords(const std::vector<std::string>& built) {
+  if (built.empty()) return;
+  std::string line = "note: not in the vocabulary, built from character n-grams:";
+  for (const auto& w : built) line += " " + w;
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
 
 void addVectorLoadOptions(CLI::App* sub, LoadOptions& options) {
   sub->add_option_function<std::string>(

@@ -1,7 +1,8 @@
 """posvec: text to transformer input, from Python.
 
 The same C++ engine as the ``posvec`` command line, with gensim 4's names where
-they overlap: :class:`KeyedVectors`, :class:`Word2Vec`, plus the tokenizer
+they overlap: :class:`KeyedVectors`, :class:`Word2Vec`, fastText models
+(:func:`load_facebook_vectors`, :func:`load_facebook_model`), plus the tokenizer
 (:func:`tokenize`, :func:`tokenize_file`) and sinusoidal positional encodings
 (:func:`positional_encoding`, :func:`encode`, :func:`relative_shift`), and the
 black/brown study (:func:`study`).
@@ -20,6 +21,8 @@ from typing import Any, Iterator, List, Sequence, Tuple, Union
 import numpy as np
 
 from . import _posvec
+from .fasttext import (FastText, FastTextKeyedVectors, load_facebook_model, load_facebook_vectors,
+                       save_facebook_model)
 from .keyedvectors import KeyedVectors
 from .rope import RopeFrequencies, RopeProfile, alibi_bias, alibi_slopes, rope_frequencies, rope_profile
 from .study import Figure, StudyResult, study
@@ -30,6 +33,11 @@ __version__ = "0.1.0"
 __all__ = [
     "KeyedVectors",
     "Word2Vec",
+    "FastText",
+    "FastTextKeyedVectors",
+    "load_facebook_model",
+    "load_facebook_vectors",
+    "save_facebook_model",
     "tokenize",
     "tokenize_file",
     "positional_encoding",
@@ -145,6 +153,16 @@ def relative_shift(k: int, dim: int, encoding: str = "interleaved", base: float 
     return _posvec.relative_shift(int(k), int(dim), encoding, float(base))
 
 
+def _batch_vectors(kv: FastTextKeyedVectors, seqs: List[List[str]]) -> KeyedVectors:
+    """The words of a batch with their vectors (unknown ones built from n-grams)."""
+    words = list(dict.fromkeys(w for seq in seqs for w in seq))
+    for b, seq in enumerate(seqs):
+        if not seq:
+            raise ValueError(f"sentence {b + 1} has no tokens to encode")
+    return KeyedVectors._wrap(_posvec.Embeddings(
+        words, np.vstack([kv.get_vector(w) for w in words]).astype(np.float32)))
+
+
 def encode(
     kv: KeyedVectors,
     sentences: Union[str, Sequence[Union[str, Sequence[str]]]],
@@ -167,7 +185,10 @@ def encode(
     ``key_padding_mask`` convention). Unknown words raise KeyError with
     ``unk="error"``; ``unk="zero"`` encodes them as a zero vector and
     ``unk="token"`` as one shared out-of-vocabulary row, the mean of all vectors
-    (as ``posvec encode --unk``). ``scale``: "sqrt" (√dim), "none" or a number.
+    (as ``posvec encode --unk``). With :class:`FastTextKeyedVectors` (a fastText
+    model with n-grams) every word has a vector and ``unk`` is not used: unknown
+    words are built from their character n-grams, as ``posvec encode`` does with
+    a fastText ``.bin``. ``scale``: "sqrt" (√dim), "none" or a number.
     """
     if unk not in ("error", "zero", "token"):
         raise ValueError(f"unknown unk {unk!r} (choose 'error', 'zero' or 'token')")
@@ -181,6 +202,9 @@ def encode(
             seqs.append(list(s))
     if not seqs:
         raise ValueError("nothing to encode: give at least one sentence")
+    if isinstance(kv, FastTextKeyedVectors) and kv.bucket > 0 and kv.max_n > 0:
+        # Every word has a vector: the batch's own words, unknown ones from their n-grams.
+        kv = _batch_vectors(kv, seqs)
     ids = []
     for b, seq in enumerate(seqs):
         if not seq:

@@ -396,6 +396,10 @@ class KeyedVectors:
                 msg += f"; did you mean '{hint}'?"
         return KeyError(msg)
 
+    def _has_vector(self, key: object) -> bool:
+        """True when get_vector(key) gives a vector (FastTextKeyedVectors: any word)."""
+        return self.get_index(key, -1) >= 0
+
     def _require_words(self) -> "_posvec.Embeddings":
         if self._e is None:
             raise ValueError("these KeyedVectors hold no words yet")
@@ -422,7 +426,7 @@ class KeyedVectors:
             if isinstance(key, np.ndarray):
                 mean += weight * key
                 total += abs(weight)
-            elif self.get_index(key, -1) >= 0:
+            elif self._has_vector(key):
                 mean += weight * self.get_vector(key, norm=pre_normalize)
                 total += abs(weight)
             elif not ignore_missing:
@@ -464,7 +468,7 @@ class KeyedVectors:
             raise ValueError("cannot compute similarity with no input")
         mean = self.get_mean_vector(keys, weights, pre_normalize=True, post_normalize=True,
                                     ignore_missing=False)
-        ids = {self.get_index(k) for k in keys if _is_key(k)}
+        ids = {self.get_index(k, -1) for k in keys if _is_key(k)} - {-1}
         return mean, ids
 
     def most_similar(
@@ -520,7 +524,9 @@ class KeyedVectors:
         if isinstance(topn, int) and topn < 1:
             return []
         positive, negative = _as_list(positive), _as_list(negative)
-        keys = {self.get_index(w) for w in positive + negative if _is_key(w)}
+        # Inputs left out of the answers; an unknown word raises from get_vector (or,
+        # with FastTextKeyedVectors, is built from its n-grams).
+        keys = {self.get_index(w, -1) for w in positive + negative if _is_key(w)} - {-1}
         pos = [self.get_vector(w, norm=True) if _is_key(w) else w for w in positive]
         neg = [self.get_vector(w, norm=True) if _is_key(w) else w for w in negative]
         if not pos:

@@ -282,6 +282,10 @@ class Word2Vec:
                 self.build_vocab(sentences, corpus_file=corpus_file, trim_rule=trim_rule)
             self.train(epochs=epochs)
 
+    def _wrap_vectors(self, model: "_posvec.Model") -> KeyedVectors:
+        """The trained model's vectors as .wv (posvec.FastText: with n-grams)."""
+        return KeyedVectors._wrap(model.embeddings())
+
     @property
     def _trains_nothing(self) -> bool:
         return not self.options["hs"] and not self.options["negative"]
@@ -473,7 +477,7 @@ class Word2Vec:
                 self._model = _posvec.Model.from_vocabulary(ordered, [int(raw[w]) for w in ordered],
                                                              self._engine_options())
                 self.options["min_count"] = min_count
-            self._wv = KeyedVectors._wrap(self._model.embeddings())
+            self._wv = self._wrap_vectors(self._model)
             self._wv_assigned = False
             if not keep_raw_vocab:
                 self.raw_vocab = {}
@@ -532,7 +536,7 @@ class Word2Vec:
         self.corpus_total_words = other_model.corpus_total_words
         self._model = _posvec.Model.from_vocabulary(list(kv.index_to_key), list(counts),
                                                      self._engine_options())
-        self._wv = KeyedVectors._wrap(self._model.embeddings())
+        self._wv = self._wrap_vectors(self._model)
 
     # ---- training ---------------------------------------------------------------------
 
@@ -637,7 +641,7 @@ class Word2Vec:
         for key in ("combine", "block_negatives"):  # None chose the library's default
             if self.options.get(key) is None:
                 self.options[key] = self._model.config[key]
-        self._wv = KeyedVectors._wrap(self._model.embeddings())
+        self._wv = self._wrap_vectors(self._model)
         self._wv_assigned = False
         for cb in self.callbacks:
             if hasattr(cb, "on_train_end"):
@@ -818,9 +822,12 @@ class Word2Vec:
         model = _posvec.Model.load(path)
         config = dict(model.config)
         config["max_final_vocab"] = config["max_final_vocab"] or None  # 0: no limit
+        if "min_n" in config and cls is Word2Vec:
+            raise ValueError(f"'{path}' was trained with subwords (character n-grams): load it "
+                             "with posvec.FastText.load")
         self = cls(**{**config, **kwargs})
         self._model = model
-        self._wv = KeyedVectors._wrap(model.embeddings())
+        self._wv = self._wrap_vectors(model)
         self.corpus_total_words = int(sum(model.counts))
         return self
 

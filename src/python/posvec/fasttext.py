@@ -1,0 +1,256 @@
+"""Subword vectors with gensim 4's names: fastText models read from their ``.bin``
+file, in which any word has a vector (the mean of its own row and the rows of its
+character n-grams, exactly as fastText forms them)."""
+
+from __future__ import annotations
+
+import operator
+import os
+from typing import Any, Dict, Iterable, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _posvec
+from .keyedvectors import KeyedVectors, _unitvec
+from .word2vec import Word2Vec
+
+
+class FastTextKeyedVectors(KeyedVectors):
+    """Word vectors of a fastText model, shaped like gensim's FastTextKeyedVectors.
+
+    The vocabulary (``key_to_index``, ``index_to_key``, ``vectors``) holds the
+    words of the model with their vectors composed as fastText composes them
+    (``vectors`` is a read-only float32 view of the C++ matrix, no copy). Any other
+    word is built from its character n-grams: ``kv["unseen"]``,
+    ``kv.most_similar("unseen")`` and ``kv.similarity("unseen", "word")`` work, and
+    ``"unseen" in kv`` is True whenever the model has n-grams (a word too short
+    for any n-gram gets the zero vector, as in fastText and gensim).
+    ``vectors_vocab`` and ``vectors_ngrams`` are the model's raw word rows and
+    bucket rows (read-only views).
+    """
+
+    @classmethod
+    def _from_model(cls, model: "_posvec.SubwordModel") -> "FastTextKeyedVectors":
+        return cls._from_source(model.word_vectors(), model)
+
+    @classmethod
+    def _from_source(cls, embeddings: "_posvec.Embeddings", source: Any) -> "FastTextKeyedVectors":
+        kv = cls._wrap(embeddings)
+        kv._model = source  # a SubwordModel, or a trained model's n-grams
+        return kv
+
+    @property
+    def min_n(self) -> int:
+        return self._model.minn
+
+    @property
+    def max_n(self) -> int:
+        return self._model.maxn
+
+    @property
+    def bucket(self) -> int:
+        return self._model.bucket
+
+    @property
+    def vectors_vocab(self) -> np.ndarray:
+        return self._model.vectors_vocab
+
+    @property
+    def vectors_ngrams(self) -> np.ndarray:
+        return self._model.vectors_ngrams
+
+    def __contains__(self, key: object) -> bool:
+        # gensim's rule: with n-grams, every word has a vector.
+        if not isinstance(key, str):
+            return False
+        return (self.bucket > 0 and self.max_n > 0) or KeyedVectors.__contains__(self, key)
+
+    def has_index_for(self, key: object) -> bool:
+        """True only for the words of the vocabulary (gensim's has_index_for)."""
+        return KeyedVectors.__contains__(self, key)
+
+    def _has_vector(self, key: object) -> bool:
+        return key in self or super()._has_vector(key)
+
+    def get_vector(self, key: str, norm: bool = False) -> np.ndarray:
+        """The vector of ``key``: its row when it is in the vocabulary, else the mean
+        of its n-gram rows (KeyError only for a model without n-grams)."""
+        if isinstance(key, str) and self.get_index(key, -1) < 0 and key in self:
+            v = self._model.vectors([key])[0]
+            return _unitvec(v) if norm else v
+        return super().get_vector(key, norm)
+
+    word_vec = get_vector
+
+    def similarity(self, w1: str, w2: str) -> float:
+        """Cosine similarity (computed in double); any words."""
+        if self.has_index_for(w1) and self.has_index_for(w2):
+            return super().similarity(w1, w2)
+        a = self.get_vector(w1).astype(np.float64)
+        b = self.get_vector(w2).astype(np.float64)
+        na, nb = np.linalg.norm(a), np.linalg.norm(b)
+        return float(a @ b / (na * nb)) if na > 0 and nb > 0 else 0.0
+
+    def __repr__(self) -> str:
+        return (f"<posvec.FastTextKeyedVectors: {len(self)} words x {self.vector_size} dimensions, "
+                f"n-grams {self.min_n}-{self.max_n}, {self.bucket} buckets>")
+
+
+class _TrainedNgrams:
+    """A trained model's n-grams under SubwordModel's names, for FastTextKeyedVectors."""
+
+    def __init__(self, model: "_posvec.Model") -> None:
+        self._m = model
+        config = model.config
+        self.minn, self.maxn, self.bucket = config["min_n"], config["max_n"], config["bucket"]
+
+    def vectors(self, words: Sequence[str]) -> np.ndarray:
+        return self._m.subword_vectors(list(words))
+
+    @property
+    def vectors_vocab(self) -> np.ndarray:
+        return self._m.input[: len(self._m.words)]  # a copy: training may reallocate
+
+    @property
+    def vectors_ngrams(self) -> np.ndarray:
+        return self._m.input[len(self._m.words):]
+
+
+def _int_in(name: str, value: Any, low: int, high: int) -> int:
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer (got {type(value).__name__})") from None
+    if not low <= v <= high:
+        raise ValueError(f"{name} must be from {low} to {high} (got {v})")
+    return v
+
+
+class FastText(Word2Vec):
+    """Subword (fastText) vectors trained by posvec's C++ engine, shaped like
+    gensim.models.FastText: a word's input vector is the mean of its own row and
+    the rows of its character n-grams (``min_n`` to ``max_n`` characters, hashed
+    into ``bucket`` rows as fastText hashes them), so ``wv`` gives any word a vector.
+
+    Everything else is :class:`Word2Vec`'s (``sg=1``, skip-gram, is the default
+    here; gensim's FastText defaults to CBOW). ``wv`` is a
+    :class:`FastTextKeyedVectors`; :meth:`save_facebook_model` writes fastText's
+    ``.bin``, which ``fasttext``'s CLI and gensim's ``load_facebook_model`` read.
+    """
+
+    def __init__(
+        self,
+        sentences: Optional[Iterable[Sequence[str]]] = None,
+        corpus_file: Optional[Union[str, os.PathLike]] = None,
+        vector_size: int = 100,
+        window: int = 5,
+        min_count: int = 5,
+        min_n: int = 3,
+        max_n: int = 6,
+        bucket: int = 2000000,
+        sg: int = 1,
+        negative: int = 5,
+        epochs: int = 5,
+        workers: int = 0,
+        seed: int = 1,
+        **kwargs: Any,
+    ) -> None:
+        for name in ("max_final_vocab", "trim_rule", "max_vocab_size"):
+            if kwargs.get(name) is not None:
+                raise ValueError(f"{name}: posvec.FastText keeps every word reaching min_count "
+                                 "(no other vocabulary rule)")
+        object.__setattr__(self, "_ngrams", dict(
+            min_n=_int_in("min_n", min_n, 1, 64), max_n=_int_in("max_n", max_n, 0, 64),
+            bucket=_int_in("bucket", bucket, 1, 2**31 - 1)))
+        object.__setattr__(self, "_loaded", None)
+        super().__init__(sentences=sentences, corpus_file=corpus_file, vector_size=vector_size,
+                         window=window, min_count=min_count, sg=sg, negative=negative,
+                         epochs=epochs, workers=workers, seed=seed, **kwargs)
+
+    @property
+    def min_n(self) -> int:
+        return self._ngrams["min_n"]
+
+    @property
+    def max_n(self) -> int:
+        return self._ngrams["max_n"]
+
+    @property
+    def bucket(self) -> int:
+        return self._ngrams["bucket"]
+
+    def _engine_options(self, **changes: Any) -> Dict[str, Any]:
+        return dict(super()._engine_options(**changes), **self._ngrams)
+
+    def _wrap_vectors(self, model: "_posvec.Model") -> KeyedVectors:
+        return FastTextKeyedVectors._from_source(model.embeddings(), _TrainedNgrams(model))
+
+    def build_vocab(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("posvec.FastText has no separate build_vocab: it counts its "
+                                  "vocabulary while it trains (give sentences or corpus_file to "
+                                  "FastText(...) or to train()), and needs hs=1 or negative > 0")
+
+    def train(self, *args: Any, **kwargs: Any) -> "FastText":
+        if self._loaded is not None:
+            raise NotImplementedError("posvec cannot continue training a model read from a fastText "
+                                      ".bin; train a new posvec.FastText on the corpus")
+        return super().train(*args, **kwargs)
+
+    def save_facebook_model(self, path: Union[str, os.PathLike]) -> None:
+        """Writes fastText's ``.bin`` (version 12, as fastText 0.9.2 writes it)."""
+        save_facebook_model(self, path)
+
+    @classmethod
+    def _from_model(cls, model: "_posvec.SubwordModel") -> "FastText":
+        args = model.args
+        ft = cls(vector_size=model.dim, min_n=max(model.minn, 1), max_n=model.maxn,
+                 bucket=max(model.bucket, 1), **args)
+        ft._loaded = model
+        ft._wv = FastTextKeyedVectors._from_model(model)
+        return ft
+
+    def __repr__(self) -> str:
+        return (f"<posvec.FastText: {len(self.wv)} words x {self.vector_size} dimensions, "
+                f"n-grams {self.min_n}-{self.max_n}, {self.bucket} buckets>")
+
+
+def save_facebook_model(model: FastText, path: Union[str, os.PathLike], encoding: str = "utf-8") -> None:
+    """Writes ``model`` as fastText's ``.bin`` (gensim.models.fasttext.save_facebook_model):
+    ``fasttext print-word-vectors``/``nn`` and gensim's ``load_facebook_model`` read it
+    and give the same vectors. Atomic (a temporary file renamed)."""
+    if encoding.lower().replace("-", "") != "utf8":
+        raise ValueError("posvec writes UTF-8 words only (encoding='utf-8')")
+    if not isinstance(model, FastText):
+        raise TypeError(f"save_facebook_model writes a posvec.FastText (got {type(model).__name__})")
+    path = os.fspath(path)
+    if model._loaded is not None:
+        model._loaded.save(path)
+    elif model._model is not None:
+        model._model.save_facebook_model(path)
+    else:
+        raise ValueError("nothing to save: the model is not trained yet")
+
+
+def _load(path: Union[str, os.PathLike]) -> "_posvec.SubwordModel":
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"'{path}' does not exist")
+    return _posvec.SubwordModel.load(path)
+
+
+def load_facebook_vectors(path: Union[str, os.PathLike], encoding: str = "utf-8") -> FastTextKeyedVectors:
+    """The vectors of a fastText ``.bin`` model (skip-gram or CBOW, as fastText 0.9
+    writes it), as gensim.models.fasttext.load_facebook_vectors reads them:
+    unknown words are built from their character n-grams. A supervised or
+    quantized model is refused (ValueError)."""
+    if encoding.lower().replace("-", "") != "utf8":
+        raise ValueError("posvec reads UTF-8 words only (encoding='utf-8')")
+    return FastTextKeyedVectors._from_model(_load(path))
+
+
+def load_facebook_model(path: Union[str, os.PathLike], encoding: str = "utf-8") -> FastText:
+    """A fastText ``.bin`` model as a :class:`FastText` whose ``wv`` are its vectors
+    (gensim.models.fasttext.load_facebook_model's shape)."""
+    if encoding.lower().replace("-", "") != "utf8":
+        raise ValueError("posvec reads UTF-8 words only (encoding='utf-8')")
+    return FastText._from_model(_load(path))
