@@ -42,6 +42,7 @@ OLD_SYNC = re.compile(r"synchronisation: (\d+) rounds for the (\d+) \+ (\d+) mos
 # The line every build after it prints on rank 0.
 NEW_SYNC = re.compile(r"sync: (\d+) rounds, ([\d.e+-]+) MB sent per rank, ([\d.e+-]+) % of wall "
                       r"time waiting")
+EPOCH_RATE = re.compile(r"epoch 1 done:.*\(([\d.]+)([kM]) words/s\)")
 MPI_TCP = ["--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl", "tcp,self",
            "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo"]
 QUALITY_KEYS = ("analogy", "wordsim353", "simlex999")
@@ -70,9 +71,11 @@ def sha(path):
     return h.hexdigest()[:12]
 
 
-def train_cmd(posvec, corpus, out, threads, dim, epochs, seed):
+def train_cmd(posvec, corpus, out, threads, dim, epochs, seed, min_count=5):
+    common = COMMON[:]
+    common[common.index("--min-count") + 1] = str(min_count)
     return [posvec, "train", corpus, "-o", out, "--dim", str(dim), "--epochs", str(epochs),
-            "--threads", str(threads), "--seed", str(seed), "--json"] + COMMON
+            "--threads", str(threads), "--seed", str(seed), "--json"] + common
 
 
 def mpi_cmd(args, ranks, cmd):
@@ -116,7 +119,7 @@ def parse_sync(err, ranks):
         rounds, warm = int(m.group(1)), int(m.group(6) or 0)
         hot, full = float(m.group(4)), float(m.group(5))
         reduced = (rounds + warm) * hot + full
-        return {"rounds": rounds + warm + 1, "own_mb": reduced * 2 * (ranks - 1) / ranks,
+        return {"rounds": rounds + warm, "own_mb": reduced * 2 * (ranks - 1) / ranks,
                 "waiting": None, "own_kind": "reduced x 2(p-1)/p", "hot_mb": hot,
                 "all_mb": full, "hot_rows": int(m.group(2)) + int(m.group(3))}
     return {"rounds": None, "own_mb": None, "waiting": None, "own_kind": None}
@@ -124,7 +127,7 @@ def parse_sync(err, ranks):
 
 def measure(args, posvec, corpora, tmp):
     """Everything measured for one binary, as a dict (cached by the binary's hash)."""
-    key = "mpi-%s-x%d-d%d-r%s-s%d-e%d%s" % (
+    key = "mpi2-%s-x%d-d%d-r%s-s%d-e%d%s" % (
         sha(posvec), args.copies, args.dim, "_".join(map(str, args.ranks)), args.seeds,
         args.epochs, "-noq" if args.no_quality else "")
     cache = os.path.join(ROOT, "tools", "bench", "out", key + ".json")
@@ -136,12 +139,14 @@ def measure(args, posvec, corpora, tmp):
     brown, xn = corpora
     res = {"binary": posvec, "sha": sha(posvec), "date": datetime.datetime.utcnow()
            .strftime("%Y-%m-%d %H:%M UTC"), "load_start": os.getloadavg()[0], "traffic": {},
-           "quality": {}, "rate": {}}
+           "quality": {}, "rate": {}, "sweep": {}}
     # Compute throughput of one core (one process, one thread, no MPI), Brown, 1 epoch.
     for dim in sorted({args.dim, 300}):
-        wall, out, _ = run(train_cmd(posvec, brown, os.path.join(tmp, "r.bin"), 1, dim, 1, 1))
-        secs = json.loads(out.strip().splitlines()[-1]).get("seconds", wall)
-        res["rate"][str(dim)] = args.brown_words / secs
+        wall, out, err = run(train_cmd(posvec, brown, os.path.join(tmp, "r.bin"), 1, dim, 1,
+                                       1))
+        m = EPOCH_RATE.search(err)  # the epoch's own rate: training only
+        res["rate"][str(dim)] = float(m.group(1)) * {"k": 1e3, "M": 1e6}[m.group(2)] if m \
+            else args.brown_words / json.loads(out)["seconds"]
         log("bench-mpi: %s: one core, dim %d: %.0fk words/s" % (posvec, dim,
                                                               res["rate"][str(dim)] / 1e3))
     for p in args.ranks:
@@ -149,10 +154,24 @@ def measure(args, posvec, corpora, tmp):
                                          1))
         wall, out, err, sent = wire_run(args, cmd, tmp)
         t = parse_sync(err, p)
-        t.update({"wall": wall, "wire_mb": sent / p / MB, "load": os.getloadavg()[0]})
+        t.update({"wall": wall, "wire_mb": sent / p / MB, "load": os.getloadavg()[0],
+                  "vocab": json.loads(out)["words"]})
         res["traffic"][str(p)] = t
         log("bench-mpi: %s: %d ranks: %.1f MB per rank on the wire, own %s MB, %.1f s" %
             (posvec, p, t["wire_mb"], t["own_mb"], wall))
+    # For the projection: how the traffic grows with the vocabulary and the dimension (4 ranks).
+    for name, extra, dim, mc in (("V 7000", ["--max-vocab", "7000"], args.dim, 5),
+                                 ("min-count 1", [], args.dim, 1),
+                                 ("dim 300", [], 300, 5)):
+        cmd = mpi_cmd(args, 4, train_cmd(posvec, xn, os.path.join(tmp, "t.bin"), 1, dim, 1, 1,
+                                         mc) + extra)
+        wall, out, err, sent = wire_run(args, cmd, tmp)
+        t = parse_sync(err, 4)
+        t.update({"wall": wall, "wire_mb": sent / 4 / MB, "dim": dim,
+                  "vocab": json.loads(out)["words"]})
+        res["sweep"][name] = t
+        log("bench-mpi: %s: 4 ranks, %s: V %d, %.1f MB per rank on the wire, own %s MB" %
+            (posvec, name, t["vocab"], t["wire_mb"], t["own_mb"]))
     if not args.no_quality:
         for p in [1] + args.ranks:
             scores = []
@@ -184,18 +203,27 @@ def ratio(new, old):
 
 def print_traffic(args, new, old, words):
     print("\nTraffic: Brown x%d (%d words), 1 epoch, dim %d, one thread a rank, Open MPI over TCP "
-          "on loopback (shared memory off); MB per rank" % (args.copies, words, args.dim))
-    print("| ranks | wire, baseline | wire, new | new/baseline | posvec's own, baseline | "
-          "posvec's own, new | rounds (baseline / new) | waiting, new | wall s (baseline / new) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "on loopback (shared memory off); MB sent per rank; b = baseline, n = new" %
+          (args.copies, words, args.dim))
+    print("| ranks | wire b | wire n | n/b | own b | own n | n/b | rounds b / n | "
+          "waiting b / n | wall s b / n | n/b |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for p in args.ranks:
         n = new["traffic"][str(p)]
         o = old["traffic"][str(p)] if old else {}
-        print("| %d | %s | %.1f | %s | %s | %s | %s / %s | %s | %s / %.1f |" % (
+        print("| %d | %s | %.1f | %s | %s | %s | %s | %s / %s | %s / %s | %s / %.1f | %s |" % (
             p, fmt(o.get("wire_mb")), n["wire_mb"], ratio(n["wire_mb"], o.get("wire_mb")),
-            fmt(o.get("own_mb")), fmt(n["own_mb"]), fmt(o.get("rounds"), "%d"),
-            fmt(n["rounds"], "%d"), fmt(n["waiting"], "%.0f %%"), fmt(o.get("wall")), n["wall"]))
-    if old and str(4) in new["traffic"]:
+            fmt(o.get("own_mb")), fmt(n["own_mb"]), ratio(n["own_mb"], o.get("own_mb")),
+            fmt(o.get("rounds"), "%d"), fmt(n["rounds"], "%d"), fmt(o.get("waiting"), "%.0f %%"),
+            fmt(n["waiting"], "%.0f %%"), fmt(o.get("wall")), n["wall"],
+            ratio(n["wall"], o.get("wall"))))
+    kinds = {r["traffic"][str(args.ranks[0])].get("own_kind") for r in (new, old) if r}
+    if "reduced x 2(p-1)/p" in kinds:
+        print("(own: the `sync:` line's MB sent per rank; for a build that prints only the "
+              "`synchronisation:` line, the MB it reduces times 2(p-1)/p, a ring all-reduce's "
+              "bytes sent; rounds there: the frequent-row rounds, the epoch-end exchange of all "
+              "rows not counted)")
+    if old and "4" in new["traffic"]:
         r = new["traffic"]["4"]["wire_mb"] / old["traffic"]["4"]["wire_mb"]
         print("Bytes on the wire at 4 ranks: %.1f %% of the baseline's (target <= 25 %%): %s" %
               (100 * r, "met" if r <= 0.25 else "NOT met"))
@@ -238,8 +266,10 @@ def main():
                          "settings match (the baseline need not be re-run)")
     ap.add_argument("--mpirun", default=shutil.which("mpirun") or "mpirun")
     ap.add_argument("--mpirun-flags", default="", help="extra mpirun flags")
-    ap.add_argument("--data", default=os.environ.get("POSVEC_SHARED_DATA",
-                                                     os.path.join(ROOT, "..", "shared", "data")),
+    shared = [os.path.join(ROOT, "..", "shared", "data"),  # beside the main checkout
+              os.path.join(ROOT, "..", "..", "shared", "data")]  # beside a worktree's parent
+    ap.add_argument("--data", default=os.environ.get("POSVEC_SHARED_DATA", next(
+        (d for d in shared if os.path.isdir(d)), shared[0])),
                     help="evaluation data (questions-words.txt, wordsim353.tsv, simlex999.txt)")
     ap.add_argument("--ranks", default="2,4,8")
     ap.add_argument("--copies", type=int, default=4, help="Brown xN for the traffic runs")
@@ -284,7 +314,7 @@ def main():
         if old else ""))
     print_traffic(args, new, old, words)
     print_quality(args, new, old)
-    mpi_model.report(new, old, args.copies * args.brown_words, brown, args.dim, args.ranks)
+    mpi_model.report(new, old, args.copies * args.brown_words, args.copies)
 
 
 if __name__ == "__main__":
