@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -42,7 +43,7 @@ OLD_SYNC = re.compile(r"synchronisation: (\d+) rounds for the (\d+) \+ (\d+) mos
 # The line every build after it prints on rank 0.
 NEW_SYNC = re.compile(r"sync: (\d+) rounds, ([\d.e+-]+) MB sent per rank, ([\d.e+-]+) % of wall "
                       r"time waiting")
-EPOCH_RATE = re.compile(r"epoch 1 done:.*\(([\d.]+)([kM]) words/s\)")
+EPOCH_WORDS = re.compile(r"epoch 1 done: loss [^,]*, ([\d.]+)([kM]) words")
 MPI_TCP = ["--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl", "tcp,self",
            "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo"]
 QUALITY_KEYS = ("analogy", "wordsim353", "simlex999")
@@ -140,15 +141,23 @@ def measure(args, posvec, corpora, tmp):
     res = {"binary": posvec, "sha": sha(posvec), "date": datetime.datetime.utcnow()
            .strftime("%Y-%m-%d %H:%M UTC"), "load_start": os.getloadavg()[0], "traffic": {},
            "quality": {}, "rate": {}, "sweep": {}}
-    # Compute throughput of one core (one process, one thread, no MPI), Brown, 1 epoch.
+    # Compute throughput of one core (one process, one thread, no MPI) on Brown, from CPU time
+    # so that other load on the machine does not lower it: (CPU of 2 epochs - CPU of 1 epoch)
+    # / words of an epoch, which also leaves out counting and writing.
     for dim in sorted({args.dim, 300}):
-        wall, out, err = run(train_cmd(posvec, brown, os.path.join(tmp, "r.bin"), 1, dim, 1,
-                                       1))
-        m = EPOCH_RATE.search(err)  # the epoch's own rate: training only
-        res["rate"][str(dim)] = float(m.group(1)) * {"k": 1e3, "M": 1e6}[m.group(2)] if m \
-            else args.brown_words / json.loads(out)["seconds"]
-        log("bench-mpi: %s: one core, dim %d: %.0fk words/s" % (posvec, dim,
-                                                              res["rate"][str(dim)] / 1e3))
+        cpu = []
+        for epochs in (1, 2):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            _, _, err = run(train_cmd(posvec, brown, os.path.join(tmp, "r.bin"), 1, dim, epochs,
+                                      1))
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        m = EPOCH_WORDS.search(err)
+        epoch_words = float(m.group(1)) * {"k": 1e3, "M": 1e6}[m.group(2)] if m \
+            else args.brown_words
+        res["rate"][str(dim)] = epoch_words / max(1e-3, cpu[1] - cpu[0])
+        log("bench-mpi: %s: one core, dim %d: %.0fk words/s (CPU time of an epoch %.2f s)" % (
+            posvec, dim, res["rate"][str(dim)] / 1e3, cpu[1] - cpu[0]))
     for p in args.ranks:
         cmd = mpi_cmd(args, p, train_cmd(posvec, xn, os.path.join(tmp, "t.bin"), 1, args.dim, 1,
                                          1))

@@ -24,7 +24,9 @@ Inputs, all measured by bench_mpi.py with the build's default synchronisation se
     the default --min-count 5, --min-count 1), y taken as proportional to V (a once-an-epoch
     exchange of whole matrices); x(V) = x0 (V / V0)^gamma, gamma fitted;
   - how both grow with the dimension: a 4-rank run at dim 300, (d / d0)^delta;
-  - r1(100), r1(300): one process, one thread, Brown, 1 epoch (the epoch's own words/s).
+  - r1(100), r1(300): one process, one thread, Brown: words of an epoch / CPU seconds of an
+    epoch (CPU of a 2-epoch run minus a 1-epoch run), so other load on the machine does not
+    lower it.
 Cores are assumed to scale linearly (c * r1), and the network to carry B both ways at once.
 
 The baseline (hot rows every --sync-words, all rows each epoch) is also given by its own formula
