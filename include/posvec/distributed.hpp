@@ -3,8 +3,8 @@
 /// reads its own share of the corpus, the ranks reduce their word counts into the
 /// vocabulary a single process would build, and each trains its share with its
 /// own threads while the ranks combine their weights by collective operations
-/// (Ji et al., "Parallelizing Word2Vec in Shared and Distributed Memory"): the
-/// rows of the most frequent words often, every row at the end of each epoch.
+/// (Ji et al., "Parallelizing Word2Vec in Shared and Distributed Memory"): each
+/// row about as often as it is trained, only the rows that changed.
 /// Without MPI in the build (POSVEC_MPI=OFF), Cluster's constructor throws
 /// ConfigError and nothing else changes.
 ///
@@ -27,48 +27,85 @@ namespace posvec {
 
 /// How often, and how, the ranks combine their weights.
 struct SyncOptions {
-  /// Words each rank trains between two synchronisations of the frequent rows
-  /// (1000 to 10^12). Every rank synchronises at the same fractions of its own
-  /// share, so all stay in step.
+  /// Words each rank trains between two synchronisation rounds (1000 to 10^12).
+  /// Every rank synchronises at the same fractions of its own share, so all stay
+  /// in step.
   std::int64_t syncWords = 100'000;
   /// Warm-up: in the first epoch of a new model, the first interval is this many
   /// words and each next one twice the last, up to syncWords. From their common
   /// random start the ranks' rows move fast and in the same directions, so changes
-  /// summed after long intervals overshoot; later the rows change slowly. 0 (or
+  /// combined after long intervals overshoot; later the rows change slowly. 0 (or
   /// syncWords and more): none.
   std::int64_t syncWarmup = 5'000;
-  /// Rows combined at those points: the most frequent words (input and, for
+  /// Rows of the most frequent words combined at every round (input and, for
   /// negative sampling, output rows; the inner nodes nearest the root for
-  /// hierarchical softmax). 0: every row every time.
-  std::int64_t syncRows = 4096;
+  /// hierarchical softmax). Sparse schedule: the row of frequency rank r beyond
+  /// them every 2^t rounds, 2^(t-1) * syncRows <= r < 2^t * syncRows (about every
+  /// r / syncRows rounds). Dense schedule: only these rows, all others at the end
+  /// of each epoch. 0: every row every round.
+  std::int64_t syncRows = 256;
+
+  /// Which rows travel when.
+  enum class Schedule { Sparse, Dense };
+  /// \var Schedule::Sparse
+  /// Rank-geometric: a row's round interval grows with its frequency rank; only
+  /// rows some rank changed since their last exchange travel, overlapped with
+  /// training (non-blocking collectives); every changed row once at the end of
+  /// training (the default).
+  /// \var Schedule::Dense
+  /// The syncRows most frequent rows every round, every row at every epoch's end,
+  /// each a blocking reduction of 32-bit floats (the schedule before the sparse one).
+
+  /// Which rows travel when (default Sparse).
+  Schedule schedule = Schedule::Sparse;
+
   /// How the ranks' rows are combined. Every rank starts from the same rows and
-  /// trains 1/N of the words; SumChanges adds up every rank's change since the
-  /// last synchronisation (all words count, as in one process), Average takes
-  /// their mean (each rank's change counts 1/N: a word seen by one rank only
-  /// moves N times less than it would in one process).
-  enum class Combine { SumChanges, Average };
+  /// trains 1/N of the words. SumChanges adds up every rank's change since the
+  /// last synchronisation (as one process would apply them while the changes are
+  /// small). But a row that every rank trains many times between two rounds moves
+  /// most of the way to its local optimum on each rank: N such changes summed
+  /// overshoot by N - 1 times the distance, and from 3 ranks on the error grows
+  /// round after round (4 ranks on Brown: the loss climbs 2.7, 85.8, 464.6).
+  /// Average takes the mean of the ranks' rows (always stable, but a word seen by
+  /// one rank only moves N times less). BoundedSum keeps the change of a row one
+  /// rank changed and takes 1.5 times the mean change of the n >= 2 ranks that
+  /// changed it: a rare row one rank trained keeps its change whole, and a row
+  /// every rank drove a fraction p of the way to the same optimum ends
+  /// |1 - 1.5 p| <= 0.5 times as far from it as before, at any number of ranks.
+  enum class Combine { BoundedSum, SumChanges, Average };
+  /// \var Combine::BoundedSum
+  /// One rank's change whole, 1.5 times the mean change of more (the default;
+  /// sparse schedule only).
   /// \var Combine::SumChanges
-  /// Add up every rank's change since the last synchronisation (the default).
+  /// Add up every rank's change since the last synchronisation.
   /// \var Combine::Average
   /// Take the mean of the ranks' rows.
 
-  /// How the rows are combined (default SumChanges).
-  Combine combine = Combine::SumChanges;
+  /// How the rows are combined (default BoundedSum).
+  Combine combine = Combine::BoundedSum;
+
+  /// Sparse schedule: changes travel as 16-bit brain floats (bfloat16: 8 bits of
+  /// mantissa, float's range), summed in float at every step of the reduction;
+  /// false: 32-bit floats.
+  bool halfDeltas = true;
 
   /// ConfigError naming the option by meaning ("words between synchronisations ...").
   void validate() const;
 
-  /// Where the frequent rows are combined in an epoch over `shareWords` words
-  /// (the largest rank's share; the others at the same fractions of theirs): the
-  /// words done at each point, increasing, each inside (0, shareWords). The
-  /// epoch's end, where every row is combined, is not among them. `warmUp`: the
-  /// first epoch of a new model (see syncWarmup).
+  /// Where the rounds fall in an epoch over `shareWords` words (the largest
+  /// rank's share; the others at the same fractions of theirs): the words done at
+  /// each point, increasing, each inside (0, shareWords). `warmUp`: the first
+  /// epoch of a new model (see syncWarmup).
   std::vector<std::int64_t> points(std::int64_t shareWords, bool warmUp) const;
   /// The same rule step by step: the first interval (syncWarmup when warming up,
   /// else syncWords) ...
   std::int64_t firstInterval(bool warmUp) const;
   /// ... and the one after `interval` (twice it, at most syncWords).
   std::int64_t intervalAfter(std::int64_t interval) const;
+  /// Sparse schedule: the frequency ranks (0 = most frequent) of a matrix of
+  /// `rows` rows that round `round` (counted from 0 over the whole run) covers,
+  /// increasing. Every rank computes the same list, so no row ids travel.
+  std::vector<std::int64_t> roundRows(std::int64_t round, std::int64_t rows) const;
 };
 
 /// One MPI job. Constructed once per process; MPI is initialised by the first

@@ -34,9 +34,13 @@ class EpochSync {
   // (or one failed), then passes the remaining synchronisation points.
   virtual void drain(const std::function<std::int64_t()>& localDone,
                      const std::function<bool()>& failed) = 0;
-  // After the threads: every row averaged; loss, predictions and words summed.
+  // After the threads: the rows the schedule says combined; loss, predictions and
+  // words summed.
   virtual void endEpoch(ModelState& model, double& loss, std::int64_t& predictions,
                         std::int64_t& words) = 0;
+  // After the last epoch of the run (or a stop between epochs): every rank ends
+  // with the same rows.
+  virtual void finish(ModelState& model) = 0;
 };
 
 struct TrainHooks {

@@ -92,7 +92,10 @@ void checkModel(const ModelState& m, const TrainConfig& c) {
 // A learning rate too high for the data makes the weights overflow: scores turn
 // into inf and NaN and every later update spreads them. Stop at once and say what
 // to change, rather than train on for hours and write NaN vectors.
-[[noreturn]] void throwDiverged(int epoch, double loss, double alpha) {
+// `previous`: the last epoch's loss, when this one grew past it (distributed).
+constexpr double kLossGrowthLimit = 1.25;
+[[noreturn]] void throwDiverged(int epoch, double loss, double alpha,
+                                double previous = std::numeric_limits<double>::quiet_NaN()) {
   std::ostringstream s;
   s << "training diverged at epoch " << epoch << " (loss ";
   // A NaN prints as "nan" or "-nan" by its sign bit, which says nothing here.
@@ -100,6 +103,9 @@ void checkModel(const ModelState& m, const TrainConfig& c) {
     s << "nan";
   else
     s << loss;
+  if (!std::isnan(previous))
+    s << ", up from " << previous << " at epoch " << epoch - 1
+      << ": the ranks' combined steps are too long";
   s << "); lower the learning rate (";
   std::ostringstream now;
   now << ", now " << alpha << ")";
@@ -322,6 +328,14 @@ EpochReport endEpoch(const EpochContext& c, ModelState& model, const EpochProgre
   if ((predictions > 0 && !std::isfinite(report.loss)) || !model.input.allFinite() ||
       !model.output.allFinite())
     throwDiverged(c.epoch + 1, report.loss, c.config.alpha);
+  // Distributed: ranks whose combined steps are too long make the loss grow epoch
+  // over epoch long before anything overflows. A healthy run's epoch loss falls
+  // (or stays within a few per cent, sampling noise); a quarter more than the
+  // previous epoch's is a runaway, not noise.
+  if (c.sync && predictions > 0 && !model.epochLosses.empty() &&
+      std::isfinite(model.epochLosses.back()) &&
+      report.loss > kLossGrowthLimit * model.epochLosses.back())
+    throwDiverged(c.epoch + 1, report.loss, c.config.alpha, model.epochLosses.back());
   model.epochLosses.push_back(report.loss);
   model.epochsDone = c.epoch + 1;
   return report;
@@ -381,6 +395,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
       if (how == Interrupt::Checkpoint && observer.checkpoint) observer.checkpoint(model);
     }
   }
+  if (sync) sync->finish(model);
 }
 
 void logCorpus(const TrainObserver& observer, const detail::PreparedCorpus& c) {

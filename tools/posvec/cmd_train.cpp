@@ -51,7 +51,9 @@ struct Options {
   std::string kernel = TrainConfig{}.kernel == Kernel::Batched ? "batched" : "classic";
   TrainConfig config;
   SyncOptions sync;
-  std::string syncCombine = "sum";
+  std::string syncCombine;  // empty: the schedule's default (bounded sparse, sum dense)
+  std::string syncSchedule = "sparse";
+  std::string syncDeltas = "bf16";
 };
 
 // --checkpoint-every: a duration ("90s", "10m", "2h") or a number of epochs ("2epochs").
@@ -657,7 +659,8 @@ std::string optionLines(const Options& o) {
     << "\nreplace-invalid=" << o.replaceInvalid << "\nsave-vocab=" << o.saveVocab
     << "\nkernel=" << o.kernel << "\nsync-words=" << o.sync.syncWords
     << "\nsync-rows=" << o.sync.syncRows << "\nsync-warmup=" << o.sync.syncWarmup
-    << "\nsync-combine=" << o.syncCombine << "\n";
+    << "\nsync-combine=" << o.syncCombine << "\nsync-schedule=" << o.syncSchedule
+    << "\nsync-deltas=" << o.syncDeltas << "\n";
   std::istringstream config(o.config.serialize());
   for (std::string line; std::getline(config, line);)
     if (line.rfind("threads=", 0) != 0) s << line << "\n";
@@ -669,8 +672,14 @@ std::string optionLines(const Options& o) {
 // normally; an error of one rank during training is printed by that rank with
 // its number and ends the whole job (the others may wait in a collective).
 void runOnCluster(Options o) {
-  o.sync.combine =
-      o.syncCombine == "average" ? SyncOptions::Combine::Average : SyncOptions::Combine::SumChanges;
+  o.sync.schedule =
+      o.syncSchedule == "dense" ? SyncOptions::Schedule::Dense : SyncOptions::Schedule::Sparse;
+  const std::string combine =
+      !o.syncCombine.empty() ? o.syncCombine : o.syncSchedule == "dense" ? "sum" : "bounded";
+  o.sync.combine = combine == "average" ? SyncOptions::Combine::Average
+                   : combine == "sum"   ? SyncOptions::Combine::SumChanges
+                                        : SyncOptions::Combine::BoundedSum;
+  o.sync.halfDeltas = o.syncDeltas == "bf16";
   std::optional<Cluster> cluster;
   cluster.emplace();
   bool together = true;
@@ -795,21 +804,33 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
                   "Memory training may use, e.g. 8G (default: the physical memory; training "
                   "that would need more is refused before it starts)");
   sub->add_option("--sync-words", opts->sync.syncWords,
-                  "Under mpirun: words each rank trains between two synchronisations of the "
-                  "most frequent rows (all rows are combined after every epoch)")
+                  "Under mpirun: words each rank trains between two synchronisation rounds")
       ->capture_default_str();
   sub->add_option("--sync-rows", opts->sync.syncRows,
-                  "Under mpirun: how many of the most frequent words' rows those "
-                  "synchronisations cover (0: all)")
+                  "Under mpirun: how many of the most frequent words' rows every round covers; "
+                  "the row of frequency rank r beyond them travels about every r / this "
+                  "rounds (sparse schedule) or at epoch ends (dense) (0: all rows every round)")
       ->capture_default_str();
   sub->add_option("--sync-warmup", opts->sync.syncWarmup,
                   "Under mpirun: words of the first synchronisation interval of a new model's "
                   "first epoch; each next interval doubles up to --sync-words (0: no warm-up)")
       ->capture_default_str();
   sub->add_option("--sync-combine", opts->syncCombine,
-                  "Under mpirun: how the ranks' rows are combined: sum (every rank's change since "
-                  "the last synchronisation, as one process would apply them) or average")
-      ->check(CLI::IsMember({"sum", "average"}))
+                  "Under mpirun: how the ranks' rows are combined: bounded (the change of a row "
+                  "one rank changed, 1.5 times the mean change of the ranks that changed it "
+                  "beyond; stable at any number of ranks; default of the sparse schedule), sum (every "
+                  "rank's change since the last synchronisation; default of the dense schedule) "
+                  "or average (the mean row)")
+      ->check(CLI::IsMember({"bounded", "sum", "average"}));
+  sub->add_option("--sync-schedule", opts->syncSchedule,
+                  "Under mpirun: sparse (each row about as often as it is trained, only changed "
+                  "rows, overlapped with training) or dense (the --sync-rows most frequent rows "
+                  "every round and all rows every epoch, blocking, in 32-bit floats)")
+      ->check(CLI::IsMember({"sparse", "dense"}))
+      ->capture_default_str();
+  sub->add_option("--sync-deltas", opts->syncDeltas,
+                  "Under mpirun, sparse schedule: how the changes travel, bf16 (16 bits) or fp32")
+      ->check(CLI::IsMember({"bf16", "fp32"}))
       ->capture_default_str();
   sub->callback([opts, sub] {
     opts->epochsGiven = sub->get_option("--epochs")->count() > 0;

@@ -61,6 +61,7 @@ VOLATILE = [
     (re.compile(r"\d+(\.\d+)?[kM]? words/s"), "<rate> words/s"),
     (re.compile(r"\d+(\.\d+)? ?s\b"), "<time>s"),
     (re.compile(r"ETA \d+:\d+(:\d+)?"), "ETA <eta>"),
+    (re.compile(r"\d+(\.\d+)? % of wall time waiting"), "<share> % of wall time waiting"),
 ]
 PROGRESS = re.compile(r"^((training \d+-d: )?epoch \d+/\d+ +[\d.]+%|eval: \d+/\d+ analogy questions)")
 
