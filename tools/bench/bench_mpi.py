@@ -110,7 +110,7 @@ def wire_run(args, cmd, tmp):
 
 def parse_sync(err, ranks):
     """posvec's own traffic figures: the `sync:` line, or the older `synchronisation:` line
-    turned into bytes sent by a ring all-reduce (2 (p - 1) / p of what each rank reduces)."""
+    (MB of send buffers a rank hands to MPI in both)."""
     m = NEW_SYNC.search(err)
     if m:
         return {"rounds": int(m.group(1)), "own_mb": float(m.group(2)),
@@ -120,8 +120,8 @@ def parse_sync(err, ranks):
         rounds, warm = int(m.group(1)), int(m.group(6) or 0)
         hot, full = float(m.group(4)), float(m.group(5))
         reduced = (rounds + warm) * hot + full
-        return {"rounds": rounds + warm, "own_mb": reduced * 2 * (ranks - 1) / ranks,
-                "waiting": None, "own_kind": "reduced x 2(p-1)/p", "hot_mb": hot,
+        return {"rounds": rounds + warm, "own_mb": reduced,
+                "waiting": None, "own_kind": "reduced", "hot_mb": hot,
                 "all_mb": full, "hot_rows": int(m.group(2)) + int(m.group(3))}
     return {"rounds": None, "own_mb": None, "waiting": None, "own_kind": None}
 
@@ -141,20 +141,20 @@ def measure(args, posvec, corpora, tmp):
     res = {"binary": posvec, "sha": sha(posvec), "date": datetime.datetime.utcnow()
            .strftime("%Y-%m-%d %H:%M UTC"), "load_start": os.getloadavg()[0], "traffic": {},
            "quality": {}, "rate": {}, "sweep": {}}
-    # Compute throughput of one core (one process, one thread, no MPI) on Brown, from CPU time
+    # Compute throughput of one core (one process, one thread, no MPI) on Brown xN, from CPU time
     # so that other load on the machine does not lower it: (CPU of 2 epochs - CPU of 1 epoch)
     # / words of an epoch, which also leaves out counting and writing.
     for dim in sorted({args.dim, 300}):
         cpu = []
         for epochs in (1, 2):
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            _, _, err = run(train_cmd(posvec, brown, os.path.join(tmp, "r.bin"), 1, dim, epochs,
+            _, _, err = run(train_cmd(posvec, xn, os.path.join(tmp, "r.bin"), 1, dim, epochs,
                                       1))
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         m = EPOCH_WORDS.search(err)
         epoch_words = float(m.group(1)) * {"k": 1e3, "M": 1e6}[m.group(2)] if m \
-            else args.brown_words
+            else args.copies * args.brown_words
         res["rate"][str(dim)] = epoch_words / max(1e-3, cpu[1] - cpu[0])
         log("bench-mpi: %s: one core, dim %d: %.0fk words/s (CPU time of an epoch %.2f s)" % (
             posvec, dim, res["rate"][str(dim)] / 1e3, cpu[1] - cpu[0]))
@@ -226,12 +226,10 @@ def print_traffic(args, new, old, words):
             fmt(o.get("rounds"), "%d"), fmt(n["rounds"], "%d"), fmt(o.get("waiting"), "%.0f %%"),
             fmt(n["waiting"], "%.0f %%"), fmt(o.get("wall")), n["wall"],
             ratio(n["wall"], o.get("wall"))))
-    kinds = {r["traffic"][str(args.ranks[0])].get("own_kind") for r in (new, old) if r}
-    if "reduced x 2(p-1)/p" in kinds:
-        print("(own: the `sync:` line's MB sent per rank; for a build that prints only the "
-              "`synchronisation:` line, the MB it reduces times 2(p-1)/p, a ring all-reduce's "
-              "bytes sent; rounds there: the frequent-row rounds, the epoch-end exchange of all "
-              "rows not counted)")
+    print("(own: MB per rank that posvec hands to MPI as send buffers, from the `sync:` line, or "
+          "for a build that prints only the `synchronisation:` line the MB it reduces; an "
+          "all-reduction puts about 2 (p - 1) / p times its buffer on the wire. Rounds of such a "
+          "build: the frequent-row rounds, not the epoch-end exchange of all rows)")
     if old and "4" in new["traffic"]:
         r = new["traffic"]["4"]["wire_mb"] / old["traffic"]["4"]["wire_mb"]
         print("Bytes on the wire at 4 ranks: %.1f %% of the baseline's (target <= 25 %%): %s" %
