@@ -172,10 +172,10 @@ def report(new, old, corpus_words, copies):
             print("  %s: no rounds reported, no calibration" % build)
             continue
         print("  %s build, calibrated on Brown x%d (%d words): %s; x = %.2f MB a round, y = %.2f "
-              "MB an epoch (V0 %d, dim %d; fit within %.0f %%); n = %.0f words a rank between "
+              "MB once %s (V0 %d, dim %d; fit within %.0f %%); n = %.0f words a rank between "
               "rounds; x ~ V^%.2f; bytes ~ dim^%.2f; one core %.0fk words/s at dim 100, %.0fk at "
               "dim 300" % (build, copies, corpus_words, cal["factor"], cal["x"] / MB, cal["y"] / MB,
-                           cal["v0"], cal["dim0"], 100 * cal["rel"], cal["n"], cal["gamma"],
+                           "a run" if cal["y_scope"] == "run" else "an epoch", cal["v0"], cal["dim0"], 100 * cal["rel"], cal["n"], cal["gamma"],
                            cal["delta"], res["rate"]["100"] / 1e3, res["rate"]["300"] / 1e3))
         print("    measured (model) MB per rank: " + ", ".join(
             "%d ranks %d rounds %.1f (%.1f)" % (p, r, m, fit) for p, r, m, fit in cal["points"])
