@@ -75,7 +75,8 @@ class Posvec:
         r = subprocess.run([path, "train", "--help"], capture_output=True, text=True)
         text = r.stdout + r.stderr
         self.subwords = "--subwords" in text
-        self.fasttext_format = "fasttext" in text.lower()
+        self.fasttext_format = any("--format" in line and "fasttext" in line.lower()
+                                   for line in text.splitlines())
         r = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                            capture_output=True, text=True)
         self.commit = r.stdout.strip()
