@@ -1,5 +1,6 @@
 // The command line as a whole (tools/posvec/posvec.cpp): "-" for every file argument,
 // one spelling per option across commands, help and unknown commands.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -178,4 +179,68 @@ TEST_CASE("cli: one spelling per option across commands", "[cli]") {
   // -t/--threads wherever there are threads.
   for (const char* command : {"tokenize", "train", "study"})
     CHECK(runCli(std::string("help ") + command).out.find("-t,--threads") != std::string::npos);
+}
+
+TEST_CASE("cli: train --subwords writes composed vectors, a resumable model and estimates the "
+          "bucket rows",
+          "[cli][subword]") {
+  TempDir dir;
+  const std::string corpus = dir.file("c.txt");
+  std::string text;
+  for (int i = 0; i < 30; ++i) text += "walk walked walking talk talked talking\n";
+  writeText(corpus, text);
+  const std::string common = kTrain + "--pretokenized --subwords --minn 2 --maxn 4 --bucket 100 " +
+                             quote(corpus);
+  const RunResult vec = runCli(common + " -o " + quote(dir.file("v.txt")) + " --save-model " +
+                               quote(dir.file("m.posvec")));
+  INFO(vec.err);
+  REQUIRE(vec.status == 0);
+  CHECK(setOf(wordsOf(readText(dir.file("v.txt")), 4)) ==
+        std::set<std::string>{"walk", "walked", "walking", "talk", "talked", "talking"});
+  // The model's vectors, written as text by `posvec convert`, are the composed ones.
+  const RunResult resumed =
+      runCli("-q train --pretokenized " + quote(corpus) + " --resume " +
+             quote(dir.file("m.posvec")) + " --epochs 1 -t 1 -o " + quote(dir.file("r.txt")));
+  INFO(resumed.err);
+  CHECK(resumed.status == 0);
+  // The training log names the subword settings.
+  const RunResult logged = runCli(kTrain.substr(3) + "--pretokenized --subwords --bucket 100 " +
+                                  quote(corpus) + " -o " + quote(dir.file("l.txt")));
+  CHECK(logged.err.find("kernel subword (character n-grams of 3 to 6, 100 buckets)") !=
+        std::string::npos);
+  // The estimate counts the bucket rows: (6 words + 100 buckets) input rows and 6
+  // output rows of 4 floats.
+  const RunResult dry = runCli(common + " -o " + quote(dir.file("d.txt")) + " --dry-run --json");
+  REQUIRE(dry.status == 0);
+  CHECK(nlohmann::json::parse(dry.out)["matrices_bytes"] == (6 + 100 + 6) * 4 * 4);
+}
+
+TEST_CASE("cli: train refuses bad subword settings with one line", "[cli][subword]") {
+  TempDir dir;
+  const std::string corpus = dir.file("c.txt");
+  writeText(corpus, "x y z\ny z\n");
+  const std::string head = kTrain + "--pretokenized " + quote(corpus) + " -o " +
+                           quote(dir.file("v.txt")) + " --subwords ";
+  const RunResult minn = runCli(head + "--minn 5 --maxn 3");
+  CHECK(minn.status == 2);
+  CHECK(minn.err ==
+        "posvec: error: --minn: shortest character n-gram must be between 1 and the longest (3; "
+        "got 5)\n");
+  const RunResult bucket = runCli(head + "--bucket 0");
+  CHECK(bucket.status == 2);
+  CHECK(bucket.err == "posvec: error: --bucket: n-gram buckets must be at least 1 (got 0)\n");
+  const RunResult hs = runCli(head + "--hs");
+  CHECK(hs.status == 2);
+  CHECK(std::count(hs.err.begin(), hs.err.end(), '\n') == 1);
+  CHECK(hs.err.find("hierarchical softmax with subwords is not available") != std::string::npos);
+  // The n-gram options mean nothing without --subwords.
+  const RunResult alone = runCli(kTrain + "--pretokenized " + quote(corpus) + " -o " +
+                                 quote(dir.file("v.txt")) + " --minn 2");
+  CHECK(alone.status != 0);
+  CHECK(alone.err.find("--subwords") != std::string::npos);
+  // Too little memory names the bucket count.
+  const RunResult memory = runCli(head + "--memory-limit 1M");
+  CHECK(memory.status == 2);
+  CHECK(memory.err.find("for 3 words and 2000000 n-gram buckets x dim 4") != std::string::npos);
+  CHECK(memory.err.find("or lower --dim or --bucket (now 2000000)") != std::string::npos);
 }

@@ -1,12 +1,16 @@
 #include "kernel_factory.hpp"
 
 #include "kernel_batched.hpp"
+#include "kernel_subword.hpp"
 #include "posvec/error.hpp"
 
 namespace posvec::detail {
 
 KernelKind kernelFor(const TrainConfig& config) {
   const bool hs = config.loss == Loss::HierarchicalSoftmax;
+  if (config.subwords)
+    return config.architecture == Architecture::SkipGram ? KernelKind::SubwordSkipGram
+                                                         : KernelKind::SubwordCbow;
   if (config.architecture == Architecture::SkipGram) {
     if (hs) return KernelKind::SkipGramHierarchical;
     return config.kernel == Kernel::Batched ? KernelKind::BatchedSkipGram
@@ -16,6 +20,7 @@ KernelKind kernelFor(const TrainConfig& config) {
 }
 
 std::string kernelName(KernelKind kind) {
+  if (kind == KernelKind::SubwordSkipGram || kind == KernelKind::SubwordCbow) return "subword";
   return kind == KernelKind::BatchedSkipGram ? "batched" : "classic";
 }
 
@@ -41,6 +46,8 @@ std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelS
             std::to_string(config.dim));
   if (probe && kind != KernelKind::BatchedSkipGram)
     missing("a kernel probe instruments the batched skip-gram kernel only (negative sampling)");
+  if (kind == KernelKind::SubwordSkipGram || kind == KernelKind::SubwordCbow)
+    return makeSubwordKernel(config, shared);
   if (kind == KernelKind::BatchedSkipGram)
     return probe ? makeBatchedSkipGram(config, shared, *probe) : makeBatchedSkipGram(config, shared);
   return makeClassicKernel(config, shared);

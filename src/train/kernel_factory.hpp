@@ -18,13 +18,16 @@ enum class KernelKind {
   SkipGramHierarchical,  // classic skip-gram, hierarchical softmax
   CbowNegative,          // classic CBOW, negative sampling
   CbowHierarchical,      // classic CBOW, hierarchical softmax
-  BatchedSkipGram        // batched skip-gram, negative sampling (kernel_batched.hpp)
+  BatchedSkipGram,       // batched skip-gram, negative sampling (kernel_batched.hpp)
+  SubwordSkipGram,       // subword skip-gram, negative sampling (kernel_subword.hpp)
+  SubwordCbow            // subword CBOW, negative sampling (kernel_subword.hpp)
 };
 
 // The batched kernel covers skip-gram with negative sampling; CBOW and
 // hierarchical softmax always run the classic loops, whatever config.kernel says.
+// Subword training (config.subwords) always runs the subword kernels.
 KernelKind kernelFor(const TrainConfig& config);
-// "batched" or "classic": the name the training log shows.
+// "batched", "classic" or "subword": the name the training log shows.
 std::string kernelName(KernelKind kind);
 
 // Builds kernelFor(config). Throws ConfigError when `shared` lacks what that

@@ -104,6 +104,21 @@ void initInputMatrix(MatrixF& input, std::uint64_t seed, int threads);
 // Row `r` of that initialisation, written to row[0..dim).
 void initInputRow(float* row, std::size_t dim, std::uint64_t seed, std::uint64_t r);
 
+// Subword training: each vocabulary word's input rows (its own row, then its
+// n-gram rows, fastText's getSubwords order) as compressed rows: word w's are
+// rows[offsets[w], offsets[w + 1]).
+struct SubwordRows {
+  std::vector<std::int64_t> offsets;
+  std::vector<std::int32_t> rows;
+  std::size_t count(std::int32_t w) const {
+    return static_cast<std::size_t>(offsets[static_cast<std::size_t>(w) + 1] -
+                                    offsets[static_cast<std::size_t>(w)]);
+  }
+  const std::int32_t* of(std::int32_t w) const {
+    return rows.data() + offsets[static_cast<std::size_t>(w)];
+  }
+};
+
 // What a kernel reads and updates; shared by all threads (Hogwild updates).
 struct KernelShared {
   MatrixF* input = nullptr;
@@ -111,6 +126,7 @@ struct KernelShared {
   const NoiseSampler* noise = nullptr;
   const HuffmanTree* tree = nullptr;
   const Sigmoid* sigmoid = nullptr;
+  const SubwordRows* subwords = nullptr;  // subword training only
 };
 
 // A centre word's shrunk window: uniform in 1..window (word2vec.c's `b`); the whole
@@ -131,6 +147,10 @@ struct ThreadState {
   // Batched kernel: each score's weight as a positive and as a negative prediction
   // (repeat counts; a combined block can have both in one cell).
   std::vector<float> positive, negative;
+  // Subword kernel: a block's composed input vectors and output rows, before and
+  // after, and its local ids.
+  std::vector<float> composed, outputs;
+  std::vector<std::int32_t> local;
 };
 
 class TrainKernel {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -89,13 +90,22 @@ MemoryEstimate estimateMemory(const PreparedCorpus& corpus, const TrainConfig& c
   e.words = vocab.size();
   const std::uint64_t v = vocab.size(), d = config.dim;
   const std::uint64_t outRows = config.loss == Loss::HierarchicalSoftmax && v > 0 ? v - 1 : v;
-  e.matrices = (v + outRows) * d * sizeof(float);
+  // Subword training: the input matrix has a row per n-gram bucket too.
+  const std::uint64_t bucketRows = config.subwords ? config.bucket : 0;
+  e.matrices = (v + bucketRows + outRows) * d * sizeof(float);
   // Words longer than the string's inline buffer (15 bytes) live on the heap, in
   // the vocabulary, its index and the model's copy: malloc rounds to 16 plus 8.
   std::uint64_t heap = 0;
   for (const auto& w : vocab.words())
     if (w.size() > 15) heap += 3 * (((w.size() + 1 + 15) / 16) * 16 + 8);
   e.vocabulary = v * kBytesPerWord + heap;
+  // Subword training: each word's row list (its row and about one n-gram a
+  // character per length), 4 bytes a row plus an 8-byte offset.
+  if (config.subwords)
+    for (const auto& w : vocab.words())
+      e.vocabulary += 8 + 4 * (1 + static_cast<std::uint64_t>(
+                                       std::max(0, config.maxn - config.minn + 1)) *
+                                       (w.size() + 2));
   // Hierarchical softmax: the Huffman tree's points and codes, about 2 log2 V each.
   if (config.loss == Loss::HierarchicalSoftmax) e.vocabulary += v * (8 + 2 * 40 * 5 / 8);
   // Per thread: the shard reader's chunk, a sentence and its subsampled copy, and
@@ -112,7 +122,9 @@ void checkMemory(const MemoryEstimate& e, const TrainConfig& config) {
   if (e.total() <= e.available) return;
   std::ostringstream s;
   s << "training needs about " << humanBytes(e.total()) << " (matrices " << humanBytes(e.matrices)
-    << " for " << e.words << " words x dim " << config.dim << ", vocabulary "
+    << " for " << e.words << " words"
+    << (config.subwords ? " and " + std::to_string(config.bucket) + " n-gram buckets" : "")
+    << " x dim " << config.dim << ", vocabulary "
     << humanBytes(e.vocabulary) << ", buffers " << humanBytes(e.buffers) << ") but only "
     << humanBytes(e.available);
   ErrorText message(s.str());
@@ -125,6 +137,9 @@ void checkMemory(const MemoryEstimate& e, const TrainConfig& config) {
           << Setting{"maxVocab", "the vocabulary limit"}
           << " (now " + std::to_string(config.maxVocab) + ", 0: no limit), or lower "
           << Setting{"dim", "the dimension"};
+  if (config.subwords)
+    message << " or " << Setting{"bucket", "the number of n-gram buckets"}
+            << " (now " + std::to_string(config.bucket) + ")";
   throw ConfigError(message);
 }
 

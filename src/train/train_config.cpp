@@ -91,6 +91,9 @@ void TrainConfig::validate() const {
       fail("shortest character n-gram must be between 1 and the longest (" +
            std::to_string(maxn) + "; got " + std::to_string(minn) + ")");
     if (bucket < 1) fail("n-gram buckets must be at least 1 (got 0)");
+    if (loss == Loss::HierarchicalSoftmax)
+      fail("subword training uses negative sampling; hierarchical softmax with subwords is "
+           "not available");
   }
   if (threads < 0 || threads > kMaxTrainThreads)
     fail("threads must be between 0 (all cores) and " + std::to_string(kMaxTrainThreads) +

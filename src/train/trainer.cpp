@@ -16,6 +16,7 @@
 
 #include "corpus_detail.hpp"
 #include "kernel_factory.hpp"
+#include "kernel_subword.hpp"
 #include "kernels.hpp"
 #include "memory_estimate.hpp"
 #include "parallel.hpp"
@@ -27,7 +28,21 @@
 namespace posvec {
 
 Embeddings embeddingsOf(const ModelState& model) {
-  return Embeddings(model.words, model.input, model.counts);
+  const auto v = static_cast<Eigen::Index>(model.words.size());
+  if (model.input.rows() == v || model.config.find("subwords=1\n") == std::string::npos)
+    return Embeddings(model.words, model.input, model.counts);
+  // A subword model: each word's vector is the mean of its rows (what fastText's
+  // .vec file holds), not its own row alone.
+  const TrainConfig config = TrainConfig::deserialize(model.config);
+  const int threads = detail::resolveThreads(config.threads);
+  const detail::SubwordRows rows = detail::subwordRowsOf(model.words, config, threads);
+  MatrixF vectors(v, model.input.cols());
+  const auto dim = static_cast<std::size_t>(model.input.cols());
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (Eigen::Index w = 0; w < v; ++w)
+    detail::composeWord(model.input.data(), dim, rows, static_cast<std::int32_t>(w),
+                        vectors.row(w).data());
+  return Embeddings(model.words, std::move(vectors), model.counts);
 }
 
 namespace {
@@ -57,7 +72,12 @@ std::string describeConfig(const TrainConfig& c, int threads) {
     << c.alpha << " -> " << c.minAlpha << ", epochs " << c.epochs << ", min-count " << c.minCount
     << ", max-vocab " << c.maxVocab << ", threads " << threads << ", seed " << c.seed
     << ", kernel " << detail::kernelName(detail::kernelFor(c));
-  if (detail::kernelFor(c) == detail::KernelKind::BatchedSkipGram && c.combine > 1)
+  if (c.subwords)
+    s << " (character n-grams of " << c.minn << " to " << c.maxn << ", " << c.bucket
+      << " buckets)";
+  if ((detail::kernelFor(c) == detail::KernelKind::BatchedSkipGram ||
+       detail::kernelFor(c) == detail::KernelKind::SubwordSkipGram) &&
+      c.combine > 1)
     s << " (blocks of " << c.combine << " centre words, " << c.blockNegativesFor()
       << " shared negatives)";
   return s.str();
@@ -72,9 +92,10 @@ void checkModel(const ModelState& m, const TrainConfig& c) {
   };
   if (m.words.empty()) bad("it has no words");
   if (m.counts.size() != m.words.size()) bad("word and count lists differ in length");
-  if (m.input.rows() != v || m.input.cols() != d)
+  const Eigen::Index inRows = v + (c.subwords ? static_cast<Eigen::Index>(c.bucket) : 0);
+  if (m.input.rows() != inRows || m.input.cols() != d)
     bad("input matrix is " + std::to_string(m.input.rows()) + "x" + std::to_string(m.input.cols()) +
-        ", expected " + std::to_string(v) + "x" + std::to_string(d));
+        ", expected " + std::to_string(inRows) + "x" + std::to_string(d));
   const Eigen::Index outRows = c.loss == Loss::HierarchicalSoftmax ? v - 1 : v;
   if (m.output.rows() != outRows || m.output.cols() != d)
     bad("output matrix is " + std::to_string(m.output.rows()) + "x" +
@@ -296,6 +317,18 @@ Interrupt trainShards(const EpochContext& c, EpochProgress& progress, int runThr
   return Interrupt::None;
 }
 
+// Every value finite, read in storage order (Eigen's allFinite walks a row-major
+// matrix by columns, seconds on a subword model's 2M bucket rows): x - x is 0 for
+// a finite x and NaN otherwise, so the sum is 0 exactly when all are finite.
+bool allFinite(const MatrixF& m) {
+  const float* p = m.data();
+  const auto n = static_cast<std::size_t>(m.size());
+  float sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (std::size_t i = 0; i < n; ++i) sum += p[i] - p[i];
+  return sum == 0;
+}
+
 // A finished epoch: the shards' totals merged (and, distributed, every row
 // combined), checked for divergence and recorded in the model.
 EpochReport endEpoch(const EpochContext& c, ModelState& model, const EpochProgress& progress,
@@ -319,8 +352,8 @@ EpochReport endEpoch(const EpochContext& c, ModelState& model, const EpochProgre
   report.seconds = secondsSince(epochStart);
   report.predictions = predictions;
   // Weights can overflow without the loss showing it yet (the last updates of the epoch).
-  if ((predictions > 0 && !std::isfinite(report.loss)) || !model.input.allFinite() ||
-      !model.output.allFinite())
+  if ((predictions > 0 && !std::isfinite(report.loss)) || !allFinite(model.input) ||
+      !allFinite(model.output))
     throwDiverged(c.epoch + 1, report.loss, c.config.alpha);
   model.epochLosses.push_back(report.loss);
   model.epochsDone = c.epoch + 1;
@@ -342,7 +375,11 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
   else
     tree = detail::buildHuffmanTree(vocab.counts());
   static const detail::Sigmoid sigmoid;
-  detail::KernelShared shared{&model.input, &model.output, &noise, &tree, &sigmoid};
+  // Subword training: every word's rows, listed once before the first epoch.
+  detail::SubwordRows subwordRows;
+  if (config.subwords) subwordRows = detail::subwordRowsOf(model.words, config, threads);
+  detail::KernelShared shared{&model.input, &model.output, &noise, &tree, &sigmoid,
+                              config.subwords ? &subwordRows : nullptr};
   const auto kernel = detail::makeKernel(config, shared, probe);
   const Schedule schedule = scheduleOf(model, corpus, config, totalEpochs, sync);
   const int firstEpoch = model.epochsDone;
@@ -462,6 +499,19 @@ void checkReading(const std::string& recorded, const CorpusSource& corpus) {
                    "); resume with the reading options it was trained with");
 }
 
+// Rows of the input matrix: a row per word, and with subwords one per n-gram
+// bucket after them (fastText's layout). Row numbers are 32-bit in the kernels.
+Eigen::Index inputRows(Eigen::Index words, const TrainConfig& config) {
+  if (!config.subwords) return words;
+  const std::int64_t rows = static_cast<std::int64_t>(words) + config.bucket;
+  if (rows > std::numeric_limits<std::int32_t>::max())
+    throw ConfigError(ErrorText("the vocabulary (" + std::to_string(words) + " words) and ")
+                      << Setting{"bucket", "the n-gram buckets"}
+                      << " (" + std::to_string(config.bucket) +
+                             ") make more than 2^31 - 1 input rows; use fewer buckets");
+  return static_cast<Eigen::Index>(rows);
+}
+
 ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& config,
                          const TrainObserver& observer, const detail::TrainHooks& hooks,
                          const std::string& reading) {
@@ -471,6 +521,7 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
     throw InputError(ErrorText("hierarchical softmax needs at least 2 words in the vocabulary (got " +
                                std::to_string(v) + "); lower ")
                      << Setting{"minCount", "the minimum count"});
+  inputRows(v, config);  // refuses a bucket count the row numbers cannot hold
   // Before the matrices: refuse at once what would not fit, rather than swap for hours.
   const MemoryEstimate memory = detail::estimateMemory(prepared, config, threads);
   detail::checkMemory(memory, config);
@@ -502,7 +553,7 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
   model.words = prepared.vocabulary.words();
   model.counts = prepared.vocabulary.counts();
   model.config = config.serialize() + reading;
-  model.input.resize(v, d);
+  model.input.resize(inputRows(v, config), d);
   detail::initInputMatrix(model.input, config.seed, threads);
   model.output = MatrixF::Zero(config.loss == Loss::HierarchicalSoftmax ? v - 1 : v, d);
   runEpochs(model, prepared, config, config.epochs, observer, hooks.sync, hooks.probe);
@@ -577,7 +628,7 @@ ModelState initialModel(const Vocabulary& vocabulary, const TrainConfig& config)
   model.words = vocabulary.words();
   model.counts = vocabulary.counts();
   model.config = config.serialize();
-  model.input.resize(v, d);
+  model.input.resize(inputRows(v, config), d);
   detail::initInputMatrix(model.input, config.seed, detail::resolveThreads(config.threads));
   model.output = MatrixF::Zero(config.loss == Loss::HierarchicalSoftmax ? v - 1 : v, d);
   return model;
@@ -593,6 +644,9 @@ std::size_t extendVocabulary(ModelState& model, const std::vector<std::string>& 
                       "; finish that epoch (resume training) before adding words");
   const TrainConfig config = TrainConfig::deserialize(model.config);
   checkModel(model, config);
+  if (config.subwords)
+    throw ConfigError("a subword model's vocabulary cannot grow: its n-gram rows follow the "
+                      "word rows; train a new model on the whole corpus");
   std::unordered_map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < model.words.size(); ++i) index.emplace(model.words[i], i);
   const std::size_t oldSize = model.words.size();

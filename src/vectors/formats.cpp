@@ -12,6 +12,7 @@
 #include "formats_detail.hpp"
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
+#include "posvec/subwords.hpp"
 #include "utf8.hpp"
 
 namespace posvec {
@@ -240,6 +241,47 @@ Embeddings firstRows(Embeddings e, std::uint64_t limit) {
 
 }  // namespace
 
+namespace {
+
+// A subword model's word vectors: each the mean of its row and its n-gram rows
+// (the n-gram settings from the stored training config), as fastText's .vec holds.
+MatrixF composedSubwordVectors(const ModelState& m, const std::string& path) {
+  auto setting = [&](const std::string& key) -> std::int64_t {
+    const std::string at = "\n" + key + "=";
+    const std::size_t p = ("\n" + m.config).find(at);
+    if (p == std::string::npos)
+      throw FormatError(inQuotes(path) + ": posvec model has n-gram rows but no '" + key +
+                        "' setting (corrupt file?)");
+    try {
+      return std::stoll(m.config.substr(p + at.size() - 1));
+    } catch (const std::exception&) {
+      throw FormatError(inQuotes(path) + ": posvec model's '" + key +
+                        "' setting is not a number (corrupt file?)");
+    }
+  };
+  const auto minn = static_cast<int>(setting("minn"));
+  const auto maxn = static_cast<int>(setting("maxn"));
+  const auto bucket = static_cast<std::uint64_t>(setting("bucket"));
+  const auto v = static_cast<std::int64_t>(m.words.size());
+  if (static_cast<std::uint64_t>(m.input.rows()) != static_cast<std::uint64_t>(v) + bucket)
+    throw FormatError(inQuotes(path) + ": posvec model has " +
+                      std::to_string(m.input.rows() - v) + " n-gram rows but its settings say " +
+                      std::to_string(bucket) + " (corrupt file?)");
+  MatrixF out(v, m.input.cols());
+  for (std::int64_t w = 0; w < v; ++w) {
+    std::vector<std::int64_t> rows =
+        ngramRows(m.words[static_cast<std::size_t>(w)], minn, maxn,
+                  static_cast<std::uint32_t>(bucket), v);
+    Eigen::RowVectorXf sum = m.input.row(w);
+    for (const std::int64_t r : rows) sum += m.input.row(r);
+    // Scaled by the reciprocal, as the trainer (and fastText) compose.
+    out.row(w) = sum * (1.0f / static_cast<float>(rows.size() + 1));
+  }
+  return out;
+}
+
+}  // namespace
+
 Embeddings detail::loadVectorsAs(const std::string& path, VectorFormat format,
                                  const LoadOptions& options) {
   if (options.noHeader && format != VectorFormat::Word2VecText &&
@@ -256,6 +298,8 @@ Embeddings detail::loadVectorsAs(const std::string& path, VectorFormat format,
       return firstRows(loadNpy(path), options.limit);
     case VectorFormat::Model: {
       ModelState m = readModel(path, false);
+      if (static_cast<std::size_t>(m.input.rows()) > m.words.size())
+        m.input = composedSubwordVectors(m, path);
       try {
         return firstRows(Embeddings(std::move(m.words), std::move(m.input), std::move(m.counts)),
                          options.limit);

@@ -30,6 +30,10 @@ constexpr std::uint32_t kMaxShards = kMaxTrainThreads;
 // Header flag: the file ends with an 8-byte ModelChecksum of every byte before
 // it. Written since the checksum came; files without it still load.
 constexpr std::uint32_t kFlagChecksum = 1;
+// Header flag: 8 more header bytes follow, the input rows after the words' (the
+// n-gram bucket rows of a subword model, fastText's layout); the input matrix
+// has words + that many rows.
+constexpr std::uint32_t kFlagExtraRows = 2;
 
 // Feeds every byte written through it to a ModelChecksum, then on to `to`.
 class ChecksumBuf : public std::streambuf {
@@ -59,6 +63,7 @@ struct ModelHeader {
   std::uint64_t words = 0, dim = 0, outputRows = 0, configBytes = 0, wordBytes = 0, losses = 0;
   std::int32_t epochsDone = 0;
   std::uint32_t shards = 0;  // version 2: threads inside the unfinished epoch
+  std::uint64_t extraRows = 0;  // kFlagExtraRows: input rows after the words'
 };
 
 template <typename T>
@@ -104,12 +109,21 @@ ModelHeader readHeader(SummedReader& in, const std::string& path) {
     throw FormatError(inQuotes(path) + ": posvec model version " + std::to_string(h.version) +
                       " is not supported (this posvec reads versions 1 and 2)");
   h.shards = get<std::uint32_t>(raw + 68);
-  if ((h.flags & ~kFlagChecksum) != 0 || (h.version == kModelVersion && h.shards != 0))
+  if ((h.flags & ~(kFlagChecksum | kFlagExtraRows)) != 0 || (h.version == kModelVersion && h.shards != 0))
     throw FormatError(inQuotes(path) + ": posvec model header has unknown flags (corrupt file?)");
   if (h.version == kModelVersionPartial && (h.shards == 0 || h.shards > kMaxShards))
     throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(h.shards) +
                       " threads were inside an epoch; training runs at most " +
                       std::to_string(kMaxShards) + " (corrupt file?)");
+  if ((h.flags & kFlagExtraRows) != 0) {
+    unsigned char extra[8];
+    if (in.take(extra, 8) != 8)
+      throw FormatError(inQuotes(path) + ": posvec model file is truncated inside its header");
+    h.extraRows = get<std::uint64_t>(extra);
+    if (h.extraRows == 0 || h.extraRows > std::numeric_limits<std::uint32_t>::max())
+      throw FormatError(inQuotes(path) + ": posvec model says it has " +
+                        std::to_string(h.extraRows) + " n-gram rows (corrupt file?)");
+  }
   if (h.epochsDone < 0)
     throw FormatError(inQuotes(path) + ": posvec model says " + std::to_string(h.epochsDone) +
                       " epochs done (corrupt file?)");
@@ -123,15 +137,17 @@ ModelHeader readHeader(SummedReader& in, const std::string& path) {
                       " output rows for " + std::to_string(h.words) + " words (corrupt file?)");
   // Every length is checked against the file size before anything is allocated.
   bool overflow = false;
-  std::uint64_t need = kModelHeaderBytes;
+  std::uint64_t need = kModelHeaderBytes + ((h.flags & kFlagExtraRows) != 0 ? 8 : 0);
   need = addChecked(need, h.configBytes, overflow);
   need = addChecked(need, mulChecked(h.words, 4 + 8, overflow), overflow);
   need = addChecked(need, h.wordBytes, overflow);
   need = addChecked(need, mulChecked(h.losses, 8, overflow), overflow);
   need = addChecked(
       need,
-      mulChecked(mulChecked(addChecked(h.words, h.outputRows, overflow), h.dim, overflow), 4,
-                 overflow),
+      mulChecked(mulChecked(addChecked(addChecked(h.words, h.extraRows, overflow), h.outputRows,
+                                       overflow),
+                            h.dim, overflow),
+                 4, overflow),
       overflow);
   if (h.shards > 0) need = addChecked(need, 16 + kShardBytes * h.shards, overflow);
   if ((h.flags & kFlagChecksum) != 0) need = addChecked(need, 8, overflow);
@@ -183,12 +199,17 @@ void readVocabulary(SummedReader& in, const ModelHeader& h, const std::string& p
 // The input weights and, when `withOutput`, the output weights: every value finite.
 void readWeights(SummedReader& in, const ModelHeader& h, const std::string& path, bool withOutput,
                  ModelState& m) {
-  m.input.resize(h.words, h.dim);
-  in.take(m.input.data(), h.words * h.dim * 4);
-  swapFloatsIfBigEndian(m.input.data(), h.words * h.dim);
+  const std::uint64_t rows = h.words + h.extraRows;
+  m.input.resize(rows, h.dim);
+  in.take(m.input.data(), rows * h.dim * 4);
+  swapFloatsIfBigEndian(m.input.data(), rows * h.dim);
   for (std::uint64_t i = 0; i < h.words; ++i)
     checkFinite(m.input.row(i).data(), h.dim, m.words[i],
                 [&] { return inQuotes(path) + " input vector " + std::to_string(i + 1); });
+  for (std::uint64_t i = h.words; i < rows; ++i)
+    checkFinite(m.input.row(i).data(), h.dim, "n-gram row", [&] {
+      return inQuotes(path) + " n-gram row " + std::to_string(i - h.words + 1);
+    });
   if (!withOutput) return;
   m.output.resize(h.outputRows, h.outputRows > 0 ? h.dim : 0);
   in.take(m.output.data(), h.outputRows * h.dim * 4);
@@ -317,9 +338,13 @@ using namespace detail;
 void saveModel(const ModelState& model, const std::string& path) {
   const std::uint64_t v = model.words.size();
   const std::uint64_t d = static_cast<std::uint64_t>(model.input.cols());
-  if (static_cast<std::uint64_t>(model.input.rows()) != v)
+  // A subword model's input matrix has its n-gram rows after the words'.
+  const bool subwords = model.config.find("subwords=1\n") != std::string::npos;
+  if (static_cast<std::uint64_t>(model.input.rows()) < v ||
+      (!subwords && static_cast<std::uint64_t>(model.input.rows()) != v))
     throw InputError("cannot save model " + inQuotes(path) + ": " + std::to_string(v) +
                      " words but " + std::to_string(model.input.rows()) + " input vectors");
+  const std::uint64_t extraRows = static_cast<std::uint64_t>(model.input.rows()) - v;
   if (!model.counts.empty() && model.counts.size() != v)
     throw InputError("cannot save model " + inQuotes(path) + ": " + std::to_string(v) +
                      " words but " + std::to_string(model.counts.size()) + " counts");
@@ -355,7 +380,7 @@ void saveModel(const ModelState& model, const std::string& path) {
     std::ostream out(&summed);
     std::string buf(kModelMagic, 8);
     put(buf, shards > 0 ? kModelVersionPartial : kModelVersion);
-    put(buf, kFlagChecksum);
+    put(buf, extraRows > 0 ? kFlagChecksum | kFlagExtraRows : kFlagChecksum);
     put(buf, v);
     put(buf, d);
     put(buf, outRows);
@@ -364,6 +389,7 @@ void saveModel(const ModelState& model, const std::string& path) {
     put(buf, static_cast<std::uint64_t>(model.epochLosses.size()));
     put(buf, model.epochsDone);
     put(buf, static_cast<std::uint32_t>(shards));
+    if (extraRows > 0) put(buf, extraRows);
     buf += model.config;
     for (const auto& w : model.words) {
       put(buf, static_cast<std::uint32_t>(w.size()));
@@ -373,7 +399,7 @@ void saveModel(const ModelState& model, const std::string& path) {
       put(buf, model.counts.empty() ? std::int64_t{0} : model.counts[i]);
     for (double l : model.epochLosses) put(buf, l);
     out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-    writeFloats(out, model.input.data(), v * d);
+    writeFloats(out, model.input.data(), (v + extraRows) * d);
     if (outRows > 0) writeFloats(out, model.output.data(), outRows * d);
     if (shards > 0) {
       std::string tail;

@@ -149,7 +149,11 @@ const cli::FlagNames kFlags{{"dimension", "--dim"},
                             {"words between synchronisations", "--sync-words"},
                             {"rows per synchronisation", "--sync-rows"},
                             {"words of the first warm-up interval", "--sync-warmup"},
-                            {"memory limit", "--memory-limit"}};
+                            {"memory limit", "--memory-limit"},
+                            {"longest character n-gram", "--maxn"},
+                            {"shortest character n-gram", "--minn"},
+                            {"n-gram buckets", "--bucket"},
+                            {"subword training", "--subwords"}};
 
 // Fails before hours of training, not after: the directory must exist and be writable.
 void checkWritable(const std::string& path, const std::string& option) {
@@ -574,6 +578,10 @@ void writeResults(const Options& o, ModelState& model, const Plan& plan, Cluster
     saveModel(model, plan.checkpoint);
   if (plan.format == VectorFormat::Model) {
     saveModel(model, o.output);
+  } else if (static_cast<std::size_t>(model.input.rows()) != model.words.size()) {
+    // Subwords: the composed vectors of the vocabulary (fastText's .vec).
+    model.output = MatrixF();
+    saveVectors(embeddingsOf(model), o.output, plan.format);
   } else {
     // Hand the matrix over instead of copying it: peak memory stays at the two matrices.
     model.output = MatrixF();
@@ -766,12 +774,28 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
                   "--negative negatives")
       ->capture_default_str()
       ->check(CLI::Range(0, 10000));
+  auto* subwords = sub->add_flag("--subwords", c.subwords,
+                "fastText subword vectors: a word's vector is the mean of its own row and the "
+                "rows of its character n-grams (skip-gram or CBOW, negative sampling)");
+  sub->add_option("--minn", c.minn, "With --subwords: shortest character n-gram")
+      ->capture_default_str()
+      ->needs(subwords);
+  sub->add_option("--maxn", c.maxn,
+                  "With --subwords: longest character n-gram (0: no n-grams)")
+      ->capture_default_str()
+      ->needs(subwords);
+  sub->add_option("--bucket", c.bucket,
+                  "With --subwords: hash buckets (input rows) shared by the n-grams")
+      ->capture_default_str()
+      ->check(cli::notNegative())
+      ->needs(subwords);
   auto* resume = sub->add_option("--resume", opts->resume,
                                  "Continue a full-state model (.posvec) for --epochs more epochs, "
                                  "with the schedule it would have had");
   for (const char* name : {"--dim", "--window", "--negative", "--hs", "--cbow", "--sample",
                            "--min-alpha", "--min-count", "--max-vocab", "--seed", "--kernel",
-                           "--combine", "--block-negatives"})
+                           "--combine", "--block-negatives", "--subwords", "--minn", "--maxn",
+                           "--bucket"})
     resume->excludes(sub->get_option(name));
   sub->add_flag("--update-vocab", opts->updateVocab,
                 "With --resume: add the corpus words the model does not know (at least its "

@@ -260,6 +260,7 @@ std::string spelledMessage(const std::exception& e) {
   // the subcommands spell them.
   static const std::map<std::string, std::string> kSpelling{
       {"alpha", "--alpha"},
+      {"bucket", "--bucket"},
       {"causal", "--causal"},
       {"dim", "--dim"},
       {"format", "--format"},

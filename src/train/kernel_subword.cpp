@@ -1,0 +1,335 @@
+#include "kernel_subword.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "posvec/error.hpp"
+#include "posvec/subwords.hpp"
+
+// How this follows fastText 0.9.2 (Model::update, unsupervised): a word's input
+// vector is the mean of its rows (computeHidden: the rows summed in order, then
+// scaled by 1 / count), and the gradient with respect to that mean is added to
+// every row whole (no 1 / count: fastText scales only for supervised models).
+// Skip-gram keeps posvec's orientation (the context word's composed vector
+// predicts the centre word, word2vec.c's and the batched kernel's) and its
+// context combining: a block's distinct context words are composed once into
+// scratch rows, combinedBlock() trains those and the block's output rows, and the
+// change of each scratch row is scattered once to its word's rows. Within a block
+// every score comes from the values before it, as in the batched kernel.
+
+namespace posvec::detail {
+
+namespace {
+
+// Index of `id` in ids[0..k), appended when new (a block has a few dozen words).
+std::int32_t localOf(std::int32_t id, std::int32_t* ids, std::size_t& k) {
+  std::size_t j = 0;
+  while (j < k && ids[j] != id) ++j;
+  if (j == k) ids[k++] = id;
+  return static_cast<std::int32_t>(j);
+}
+
+inline const float* rowAt(const float* m, std::int32_t r, std::size_t dim) {
+  return m + static_cast<std::size_t>(r) * dim;
+}
+inline float* rowAt(float* m, std::int32_t r, std::size_t dim) {
+  return m + static_cast<std::size_t>(r) * dim;
+}
+
+// y += x
+inline void addTo(float* __restrict y, const float* __restrict x, std::size_t n) {
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+inline void prefetchRow(const float* row, std::size_t dim) {
+  const char* p = reinterpret_cast<const char*>(row);
+  for (std::size_t b = 0; b < dim * sizeof(float); b += 64) __builtin_prefetch(p + b, 1, 3);
+}
+
+// The sum of `n` rows, scaled by 1 / n, into out (fastText's computeHidden order).
+void meanOfRows(const float* input, std::size_t dim, const std::int32_t* rows, std::size_t n,
+                float* __restrict out) {
+  std::memset(out, 0, dim * sizeof(float));
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + 2 < n) prefetchRow(rowAt(input, rows[i + 2], dim), dim);
+    addTo(out, rowAt(input, rows[i], dim), dim);
+  }
+  if (n == 0) return;
+  const float inv = 1.0f / static_cast<float>(n);
+#pragma omp simd
+  for (std::size_t d = 0; d < dim; ++d) out[d] *= inv;
+}
+
+// delta[] added to each of the n rows.
+void scatter(float* input, std::size_t dim, const std::int32_t* rows, std::size_t n,
+             const float* delta) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + 2 < n) prefetchRow(rowAt(input, rows[i + 2], dim), dim);
+    addTo(rowAt(input, rows[i], dim), delta, dim);
+  }
+}
+
+}  // namespace
+
+SubwordRows subwordRowsOf(const std::vector<std::string>& words, const TrainConfig& config,
+                          int threads) {
+  const std::size_t v = words.size();
+  std::vector<std::vector<std::int64_t>> lists(v);
+  const auto nwords = static_cast<std::int64_t>(v);
+#pragma omp parallel for num_threads(std::max(1, threads)) schedule(dynamic, 1024)
+  for (std::int64_t i = 0; i < nwords; ++i)
+    lists[static_cast<std::size_t>(i)] =
+        ngramRows(words[static_cast<std::size_t>(i)], config.minn, config.maxn, config.bucket,
+                  nwords);
+  SubwordRows r;
+  r.offsets.resize(v + 1);
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < v; ++i) {
+    r.offsets[i] = static_cast<std::int64_t>(total);
+    total += 1 + lists[i].size();
+  }
+  r.offsets[v] = static_cast<std::int64_t>(total);
+  r.rows.resize(total);
+  for (std::size_t i = 0; i < v; ++i) {
+    std::int32_t* to = r.rows.data() + r.offsets[i];
+    *to++ = static_cast<std::int32_t>(i);
+    for (const std::int64_t row : lists[i]) *to++ = static_cast<std::int32_t>(row);
+  }
+  return r;
+}
+
+void composeWord(const float* input, std::size_t dim, const SubwordRows& rows, std::int32_t w,
+                 float* out) {
+  meanOfRows(input, dim, rows.of(w), rows.count(w), out);
+}
+
+double subwordBlock(float* input, float* output, std::size_t dim, const SubwordRows& rows,
+                    const CombinedBlock& k, float alpha, const Sigmoid& sigmoid,
+                    ThreadState& state, BatchedPath path, std::int64_t& predictions) {
+  if (k.count == 0) return 0;
+  // The span of positions the block's windows reach (as combinedBlock finds it).
+  std::size_t lo = k.first, hi = k.first;
+  for (std::size_t j = 0; j < k.count; ++j) {
+    const std::size_t q = k.first + j, r = static_cast<std::size_t>(k.reach[j]);
+    lo = std::min(lo, q - std::min(q, r));
+    hi = std::max(hi, std::min(k.length - 1, q + r));
+  }
+  const std::size_t span = hi - lo + 1, negatives = k.negativeCount;
+  // Local ids: the span's words first (the only ones with an input row), then the
+  // negatives not among them.
+  state.local.resize(2 * (span + negatives));
+  std::int32_t* spanIds = state.local.data();
+  std::int32_t* negIds = spanIds + span;
+  std::int32_t* words = negIds + negatives;
+  std::size_t distinct = 0;
+  for (std::size_t s = 0; s < span; ++s) spanIds[s] = localOf(k.ids[lo + s], words, distinct);
+  const std::size_t inputs = distinct;
+  for (std::size_t i = 0; i < negatives; ++i)
+    negIds[i] = localOf(k.negatives[i], words, distinct);
+
+  // Scratch: the composed vectors and the output rows, each followed by its copy
+  // from before the block.
+  state.composed.resize(2 * inputs * dim);
+  state.outputs.resize(2 * distinct * dim);
+  float* in = state.composed.data();
+  float* inBefore = in + inputs * dim;
+  float* out = state.outputs.data();
+  float* outBefore = out + distinct * dim;
+  for (std::size_t j = 0; j < inputs; ++j) {
+    const auto w = words[j];
+    if (j + 1 < inputs) prefetchRow(rowAt(input, rows.of(words[j + 1])[0], dim), dim);
+    meanOfRows(input, dim, rows.of(w), rows.count(w), in + j * dim);
+  }
+  std::memcpy(inBefore, in, inputs * dim * sizeof(float));
+  for (std::size_t j = 0; j < distinct; ++j)
+    std::memcpy(out + j * dim, rowAt(output, words[j], dim), dim * sizeof(float));
+  std::memcpy(outBefore, out, distinct * dim * sizeof(float));
+
+  const CombinedBlock local{spanIds, span,    k.first - lo, k.count, k.reach,
+                            negIds,  negatives, k.negativeWeight};
+  const double loss = combinedBlock(in, out, dim, local, alpha, sigmoid, state, path, predictions);
+
+  // Each changed row's change, once per row of its word (output: its one row).
+  for (std::size_t j = 0; j < inputs; ++j) {
+    float* now = in + j * dim;
+    float* delta = inBefore + j * dim;
+    bool changed = false;
+    for (std::size_t d = 0; d < dim; ++d) {
+      delta[d] = now[d] - delta[d];
+      changed |= delta[d] != 0.0f;
+    }
+    if (changed) scatter(input, dim, rows.of(words[j]), rows.count(words[j]), delta);
+  }
+  for (std::size_t j = 0; j < distinct; ++j) {
+    float* now = out + j * dim;
+    float* delta = outBefore + j * dim;
+    bool changed = false;
+    for (std::size_t d = 0; d < dim; ++d) {
+      delta[d] = now[d] - delta[d];
+      changed |= delta[d] != 0.0f;
+    }
+    if (changed) addTo(rowAt(output, words[j], dim), delta, dim);
+  }
+  return loss;
+}
+
+namespace {
+
+// Skip-gram: blocks of `combine` centre words as the batched kernel forms them
+// (one shrink drawn per centre, the block's shared negatives after them).
+class SubwordSkipGram final : public TrainKernel {
+ public:
+  SubwordSkipGram(const TrainConfig& c, const KernelShared& s, BatchedPath path)
+      : in_(s.input->data()),
+        out_(s.output->data()),
+        rows_(s.subwords),
+        noise_(s.noise),
+        sigmoid_(s.sigmoid),
+        dim_(c.dim),
+        window_(c.window),
+        shrink_(c.shrinkWindows),
+        path_(path),
+        combine_(static_cast<std::size_t>(c.combine)),
+        blockNegatives_(static_cast<std::size_t>(c.combine > 1 ? c.blockNegativesFor()
+                                                               : c.negative)),
+        weight_(static_cast<float>(c.negative) / static_cast<float>(blockNegatives_)) {}
+
+  double sentence(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& st,
+                  std::int64_t& predictions) const override {
+    const std::size_t width = combine_ + blockNegatives_;
+    st.window.resize(width);
+    std::int32_t* reach = st.window.data();
+    std::int32_t* negatives = reach + combine_;
+    double loss = 0;
+    for (std::size_t first = 0; first < n; first += combine_) {
+      const std::size_t count = std::min(combine_, n - first);
+      for (std::size_t j = 0; j < count; ++j)
+        reach[j] = static_cast<std::int32_t>(drawReach(window_, shrink_, st.rng));
+      for (std::size_t i = 0; i < blockNegatives_; ++i) negatives[i] = noise_->draw(st.rng.next());
+      const CombinedBlock block{ids,   n,         first,           count,
+                                reach, negatives, blockNegatives_, weight_};
+      loss += subwordBlock(in_, out_, dim_, *rows_, block, alpha, *sigmoid_, st, path_,
+                           predictions);
+    }
+    return loss;
+  }
+
+ private:
+  float* in_;
+  float* out_;
+  const SubwordRows* rows_;
+  const NoiseSampler* noise_;
+  const Sigmoid* sigmoid_;
+  std::size_t dim_;
+  std::int64_t window_;
+  bool shrink_;
+  BatchedPath path_;
+  std::size_t combine_, blockNegatives_;
+  float weight_;
+};
+
+inline float dot(const float* __restrict a, const float* __restrict b, std::size_t n) {
+  float s = 0;
+#pragma omp simd reduction(+ : s)
+  for (std::size_t i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+// y += a * x
+inline void axpy(float a, const float* __restrict x, float* __restrict y, std::size_t n) {
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+// fastText's cbow: the mean of every row of every context word (a row listed
+// twice counts twice) predicts the centre word against `negative` noise words
+// (one equal to the centre is skipped, as posvec's classic CBOW skips it); every
+// listed row receives the whole gradient.
+class SubwordCbow final : public TrainKernel {
+ public:
+  SubwordCbow(const TrainConfig& c, const KernelShared& s)
+      : in_(s.input->data()),
+        out_(s.output->data()),
+        rows_(s.subwords),
+        noise_(s.noise),
+        sigmoid_(s.sigmoid),
+        dim_(c.dim),
+        window_(c.window),
+        shrink_(c.shrinkWindows),
+        negative_(c.negative) {}
+
+  double sentence(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& st,
+                  std::int64_t& predictions) const override {
+    st.grad.resize(dim_);
+    st.hidden.resize(dim_);
+    float* grad = st.grad.data();
+    float* h = st.hidden.data();
+    const Sigmoid& sg = *sigmoid_;
+    double loss = 0;
+    const auto len = static_cast<std::int64_t>(n);
+    for (std::int64_t i = 0; i < len; ++i) {
+      const std::int64_t reach = drawReach(window_, shrink_, st.rng);
+      const std::int64_t lo = std::max<std::int64_t>(0, i - reach),
+                         hi = std::min(len - 1, i + reach);
+      if (hi == lo) continue;  // no context (a one-word sentence)
+      st.local.clear();
+      for (std::int64_t c = lo; c <= hi; ++c)
+        if (c != i) {
+          const auto w = ids[c];
+          st.local.insert(st.local.end(), rows_->of(w), rows_->of(w) + rows_->count(w));
+        }
+      const std::int32_t* bow = st.local.data();
+      const std::size_t rows = st.local.size();
+      meanOfRows(in_, dim_, bow, rows, h);
+      std::memset(grad, 0, dim_ * sizeof(float));
+      const std::int32_t target = ids[i];
+      for (int d = 0; d <= negative_; ++d) {
+        std::int32_t t = target;
+        float label = 1.0f;
+        if (d > 0) {
+          t = noise_->draw(st.rng.next());
+          if (t == target) continue;
+          label = 0.0f;
+        }
+        float* o = rowAt(out_, t, dim_);
+        const float f = dot(h, o, dim_);
+        const float g = (label - sg.sigmoid(f)) * alpha;
+        loss += sg.softplus(d == 0 ? -f : f);
+        axpy(g, o, grad, dim_);
+        axpy(g, h, o, dim_);
+      }
+      scatter(in_, dim_, bow, rows, grad);
+      ++predictions;
+    }
+    return loss;
+  }
+
+ private:
+  float* in_;
+  float* out_;
+  const SubwordRows* rows_;
+  const NoiseSampler* noise_;
+  const Sigmoid* sigmoid_;
+  std::size_t dim_;
+  std::int64_t window_;
+  bool shrink_;
+  int negative_;
+};
+
+}  // namespace
+
+std::unique_ptr<TrainKernel> makeSubwordKernel(const TrainConfig& config,
+                                               const KernelShared& shared, BatchedPath path) {
+  if (!shared.subwords)
+    throw ConfigError("cannot build the training kernel: subword training needs each word's rows");
+  if (config.loss != Loss::NegativeSampling)
+    throw ConfigError("subword training uses negative sampling; hierarchical softmax with "
+                      "subwords is not available");
+  if (config.architecture == Architecture::Cbow)
+    return std::make_unique<SubwordCbow>(config, shared);
+  return std::make_unique<SubwordSkipGram>(config, shared, path);
+}
+
+}  // namespace posvec::detail

@@ -1,0 +1,339 @@
+// Subword (fastText) training: one update against a double-precision reference,
+// composed vectors against an n-gram list computed here from the published
+// algorithm, planted classes, unknown words, determinism, resume and bad settings.
+#include <catch2/catch.hpp>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernel_subword.hpp"
+#include "posvec/error.hpp"
+#include "posvec/formats.hpp"
+#include "posvec/trainer.hpp"
+#include "test_util.hpp"
+
+using namespace posvec;
+
+namespace {
+
+// fastText's n-grams of `word`, written from its description: the substrings of
+// "<word>" of minn..maxn UTF-8 characters (a character: a byte and the 10xxxxxx
+// bytes after it), by first character then length, without the one-character
+// "<" and ">".
+std::vector<std::string> referenceNgrams(const std::string& word, int minn, int maxn) {
+  const std::string w = "<" + word + ">";
+  std::vector<std::size_t> starts;
+  for (std::size_t i = 0; i < w.size(); ++i)
+    if ((static_cast<unsigned char>(w[i]) & 0xC0) != 0x80) starts.push_back(i);
+  starts.push_back(w.size());
+  const std::size_t chars = starts.size() - 1;
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < chars; ++i)
+    for (std::size_t n = 1; n <= static_cast<std::size_t>(maxn) && i + n <= chars; ++n) {
+      if (n < static_cast<std::size_t>(minn)) continue;
+      if (n == 1 && (i == 0 || i + n == chars)) continue;
+      out.push_back(w.substr(starts[i], starts[i + n] - starts[i]));
+    }
+  return out;
+}
+
+// 32-bit FNV-1a with each byte sign-extended (fastText's hash).
+std::uint32_t referenceHash(const std::string& s) {
+  std::uint32_t h = 2166136261u;
+  for (const char c : s) {
+    h ^= static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<signed char>(c)));
+    h *= 16777619u;
+  }
+  return h;
+}
+
+std::vector<std::int64_t> referenceRows(const std::string& word, std::int64_t self, int minn,
+                                        int maxn, std::uint32_t bucket, std::int64_t nwords) {
+  std::vector<std::int64_t> rows{self};
+  for (const auto& g : referenceNgrams(word, minn, maxn))
+    rows.push_back(nwords + referenceHash(g) % bucket);
+  return rows;
+}
+
+constexpr int kClasses = 5, kPerClass = 10;
+
+std::string wordOf(int cls, int i) { return "k" + std::to_string(cls) + "x" + std::to_string(i); }
+
+// Each sentence draws its words from one class, with function words mixed in.
+std::vector<Sentence> plantedCorpus(unsigned seed, int sentences) {
+  std::mt19937 gen(seed);
+  const std::vector<std::string> function{"the", "a", "of", "and"};
+  std::vector<Sentence> out;
+  for (int s = 0; s < sentences; ++s) {
+    const int cls = static_cast<int>(gen() % kClasses);
+    const int len = 6 + static_cast<int>(gen() % 8);
+    Sentence sent;
+    for (int t = 0; t < len; ++t)
+      sent.push_back(gen() % 5 == 0 ? function[gen() % function.size()]
+                                    : wordOf(cls, static_cast<int>(gen() % kPerClass)));
+    out.push_back(std::move(sent));
+  }
+  return out;
+}
+
+TrainConfig subwordConfig() {
+  TrainConfig c;
+  c.dim = 24;
+  c.epochs = 5;
+  c.minCount = 1;
+  c.sample = 0;
+  c.threads = 1;
+  c.seed = 11;
+  c.subwords = true;
+  c.minn = 2;
+  c.maxn = 4;
+  c.bucket = 5000;
+  return c;
+}
+
+double cosine(const Eigen::RowVectorXf& a, const Eigen::RowVectorXf& b) {
+  return static_cast<double>(a.dot(b)) / (static_cast<double>(a.norm()) * b.norm() + 1e-30);
+}
+
+std::size_t indexOf(const ModelState& m, const std::string& w) {
+  for (std::size_t i = 0; i < m.words.size(); ++i)
+    if (m.words[i] == w) return i;
+  FAIL("word " << w << " missing");
+  return 0;
+}
+
+// Fraction of class words whose nearest neighbour is in the same class.
+double plantedAccuracy(const ModelState& model) {
+  const Embeddings e = embeddingsOf(model);
+  int good = 0, total = 0;
+  for (int c = 0; c < kClasses; ++c)
+    for (int i = 0; i < kPerClass; ++i) {
+      const auto nn = e.nearest(wordOf(c, i), 1);
+      REQUIRE(nn.size() == 1);
+      ++total;
+      good += nn[0].word.rfind("k" + std::to_string(c) + "x", 0) == 0;
+    }
+  return static_cast<double>(good) / total;
+}
+
+bool sameMatrix(const MatrixF& a, const MatrixF& b) {
+  return a.rows() == b.rows() && a.cols() == b.cols() &&
+         std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<std::size_t>(a.size())) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("subword training: one skip-gram update equals a double-precision reference",
+          "[subword]") {
+  // Vocabulary: 0 "where", 1 "here", 2 "there"; 3 n-gram buckets of few rows so that
+  // rows repeat inside one word's list (each listed row takes the gradient once per listing).
+  const std::vector<std::string> words{"where", "here", "there"};
+  TrainConfig config;
+  config.subwords = true;
+  config.minn = 2;
+  config.maxn = 3;
+  config.bucket = 7;
+  const std::size_t dim = 8;
+  const std::int64_t nwords = 3;
+  const detail::SubwordRows rows = detail::subwordRowsOf(words, config, 1);
+  const auto expected = referenceRows("where", 0, 2, 3, 7, nwords);
+  REQUIRE(rows.count(0) == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) CHECK(rows.of(0)[i] == expected[i]);
+
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  std::vector<float> in((nwords + 7) * dim), out(nwords * dim);
+  for (auto& x : in) x = u(gen);
+  for (auto& x : out) x = u(gen);
+  const double alpha = 0.05;
+
+  // The reference: context "where" (id 0) predicts centre "here" (1), negative "there" (2).
+  std::vector<double> h(dim, 0.0), grad(dim, 0.0);
+  for (const auto r : expected)
+    for (std::size_t d = 0; d < dim; ++d) h[d] += in[static_cast<std::size_t>(r) * dim + d];
+  for (auto& x : h) x /= static_cast<double>(expected.size());
+  std::vector<double> refIn(in.begin(), in.end()), refOut(out.begin(), out.end());
+  for (const auto& [target, label] : {std::pair{1, 1.0}, std::pair{2, 0.0}}) {
+    double s = 0;
+    for (std::size_t d = 0; d < dim; ++d) s += h[d] * out[target * dim + d];
+    const double g = alpha * (label - 1.0 / (1.0 + std::exp(-s)));
+    for (std::size_t d = 0; d < dim; ++d) grad[d] += g * out[target * dim + d];
+    for (std::size_t d = 0; d < dim; ++d) refOut[target * dim + d] += g * h[d];
+  }
+  for (const auto r : expected)
+    for (std::size_t d = 0; d < dim; ++d) refIn[static_cast<std::size_t>(r) * dim + d] += grad[d];
+
+  for (const auto path : {detail::BatchedPath::Portable, detail::BatchedPath::Auto}) {
+    std::vector<float> kin = in, kout = out;
+    const std::int32_t sentence[] = {0, 1};
+    const std::int32_t reach[] = {1};
+    const std::int32_t negatives[] = {2};
+    const detail::CombinedBlock block{sentence, 2, 1, 1, reach, negatives, 1, 1.0f};
+    detail::ThreadState state;
+    std::int64_t predictions = 0;
+    static const detail::Sigmoid sigmoid;
+    detail::subwordBlock(kin.data(), kout.data(), dim, rows, block, static_cast<float>(alpha),
+                         sigmoid, state, path, predictions);
+    CHECK(predictions == 1);
+    // Tolerance: the sigmoid table is within 1e-5 of the function (times alpha and a
+    // value below 0.5 per term, two terms), plus float rounding of sums of ~20
+    // values below 0.5 (20 x 2^-24 x 0.5 each).
+    const double tol = 2 * alpha * 1e-5 * 0.5 + 40 * FLT_EPSILON * 0.5;
+    for (std::size_t i = 0; i < in.size(); ++i) CHECK(std::fabs(kin[i] - refIn[i]) <= tol);
+    for (std::size_t i = 0; i < out.size(); ++i) CHECK(std::fabs(kout[i] - refOut[i]) <= tol);
+    // Rows outside "where"'s list and outputs other than 1 and 2 did not move.
+    CHECK(kout[0] == out[0]);
+  }
+}
+
+TEST_CASE("subword training: a word's vector is the mean of the rows an independent n-gram "
+          "list names",
+          "[subword]") {
+  std::vector<Sentence> sentences;
+  for (int i = 0; i < 40; ++i)
+    sentences.push_back({"café", "naïve", "tea", "x", "straße", "tea", "café"});
+  TrainConfig c = subwordConfig();
+  c.epochs = 2;
+  c.minn = 3;
+  c.maxn = 6;
+  c.bucket = 1000;
+  const ModelState m = train(CorpusSource::fromSentences(sentences), c);
+  const auto nwords = static_cast<std::int64_t>(m.words.size());
+  REQUIRE(m.input.rows() == nwords + 1000);
+  const Embeddings e = embeddingsOf(m);
+  for (std::size_t w = 0; w < m.words.size(); ++w) {
+    INFO(m.words[w]);
+    const auto rows = referenceRows(m.words[w], static_cast<std::int64_t>(w), 3, 6, 1000, nwords);
+    for (std::size_t d = 0; d < c.dim; ++d) {
+      double mean = 0;
+      for (const auto r : rows) mean += m.input(r, static_cast<Eigen::Index>(d));
+      mean /= static_cast<double>(rows.size());
+      CHECK(std::fabs(e.vectors()(static_cast<Eigen::Index>(w), static_cast<Eigen::Index>(d)) -
+                      mean) <= 1e-6);
+    }
+  }
+  // "x" has one n-gram of 3 characters, "<x>".
+  CHECK(referenceNgrams("x", 3, 6) == std::vector<std::string>{"<x>"});
+}
+
+TEST_CASE("subword training puts planted classes together and an unknown word near its class",
+          "[subword]") {
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(3, 1500));
+  for (const auto arch : {Architecture::SkipGram, Architecture::Cbow}) {
+    INFO((arch == Architecture::SkipGram ? "skip-gram" : "CBOW"));
+    TrainConfig c = subwordConfig();
+    c.architecture = arch;
+    if (arch == Architecture::Cbow) c.alpha = 0.05;
+    std::vector<double> losses;
+    TrainObserver obs;
+    obs.epochEnd = [&](const EpochReport& r) { losses.push_back(r.loss); };
+    const ModelState m = train(corpus, c, obs);
+    REQUIRE(losses.size() == 5);
+    CHECK(losses.back() < losses.front());
+    CHECK(plantedAccuracy(m) >= 0.9);
+    // "k2x77" is not in the vocabulary: its vector is the mean of its n-gram rows,
+    // some shared with class 2 ("<k2", "k2x", "<k2x").
+    const auto nwords = static_cast<std::int64_t>(m.words.size());
+    Eigen::RowVectorXf unknown = Eigen::RowVectorXf::Zero(static_cast<Eigen::Index>(c.dim));
+    const auto grams = referenceNgrams("k2x77", c.minn, c.maxn);
+    for (const auto& g : grams) unknown += m.input.row(nwords + referenceHash(g) % c.bucket);
+    unknown /= static_cast<float>(grams.size());
+    const Embeddings e = embeddingsOf(m);
+    std::vector<double> meanSim(kClasses, 0.0);
+    for (int cls = 0; cls < kClasses; ++cls)
+      for (int i = 0; i < kPerClass; ++i)
+        meanSim[static_cast<std::size_t>(cls)] +=
+            cosine(unknown, e.vectors().row(static_cast<Eigen::Index>(indexOf(m, wordOf(cls, i)))));
+    for (int cls = 0; cls < kClasses; ++cls)
+      if (cls != 2) CHECK(meanSim[2] > meanSim[static_cast<std::size_t>(cls)]);
+  }
+}
+
+TEST_CASE("subword training with one thread is bitwise deterministic", "[subword]") {
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(4, 400));
+  for (const auto arch : {Architecture::SkipGram, Architecture::Cbow}) {
+    TrainConfig c = subwordConfig();
+    c.architecture = arch;
+    c.epochs = 2;
+    const ModelState a = train(corpus, c), b = train(corpus, c);
+    CHECK(sameMatrix(a.input, b.input));
+    CHECK(sameMatrix(a.output, b.output));
+  }
+}
+
+TEST_CASE("subword training resumed from a saved model equals an uninterrupted run",
+          "[subword]") {
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(5, 600));
+  TrainConfig c = subwordConfig();
+  c.epochs = 3;
+  c.sample = 1e-2;
+  const ModelState full = train(corpus, c);
+  int asked = 0;
+  TrainObserver stopAfterTwo;
+  stopAfterTwo.stopRequested = [&] { return asked++ == 2; };
+  const ModelState part = train(corpus, c, stopAfterTwo);
+  REQUIRE(part.epochsDone == 2);
+  test::TempDir dir;
+  const std::string path = dir.file("m.posvec");
+  saveModel(part, path);
+  ModelState loaded = loadModel(path);
+  CHECK(sameMatrix(loaded.input, part.input));
+  resumeTraining(loaded, corpus, 1);
+  CHECK(loaded.epochsDone == 3);
+  CHECK(sameMatrix(loaded.input, full.input));
+  CHECK(sameMatrix(loaded.output, full.output));
+  CHECK(loaded.epochLosses == full.epochLosses);
+
+  // Stopped inside an epoch (one thread): finishing it gives the same bits too.
+  const auto big = CorpusSource::fromSentences(plantedCorpus(6, 3000));
+  c.epochs = 1;
+  const ModelState whole = train(big, c);
+  int safePoints = 0;
+  TrainObserver stopInside;
+  stopInside.interrupt = [&] { return ++safePoints == 1 ? Interrupt::Stop : Interrupt::None; };
+  ModelState inside = train(big, c, stopInside);
+  REQUIRE(inside.partial.active());
+  saveModel(inside, path);
+  ModelState again = loadModel(path);
+  resumeTraining(again, big, 1);
+  CHECK(sameMatrix(again.input, whole.input));
+  CHECK(sameMatrix(again.output, whole.output));
+
+  // The model file's vectors are the composed ones.
+  const Embeddings fromFile = loadVectors(path);
+  const Embeddings composed = embeddingsOf(loadModel(path));
+  CHECK(sameMatrix(fromFile.vectors(), composed.vectors()));
+}
+
+TEST_CASE("subword training refuses bad settings with one line", "[subword]") {
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(7, 50));
+  auto message = [&](const TrainConfig& c) {
+    try {
+      train(corpus, c);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  TrainConfig c = subwordConfig();
+  c.minn = 5;
+  c.maxn = 3;
+  CHECK(message(c) == "shortest character n-gram must be between 1 and the longest (3; got 5)");
+  c = subwordConfig();
+  c.bucket = 0;
+  CHECK(message(c) == "n-gram buckets must be at least 1 (got 0)");
+  c = subwordConfig();
+  c.loss = Loss::HierarchicalSoftmax;
+  CHECK(message(c).find("hierarchical softmax with subwords is not available") !=
+        std::string::npos);
+  c = subwordConfig();
+  c.bucket = 4000000000u;
+  CHECK(message(c).find("the n-gram buckets (4000000000) make more than 2^31 - 1 input rows") !=
+        std::string::npos);
+  // A subword model's vocabulary cannot grow (its n-gram rows follow the word rows).
+  ModelState m = train(corpus, subwordConfig());
+  CHECK_THROWS_AS(extendVocabulary(m, {"new"}, {3}), ConfigError);
+}
