@@ -81,7 +81,11 @@ class Posvec:
                            capture_output=True, text=True)
         self.commit = r.stdout.strip()
 
-    def train_cmd(self, corpus, out_stem, dim, epochs, threads, seed, alpha, subwords):
+    def train_cmd(self, corpus, out_stem, dim, epochs, threads, seed, alpha, subwords,
+                  vectors_only=False):
+        """The training command and its output: with subwords a model that gives any word a
+        vector (fastText .bin when posvec writes it, else the .posvec model), or, with
+        vectors_only and no .bin writer, the vocabulary's composed vectors (.vec)."""
         cmd = [self.path, "--quiet", "train", corpus, "--pretokenized", "--dim", str(dim),
                "--window", "5", "--negative", "5", "--sample", "1e-4", "--min-count", "5",
                "--alpha", str(alpha), "--epochs", str(epochs), "--threads", str(threads),
@@ -91,6 +95,8 @@ class Posvec:
         cmd += ["--subwords", "--minn", "3", "--maxn", "6", "--bucket", "2000000"]
         if self.fasttext_format:
             return cmd + ["--format", "fasttext", "-o", out_stem + ".bin"], out_stem + ".bin"
+        if vectors_only:
+            return cmd + ["-o", out_stem + ".vec"], out_stem + ".vec"
         return cmd + ["-o", out_stem + ".posvec"], out_stem + ".posvec"
 
 
@@ -285,6 +291,9 @@ def quality(args, posvec, results):
             print("quality: %s has no `train --subwords`: posvec not run" % posvec.path)
         else:
             trainers.append(t)
+            if t == "posvec" and not posvec.fasttext_format:
+                print("quality: %s writes no fastText .bin: posvec's vectors of words outside "
+                      "the vocabulary not scored" % posvec.path)
     print("quality: Brown, %d epochs, dim %d, seeds %s, lr %g, %s; vocabulary %d words at "
           "min-count 5" % (args.epochs, args.quality_dim, ",".join(map(str, args.seeds)),
                            args.alpha, ", ".join(SETTINGS), len(vocab)), flush=True)
@@ -300,10 +309,11 @@ def quality(args, posvec, results):
                 query = ["fasttext", "print-word-vectors", model]
             else:
                 cmd, model = posvec.train_cmd(brown, stem, args.quality_dim, args.epochs,
-                                              args.threads, seed, args.alpha, t == "posvec")
+                                              args.threads, seed, args.alpha, t == "posvec",
+                                              vectors_only=True)
                 wall = timed(cmd)[0]
                 query = [posvec.path, "--quiet", "vector", model]
-            if t == "posvec-word":
+            if model.endswith(".vec"):  # word-only, or no .bin writer: no unknown words
                 vec, oov_vec = model, None
             else:
                 query_vectors(query, vocab, vec)
