@@ -208,6 +208,8 @@ TEST_CASE("cli: train --subwords writes composed vectors, a resumable model and 
                                   quote(corpus) + " -o " + quote(dir.file("l.txt")));
   CHECK(logged.err.find("kernel subword (character n-grams of 3 to 6, 100 buckets)") !=
         std::string::npos);
+  // Without --alpha, fastText's learning rate.
+  CHECK(logged.err.find("alpha 0.05 -> 0.0001") != std::string::npos);
   // The estimate counts the bucket rows: (6 words + 100 buckets) input rows and 6
   // output rows of 4 floats.
   const RunResult dry = runCli(common + " -o " + quote(dir.file("d.txt")) + " --dry-run --json");

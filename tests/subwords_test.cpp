@@ -440,3 +440,103 @@ TEST_CASE("posvec vector prints fastText vectors, unknown words from n-grams", "
   CHECK(refused.err.find("supervised model") != std::string::npos);
   CHECK(std::count(refused.err.begin(), refused.err.end(), '\n') == 1);
 }
+
+TEST_CASE("fastText .bin: a cut file names the field it ends in", "[subwords]") {
+  TempDir tmp;
+  const std::string path = tmp.file("m.bin");
+  const std::string good = makeBin(BinSpec{});
+  auto cutAt = [&](std::size_t len) {
+    posvec::test::writeText(path, good.substr(0, len));
+    return loadError(path);
+  };
+  using Catch::Matchers::Contains;
+  // Field boundaries of the spec's file: magic 0-4, version 4-8, args 8-64,
+  // dictionary header 64-92, entries 92-130, input matrix header 130-147, floats.
+  CHECK_THAT(cutAt(0), Contains("bad magic number"));
+  CHECK_THAT(cutAt(3), Contains("bad magic number"));
+  for (std::size_t len : {4, 7}) CHECK_THAT(cutAt(len), Contains("ends inside the version"));
+  for (std::size_t len : {8, 40, 56, 63})
+    CHECK_THAT(cutAt(len), Contains("ends inside the training settings"));
+  for (std::size_t len : {64, 72, 84, 91})
+    CHECK_THAT(cutAt(len), Contains("ends inside the dictionary header"));
+  // The entries: 11 bytes each at least, checked against what is left first.
+  for (std::size_t len : {92, 100, 120}) CHECK_THAT(cutAt(len), Contains("dictionary"));
+  CHECK_THAT(cutAt(129), Contains("dictionary entry 3 is cut short"));
+  for (std::size_t len : {130, 131, 138, 146})
+    CHECK_THAT(cutAt(len), Contains("ends inside the input matrix header"));
+  // In the values: the sizes the header promises against the bytes there are.
+  for (std::size_t len :
+       {std::size_t{147}, std::size_t{180}, good.size() - 17 - 24, good.size() - 1})
+    CHECK_THAT(cutAt(len), Contains("bytes follow (truncated or corrupt)"));
+}
+
+TEST_CASE("fastText .bin: impossible values in each header field", "[subwords]") {
+  TempDir tmp;
+  const std::string path = tmp.file("m.bin");
+  const std::string good = makeBin(BinSpec{});
+  auto with = [&](std::size_t at, auto v) {
+    std::string b = good;
+    patch(b, at, v);
+    posvec::test::writeText(path, b);
+    return loadError(path);
+  };
+  using Catch::Matchers::Contains;
+  CHECK_THAT(with(4, std::int32_t{-12}), Contains("version -12 is not supported"));
+  CHECK_THAT(with(4, std::int32_t{13}), Contains("version 13 is not supported"));
+  CHECK_THAT(with(8, std::int32_t{-3}), Contains("dimension -3 is not positive"));
+  // A huge dimension cannot match the matrix header (2 columns).
+  CHECK_THAT(with(8, std::int32_t{0x7FFFFFFF}), Contains("of dimension 2147483647"));
+  for (std::int32_t loss : {0, -1, 5})
+    CHECK_THAT(with(32, loss), Contains("unknown loss " + std::to_string(loss)));
+  for (std::int32_t model : {0, -2, 4})
+    CHECK_THAT(with(36, model), Contains("unknown model type " + std::to_string(model)));
+  CHECK_THAT(with(40, std::int32_t{-2000000000}), Contains("bucket count -2000000000"));
+  CHECK_THAT(with(48, std::int32_t{5000}), Contains("n-gram lengths 2..5000"));
+  CHECK_THAT(with(44, std::int32_t{-1}), Contains("n-gram lengths -1..3"));
+  // The sizes of the matrices, lying one way or the other.
+  const std::size_t matrix = 130;
+  CHECK_THAT(with(matrix + 1, std::int64_t{-8}), Contains("input matrix is -8 x 2"));
+  CHECK_THAT(with(matrix + 9, std::int64_t{-1}), Contains("input matrix is 8 x -1"));
+  CHECK_THAT(with(matrix + 1, std::int64_t{1} << 62), Contains("input matrix is"));
+  const std::size_t output = matrix + 17 + 8 * 2 * 4;
+  CHECK_THAT(with(output + 1, std::int64_t{-3}), Contains("output matrix is -3 x 2"));
+  CHECK_THAT(with(output + 9, std::int64_t{1} << 40), Contains("output matrix is 3 x"));
+  // The quantization flags: any non-zero byte.
+  CHECK_THAT(with(matrix, std::uint8_t{0xFF}), Contains("quantized model (.ftz)"));
+  CHECK_THAT(with(output, std::uint8_t{2}), Contains("quantized model (.ftz)"));
+  CHECK(with(0, std::int32_t{793712314}) == "(loaded)");
+}
+
+TEST_CASE("posvec vector: a corrupt or unsupported .bin is one error line", "[subwords][cli]") {
+  TempDir tmp;
+  const std::string path = tmp.file("m.bin");
+  const std::string good = makeBin(BinSpec{});
+  std::vector<std::pair<std::string, std::string>> cases;  // bytes, what the line says
+  auto patched = [&](std::size_t at, auto v) {
+    std::string b = good;
+    patch(b, at, v);
+    return b;
+  };
+  for (std::size_t len : {2, 6, 30, 80, 110, 140, 200}) cases.emplace_back(good.substr(0, len), "");
+  cases.emplace_back(patched(0, std::int32_t{1}), "");
+  cases.emplace_back(patched(4, std::int32_t{11}), "version 11");
+  cases.emplace_back(patched(32, std::int32_t{9}), "unknown loss 9");
+  cases.emplace_back(patched(36, std::int32_t{7}), "unknown model type 7");
+  cases.emplace_back(patched(36, std::int32_t{3}), "supervised model");
+  cases.emplace_back(patched(130, std::uint8_t{1}), "quantized model (.ftz)");
+  {
+    std::string b = patched(40, std::int32_t{0x7FFFFFFF});
+    patch(b, 131, std::int64_t{3} + 0x7FFFFFFF);
+    cases.emplace_back(b, "bytes follow (truncated or corrupt)");
+  }
+  for (const auto& [bytes, says] : cases) {
+    INFO("bytes " << bytes.size() << ", expecting '" << says << "'");
+    posvec::test::writeText(path, bytes);
+    const auto r = posvec::test::runCli("vector " + posvec::test::quote(path) + " ab");
+    CHECK(r.status != 0);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind("posvec: error: ", 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find(says) != std::string::npos);
+  }
+}

@@ -18,6 +18,7 @@
 #include "posvec/embeddings.hpp"
 #include "posvec/error.hpp"
 #include "posvec/evaluation.hpp"
+#include "posvec/fasttext_export.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/io.hpp"
 #include "posvec/kernel_probe.hpp"

@@ -30,6 +30,62 @@ std::uint32_t subwordHash(std::string_view bytes);
 /// fastText groups them (a byte 10xxxxxx continues the previous character).
 std::vector<std::string> characterNgrams(std::string_view word, int minn, int maxn);
 
+/// fastText's loss functions, with the numbers its `.bin` files store.
+enum class FastTextLoss : std::int32_t {
+  HierarchicalSoftmax = 1,  ///< `hs`
+  NegativeSampling = 2,     ///< `ns`
+  Softmax = 3,              ///< `softmax`
+  OneVsAll = 4              ///< `ova` (supervised models)
+};
+/// fastText's model kinds, with the numbers its `.bin` files store (the supervised
+/// kind, 3, is neither read nor written).
+enum class FastTextModel : std::int32_t {
+  Cbow = 1,     ///< continuous bag of words
+  SkipGram = 2  ///< skip-gram
+};
+
+/// The training settings a fastText `.bin` file records (fastText's Args block,
+/// plus the corpus size its dictionary records), with fastText 0.9.2's defaults
+/// for an unsupervised model. Only dim, bucket, minn and maxn change the vectors a
+/// reader computes; the others describe the training for tools that continue it.
+struct FastTextArgs {
+  std::int32_t dim = 100;       ///< vector dimension (the matrices' column count)
+  std::int32_t ws = 5;          ///< context window
+  std::int32_t epoch = 5;       ///< passes over the corpus
+  std::int32_t minCount = 5;    ///< rarest word kept
+  std::int32_t neg = 5;         ///< negatives per positive
+  std::int32_t wordNgrams = 1;  ///< word n-grams (1 for word vectors)
+  FastTextLoss loss = FastTextLoss::NegativeSampling;  ///< output layer
+  FastTextModel model = FastTextModel::SkipGram;       ///< skip-gram or CBOW
+  std::int32_t bucket = 2000000;    ///< n-gram hash buckets (input rows after the words)
+  std::int32_t minn = 3;            ///< shortest character n-gram
+  std::int32_t maxn = 6;            ///< longest character n-gram (0: none)
+  std::int32_t lrUpdateRate = 100;  ///< tokens between learning-rate updates
+  double t = 1e-4;                  ///< subsampling threshold
+  /// Tokens of the corpus the dictionary was counted on (fastText's ntokens);
+  /// -1 writes the sum of the word counts.
+  std::int64_t ntokens = -1;
+};
+
+/// Writes fastText's `.bin` (version 12, as fastText 0.9.2 writes an unsupervised
+/// model: magic, version, `args`, the dictionary with no labels and no pruning, the
+/// input matrix, the output matrix, both unquantized), atomically; "-" streams to
+/// standard output. `fasttext print-word-vectors`/`nn` and gensim's
+/// `load_facebook_model` read it.
+/// \param words  the vocabulary, in row order (non-empty, no NUL byte, no repeats)
+/// \param counts the corpus count of each word (as many as words, none negative)
+/// \param input  nwords + args.bucket rows of args.dim values: the word rows, then
+///               the n-gram buckets
+/// \param output nwords rows of args.dim values (negative sampling, softmax); for
+///               hierarchical softmax nwords - 1 rows (word2vec.c's inner nodes)
+///               are accepted and a zero row completes them; no rows at all
+///               writes zeros (a model whose output layer is unknown)
+/// 	hrows InputError naming the inconsistency (row or column counts against
+///         `args`, a bad word or count); IoError when the file cannot be written.
+void saveFastText(const std::string& path, const std::vector<std::string>& words,
+                  const std::vector<std::int64_t>& counts, const MatrixF& input,
+                  const MatrixF& output, const FastTextArgs& args);
+
 /// The input-matrix rows of the n-grams of `word`, in characterNgrams() order with
 /// repeats kept: `nwords + subwordHash(ngram) % bucket` each. None when `bucket` is 0.
 std::vector<std::int64_t> ngramRows(std::string_view word, int minn, int maxn, std::uint32_t bucket,
@@ -37,9 +93,9 @@ std::vector<std::int64_t> ngramRows(std::string_view word, int minn, int maxn, s
 
 /// A fastText unsupervised model (skip-gram or CBOW) read from fastText's `.bin`
 /// file (version 12, as fastText 0.9 writes it): its vocabulary, its n-gram settings
-/// and its input matrix (nwords + bucket rows). The output matrix is checked but not
-/// kept. Immutable after load(), so the const members may be called from any number
-/// of threads at once.
+/// and its input matrix (nwords + bucket rows); load() keeps the output matrix and
+/// the training settings too, so save() writes the file back as it was. Immutable after load(), so
+/// the const members may be called from any number of threads at once.
 class SubwordModel {
  public:
   /// Reads `path`. Throws IoError when it cannot be read; FormatError with one line
@@ -70,6 +126,15 @@ class SubwordModel {
   std::uint32_t bucket() const { return bucket_; }
   /// The input matrix: one row per word, then one per bucket (empty after open()).
   const MatrixF& input() const { return input_; }
+  /// The output matrix: one row per word (empty after open()).
+  const MatrixF& output() const { return output_; }
+  /// The training settings and corpus size the file records.
+  const FastTextArgs& args() const { return args_; }
+  /// Writes the model with saveFastText(): a model load() read from a fastText
+  /// `.bin` is written back byte for byte.
+  /// \throws ConfigError after open() (the matrices are not in memory); as
+  ///         saveFastText() otherwise.
+  void save(const std::string& path) const;
 
   /// The row of `word` when it is in the vocabulary.
   std::optional<WordId> find(std::string_view word) const;
@@ -96,6 +161,8 @@ class SubwordModel {
   std::uint32_t bucket_ = 0;
   std::size_t dim_ = 0;
   MatrixF input_;
+  MatrixF output_;
+  FastTextArgs args_;
   // After open(): the file and the offset of the input matrix's first value.
   std::shared_ptr<const RowFile> file_;
   std::uint64_t inputAt_ = 0;

@@ -148,38 +148,96 @@ SubwordModel SubwordModel::load(const std::string& path) { return read(path, tru
 
 SubwordModel SubwordModel::open(const std::string& path) { return read(path, false); }
 
-SubwordModel SubwordModel::read(const std::string& path, bool matrix) {
-  Fields f(path);
-  auto& r = f.reader();
-  const std::string kind = "fastText model: ";
-  if (r.fileSize() < 4 || f.get<std::int32_t>("the magic number") != kMagic)
+namespace {
+
+const std::string kKind = "fastText model: ";
+
+// Magic, version and the Args block, each field checked for what it can hold.
+FastTextArgs readHeader(Fields& f) {
+  if (f.reader().fileSize() < 4 || f.get<std::int32_t>("the magic number") != kMagic)
     f.fail("not a fastText .bin model (bad magic number; expected 793712314)");
   const std::int32_t version = f.get<std::int32_t>("the version");
   if (version != kVersion)
-    f.fail(kind + "version " + num(version) +
+    f.fail(kKind + "version " + num(version) +
            " is not supported (posvec reads version 12, written by fastText 0.9)");
 
   // Args: dim ws epoch minCount neg wordNgrams loss model bucket minn maxn lrUpdateRate, t.
   const char* argsWhat = "the training settings";
   std::int32_t a[12];
   for (auto& v : a) v = f.get<std::int32_t>(argsWhat);
-  f.get<double>(argsWhat);
+  const double t = f.get<double>(argsWhat);
   const std::int32_t dim = a[0], loss = a[6], model = a[7], bucket = a[8], minn = a[9],
                      maxn = a[10];
   if (model == kSupervised)
-    f.fail(kind +
+    f.fail(kKind +
            "a supervised model (a text classifier); posvec reads unsupervised "
            "(skipgram or cbow) models only");
   if (model != kCbow && model != kSkipgram)
-    f.fail(kind + "unknown model type " + num(model) + " (corrupt file?)");
-  if (loss < 1 || loss > 4) f.fail(kind + "unknown loss " + num(loss) + " (corrupt file?)");
-  if (dim <= 0) f.fail(kind + "dimension " + num(dim) + " is not positive (corrupt file?)");
-  if (bucket < 0) f.fail(kind + "bucket count " + num(bucket) + " is negative (corrupt file?)");
+    f.fail(kKind + "unknown model type " + num(model) + " (corrupt file?)");
+  if (loss < 1 || loss > 4) f.fail(kKind + "unknown loss " + num(loss) + " (corrupt file?)");
+  if (dim <= 0) f.fail(kKind + "dimension " + num(dim) + " is not positive (corrupt file?)");
+  if (bucket < 0) f.fail(kKind + "bucket count " + num(bucket) + " is negative (corrupt file?)");
   if (maxn < 0 || minn < 0 || (maxn > 0 && minn > maxn) || maxn > 1024)
-    f.fail(kind + "n-gram lengths " + num(minn) + ".." + num(maxn) +
+    f.fail(kKind + "n-gram lengths " + num(minn) + ".." + num(maxn) +
            " are impossible (corrupt file?)");
+  FastTextArgs args;
+  args.dim = dim;
+  args.ws = a[1];
+  args.epoch = a[2];
+  args.minCount = a[3];
+  args.neg = a[4];
+  args.wordNgrams = a[5];
+  args.loss = static_cast<FastTextLoss>(loss);
+  args.model = static_cast<FastTextModel>(model);
+  args.bucket = bucket;
+  args.minn = minn;
+  args.maxn = maxn;
+  args.lrUpdateRate = a[11];
+  args.t = t;
+  return args;
+}
 
-  // Dictionary header.
+// The dictionary as the file holds it.
+struct Dictionary {
+  std::vector<std::string> words;
+  std::vector<std::int64_t> counts;
+  std::unordered_map<std::string, WordId> index;
+  std::int64_t ntokens = 0;
+  std::int64_t pruneSize = -1;
+  std::unordered_map<std::int32_t, std::int32_t> prune;
+};
+
+// One dictionary entry: the word up to its NUL, its count and its type.
+void readEntry(Fields& f, std::int32_t i, Dictionary& d) {
+  auto& r = f.reader();
+  std::string_view w;
+  bool tooLong = false;
+  if (!r.until('\0', w, detail::kMaxWordBytes, tooLong) || tooLong || r.remaining() < 9)
+    f.fail(kKind + "dictionary entry " + num(i + 1) +
+           (tooLong ? " is not NUL-terminated within 64 KiB (corrupt file)"
+                    : " is cut short (truncated file)"));
+  if (w.empty()) f.fail(kKind + "dictionary entry " + num(i + 1) + " is empty (corrupt file)");
+  std::string word(w);
+  const std::int64_t count = f.get<std::int64_t>("the dictionary");
+  const std::int8_t type = f.get<std::int8_t>("the dictionary");
+  if (count < 0 || (type != 0 && type != 1))
+    f.fail(kKind + "dictionary entry " + num(i + 1) + " ('" + detail::shown(word) +
+           "') has count " + num(count) + " and type " + num(type) + " (corrupt file)");
+  if (type == 1)
+    f.fail(kKind +
+           "its dictionary has labels: a supervised model (a text classifier); "
+           "posvec reads unsupervised (skipgram or cbow) models only");
+  if (!d.index.emplace(word, i).second)
+    f.fail(kKind + "word '" + detail::shown(word) +
+           "' appears twice in the dictionary "
+           "(corrupt file)");
+  d.words.push_back(std::move(word));
+  d.counts.push_back(count);
+}
+
+// The dictionary header, its entries and the pruned-bucket table.
+Dictionary readDictionary(Fields& f) {
+  auto& r = f.reader();
   const char* dictWhat = "the dictionary header";
   const std::int32_t size = f.get<std::int32_t>(dictWhat);
   const std::int32_t nwords = f.get<std::int32_t>(dictWhat);
@@ -187,129 +245,155 @@ SubwordModel SubwordModel::read(const std::string& path, bool matrix) {
   const std::int64_t ntokens = f.get<std::int64_t>(dictWhat);
   const std::int64_t pruneSize = f.get<std::int64_t>(dictWhat);
   if (nlabels > 0)
-    f.fail(kind + "its dictionary has " + num(nlabels) +
+    f.fail(kKind + "its dictionary has " + num(nlabels) +
            " labels: a supervised model (a text classifier); posvec reads unsupervised "
            "(skipgram or cbow) models only");
   if (size < 0 || nwords < 0 || nlabels < 0 || size != nwords || ntokens < 0 || pruneSize < -1)
-    f.fail(kind + "dictionary header says " + num(size) + " entries, " + num(nwords) + " words, " +
+    f.fail(kKind + "dictionary header says " + num(size) + " entries, " + num(nwords) + " words, " +
            num(nlabels) + " labels, " + num(ntokens) + " tokens (corrupt file)");
   // Each entry takes at least 11 bytes (a 1-byte word, its NUL, count, type):
   // checked before anything is reserved, so a lying count cannot allocate.
   if (static_cast<std::uint64_t>(size) * 11 > r.remaining())
-    f.fail(kind + "dictionary says " + num(size) + " words but only " +
+    f.fail(kKind + "dictionary says " + num(size) + " words but only " +
            std::to_string(r.remaining()) + " bytes follow (truncated or corrupt)");
 
-  SubwordModel m;
-  m.minn_ = minn;
-  m.maxn_ = maxn;
-  m.bucket_ = static_cast<std::uint32_t>(bucket);
-  m.pruneSize_ = pruneSize;
-  m.dim_ = static_cast<std::size_t>(dim);
-  m.words_.reserve(static_cast<std::size_t>(size));
-  m.counts_.reserve(static_cast<std::size_t>(size));
-  m.index_.reserve(static_cast<std::size_t>(size));
-  for (std::int32_t i = 0; i < size; ++i) {
-    std::string_view w;
-    bool tooLong = false;
-    if (!r.until('\0', w, detail::kMaxWordBytes, tooLong) || tooLong || r.remaining() < 9)
-      f.fail(kind + "dictionary entry " + num(i + 1) +
-             (tooLong ? " is not NUL-terminated within 64 KiB (corrupt file)"
-                      : " is cut short (truncated file)"));
-    if (w.empty()) f.fail(kind + "dictionary entry " + num(i + 1) + " is empty (corrupt file)");
-    std::string word(w);
-    const std::int64_t count = f.get<std::int64_t>("the dictionary");
-    const std::int8_t type = f.get<std::int8_t>("the dictionary");
-    if (count < 0 || (type != 0 && type != 1))
-      f.fail(kind + "dictionary entry " + num(i + 1) + " ('" + detail::shown(word) +
-             "') has count " + num(count) + " and type " + num(type) + " (corrupt file)");
-    if (type == 1)
-      f.fail(kind +
-             "its dictionary has labels: a supervised model (a text classifier); "
-             "posvec reads unsupervised (skipgram or cbow) models only");
-    if (!m.index_.emplace(word, i).second)
-      f.fail(kind + "word '" + detail::shown(word) +
-             "' appears twice in the dictionary "
-             "(corrupt file)");
-    m.words_.push_back(std::move(word));
-    m.counts_.push_back(count);
-  }
+  Dictionary d;
+  d.ntokens = ntokens;
+  d.pruneSize = pruneSize;
+  d.words.reserve(static_cast<std::size_t>(size));
+  d.counts.reserve(static_cast<std::size_t>(size));
+  d.index.reserve(static_cast<std::size_t>(size));
+  for (std::int32_t i = 0; i < size; ++i) readEntry(f, i, d);
   if (pruneSize > 0) {
     if (static_cast<std::uint64_t>(pruneSize) > r.remaining() / 8)
-      f.fail(kind + "pruned-bucket table of " + num(pruneSize) +
+      f.fail(kKind + "pruned-bucket table of " + num(pruneSize) +
              " entries runs past the end of the file (truncated or corrupt)");
     for (std::int64_t i = 0; i < pruneSize; ++i) {
       const auto from = f.get<std::int32_t>("the pruned-bucket table");
       const auto to = f.get<std::int32_t>("the pruned-bucket table");
       if (from < 0 || to < 0)
-        f.fail(kind + "pruned-bucket table has a negative entry (corrupt file)");
-      m.prune_[from] = to;
+        f.fail(kKind + "pruned-bucket table has a negative entry (corrupt file)");
+      d.prune[from] = to;
     }
   }
+  return d;
+}
 
+[[noreturn]] void failQuantized(const Fields& f) {
+  f.fail(kKind +
+         "a quantized model (.ftz); posvec reads unquantized .bin models only "
+         "(use the .bin that fastText quantized)");
+}
+
+// The shape of the two matrices, checked against the header and against the bytes
+// the file holds (all of it before anything is allocated).
+struct MatrixLayout {
+  std::int64_t rows = 0, cols = 0;  // of the input matrix
+  std::uint64_t inputAt = 0;        // file offset of its first value
+  std::uint64_t inBytes = 0, outBytes = 0;
+};
+
+MatrixLayout readInputHeader(Fields& f, const FastTextArgs& args, const Dictionary& d) {
+  auto& r = f.reader();
   // The input matrix: a quantization flag, rows and columns as int64, floats.
-  if (f.get<std::uint8_t>("the input matrix header") != 0)
-    f.fail(kind +
-           "a quantized model (.ftz); posvec reads unquantized .bin models only "
-           "(use the .bin that fastText quantized)");
-  const std::int64_t rows = f.get<std::int64_t>("the input matrix header");
-  const std::int64_t cols = f.get<std::int64_t>("the input matrix header");
-  const std::int64_t wantRows =
-      pruneSize < 0 ? std::int64_t{nwords} + bucket : std::int64_t{nwords} + pruneSize;
-  if (cols != dim || rows != wantRows)
-    f.fail(kind + "input matrix is " + num(rows) + " x " + num(cols) + " but the header says " +
-           num(wantRows) + " rows (words + buckets) of dimension " + num(dim) + " (corrupt file)");
-  for (const auto& [from, to] : m.prune_)
-    if (to >= rows - nwords)
-      f.fail(kind + "pruned-bucket table points past the input matrix (corrupt file)");
+  if (f.get<std::uint8_t>("the input matrix header") != 0) failQuantized(f);
+  MatrixLayout m;
+  m.rows = f.get<std::int64_t>("the input matrix header");
+  m.cols = f.get<std::int64_t>("the input matrix header");
+  const auto nwords = static_cast<std::int64_t>(d.words.size());
+  const std::int64_t dim = args.dim;
+  const std::int64_t wantRows = d.pruneSize < 0 ? nwords + args.bucket : nwords + d.pruneSize;
+  if (m.cols != dim || m.rows != wantRows)
+    f.fail(kKind + "input matrix is " + num(m.rows) + " x " + num(m.cols) +
+           " but the header says " + num(wantRows) + " rows (words + buckets) of dimension " +
+           num(dim) + " (corrupt file)");
+  for (const auto& [from, to] : d.prune)
+    if (to >= m.rows - nwords)
+      f.fail(kKind + "pruned-bucket table points past the input matrix (corrupt file)");
   // The rest of the file is exactly: the input floats, the output flag, the output
-  // header, the output floats (nwords x dim). All checked before the allocation.
+  // header, the output floats (nwords x dim).
   bool overflow = false;
-  const std::uint64_t inBytes = mulChecked(
-      mulChecked(static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols), overflow), 4,
-      overflow);
-  const std::uint64_t outBytes = mulChecked(
+  m.inBytes = mulChecked(
+      mulChecked(static_cast<std::uint64_t>(m.rows), static_cast<std::uint64_t>(m.cols), overflow),
+      4, overflow);
+  m.outBytes = mulChecked(
       mulChecked(static_cast<std::uint64_t>(nwords), static_cast<std::uint64_t>(dim), overflow), 4,
       overflow);
-  const std::uint64_t need = addChecked(addChecked(inBytes, 1 + 16, overflow), outBytes, overflow);
+  const std::uint64_t need =
+      addChecked(addChecked(m.inBytes, 1 + 16, overflow), m.outBytes, overflow);
   if (overflow || need != r.remaining())
-    f.fail(kind + "header describes " + num(rows) + " x " + num(cols) + " input and " +
+    f.fail(kKind + "header describes " + num(m.rows) + " x " + num(m.cols) + " input and " +
            num(nwords) + " x " + num(dim) + " output values (" +
            (overflow ? std::string("more than 2^64") : std::to_string(need)) + " bytes) but " +
            std::to_string(r.remaining()) + " bytes follow (truncated or corrupt)");
+  m.inputAt = r.offset();
+  return m;
+}
 
-  // Check the output matrix header first (it sits after the input floats), then
-  // read the input floats in one go, straight into the matrix.
-  const std::uint64_t inputAt = r.offset();
-  {
-    std::ifstream in(path, std::ios::binary);
-    in.seekg(static_cast<std::streamoff>(inputAt + inBytes));
-    unsigned char tail[17];
-    if (!in.read(reinterpret_cast<char*>(tail), sizeof tail))
-      f.fail(kind + "truncated: the file ends inside the output matrix header");
-    std::int64_t oRows, oCols;
-    std::memcpy(&oRows, tail + 1, 8);
-    std::memcpy(&oCols, tail + 9, 8);
-    oRows = detail::fromLittle(oRows);
-    oCols = detail::fromLittle(oCols);
-    if (tail[0] != 0)
-      f.fail(kind +
-             "a quantized model (.ftz); posvec reads unquantized .bin models only "
-             "(use the .bin that fastText quantized)");
-    if (oRows != nwords || oCols != dim)
-      f.fail(kind + "output matrix is " + num(oRows) + " x " + num(oCols) + ", expected " +
-             num(nwords) + " x " + num(dim) + " (corrupt file)");
-    if (!matrix) {
-      m.file_ = std::make_shared<const RowFile>(path);
-      m.inputAt_ = inputAt;
-      return m;
-    }
-    m.input_ = detail::uninitialisedMatrix(static_cast<std::uint64_t>(rows),
-                                           static_cast<std::uint64_t>(cols), true);
-    in.seekg(static_cast<std::streamoff>(inputAt));
-    if (!in.read(reinterpret_cast<char*>(m.input_.data()), static_cast<std::streamsize>(inBytes)))
-      throw IoError(inQuotes(path) + ": cannot read the input matrix (file changed while read?)");
+// Checks the output matrix header, which sits after the input floats.
+void checkOutputHeader(const Fields& f, std::ifstream& in, const MatrixLayout& m,
+                       std::int64_t nwords, std::int64_t dim) {
+  in.seekg(static_cast<std::streamoff>(m.inputAt + m.inBytes));
+  unsigned char tail[17];
+  if (!in.read(reinterpret_cast<char*>(tail), sizeof tail))
+    f.fail(kKind + "truncated: the file ends inside the output matrix header");
+  std::int64_t oRows, oCols;
+  std::memcpy(&oRows, tail + 1, 8);
+  std::memcpy(&oCols, tail + 9, 8);
+  oRows = detail::fromLittle(oRows);
+  oCols = detail::fromLittle(oCols);
+  if (tail[0] != 0) failQuantized(f);
+  if (oRows != nwords || oCols != dim)
+    f.fail(kKind + "output matrix is " + num(oRows) + " x " + num(oCols) + ", expected " +
+           num(nwords) + " x " + num(dim) + " (corrupt file)");
+}
+
+// `rows` x `cols` floats at `at`, straight into a new matrix.
+MatrixF readFloats(const std::string& path, std::ifstream& in, std::uint64_t at, std::uint64_t rows,
+                   std::uint64_t cols, const char* what) {
+  MatrixF out = detail::uninitialisedMatrix(rows, cols, true);
+  in.seekg(static_cast<std::streamoff>(at));
+  if (!in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(rows * cols * 4)))
+    throw IoError(inQuotes(path) + ": cannot read the " + what +
+                  " matrix (file changed while read?)");
+  detail::swapFloatsIfBigEndian(out.data(), static_cast<std::size_t>(rows * cols));
+  return out;
+}
+
+}  // namespace
+
+SubwordModel SubwordModel::read(const std::string& path, bool matrix) {
+  Fields f(path);
+  const FastTextArgs args = readHeader(f);
+  Dictionary d = readDictionary(f);
+  const MatrixLayout layout = readInputHeader(f, args, d);
+  const auto nwords = static_cast<std::int64_t>(d.words.size());
+
+  SubwordModel m;
+  m.args_ = args;
+  m.args_.ntokens = d.ntokens;
+  m.minn_ = args.minn;
+  m.maxn_ = args.maxn;
+  m.bucket_ = static_cast<std::uint32_t>(args.bucket);
+  m.dim_ = static_cast<std::size_t>(args.dim);
+  m.pruneSize_ = d.pruneSize;
+  m.words_ = std::move(d.words);
+  m.counts_ = std::move(d.counts);
+  m.index_ = std::move(d.index);
+  m.prune_ = std::move(d.prune);
+
+  std::ifstream in(path, std::ios::binary);
+  checkOutputHeader(f, in, layout, nwords, args.dim);
+  if (!matrix) {
+    m.file_ = std::make_shared<const RowFile>(path);
+    m.inputAt_ = layout.inputAt;
+    return m;
   }
-  detail::swapFloatsIfBigEndian(m.input_.data(), static_cast<std::size_t>(rows * cols));
+  m.input_ = readFloats(path, in, layout.inputAt, static_cast<std::uint64_t>(layout.rows),
+                        static_cast<std::uint64_t>(layout.cols), "input");
+  m.output_ =
+      readFloats(path, in, layout.inputAt + layout.inBytes + 17, static_cast<std::uint64_t>(nwords),
+                 static_cast<std::uint64_t>(args.dim), "output");
   return m;
 }
 

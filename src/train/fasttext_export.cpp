@@ -1,0 +1,54 @@
+// posvec's training settings in fastText's terms, and a trained state written as
+// fastText's .bin through the vectors stage's writer.
+#include "posvec/fasttext_export.hpp"
+
+#include <limits>
+
+#include "posvec/error.hpp"
+
+namespace posvec {
+
+FastTextArgs fastTextArgs(const TrainConfig& config) {
+  if (!config.subwords)
+    throw ConfigError(
+        "the fastText format needs subword training (character n-grams): this model was "
+        "trained on whole words only, so it has no n-gram rows to write");
+  if (config.bucket > static_cast<std::uint32_t>(std::numeric_limits<std::int32_t>::max()))
+    throw ConfigError("the fastText format holds at most 2147483647 n-gram buckets (got " +
+                      std::to_string(config.bucket) + ")");
+  FastTextArgs a;
+  a.dim = static_cast<std::int32_t>(config.dim);
+  a.ws = config.window;
+  a.epoch = config.epochs;
+  a.minCount = static_cast<std::int32_t>(
+      std::min<std::int64_t>(config.minCount, std::numeric_limits<std::int32_t>::max()));
+  a.neg = config.negative;
+  a.wordNgrams = 1;
+  a.loss = config.loss == Loss::HierarchicalSoftmax ? FastTextLoss::HierarchicalSoftmax
+                                                    : FastTextLoss::NegativeSampling;
+  a.model =
+      config.architecture == Architecture::Cbow ? FastTextModel::Cbow : FastTextModel::SkipGram;
+  a.bucket = static_cast<std::int32_t>(config.bucket);
+  a.minn = config.minn;
+  a.maxn = config.maxn;
+  a.t = config.sample;
+  return a;
+}
+
+void saveFastTextModel(const ModelState& model, const std::string& path) {
+  const FastTextArgs args = fastTextArgs(TrainConfig::deserialize(model.config));
+  // Counts may be absent from a state built by hand: fastText needs one per word.
+  const std::vector<std::int64_t> zeros(model.counts.empty() ? model.words.size() : 0, 0);
+  const auto& counts = model.counts.empty() ? zeros : model.counts;
+  if (args.loss == FastTextLoss::HierarchicalSoftmax) {
+    // Both build word2vec.c's Huffman tree from the counts (the same inner nodes, the
+    // same rows), but posvec trains an inner node towards 1 - code (word2vec.c) and
+    // fastText towards code: the same model has the rows negated in fastText.
+    const MatrixF negated = -model.output;
+    saveFastText(path, model.words, counts, model.input, negated, args);
+  } else {
+    saveFastText(path, model.words, counts, model.input, model.output, args);
+  }
+}
+
+}  // namespace posvec
