@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_factory.hpp"
 #include "kernel_subword.hpp"
 #include "posvec/error.hpp"
 #include "posvec/formats.hpp"
@@ -336,4 +337,22 @@ TEST_CASE("subword training refuses bad settings with one line", "[subword]") {
   // A subword model's vocabulary cannot grow (its n-gram rows follow the word rows).
   ModelState m = train(corpus, subwordConfig());
   CHECK_THROWS_AS(extendVocabulary(m, {"new"}, {3}), ConfigError);
+}
+
+TEST_CASE("subword training runs the subword kernels whichever kernel is asked for",
+          "[subword]") {
+  for (const auto kernel : {Kernel::Batched, Kernel::Classic}) {
+    TrainConfig c = subwordConfig();
+    c.kernel = kernel;
+    CHECK(detail::kernelFor(c) == detail::KernelKind::SubwordSkipGram);
+    c.architecture = Architecture::Cbow;
+    CHECK(detail::kernelFor(c) == detail::KernelKind::SubwordCbow);
+    CHECK(detail::kernelName(detail::kernelFor(c)) == "subword");
+  }
+  // Classic and batched give the same subword model (one thread, one seed).
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(8, 200));
+  TrainConfig a = subwordConfig(), b = subwordConfig();
+  a.epochs = b.epochs = 1;
+  b.kernel = Kernel::Classic;
+  CHECK(sameMatrix(train(corpus, a).input, train(corpus, b).input));
 }

@@ -72,6 +72,7 @@ struct FastTextArgs {
 /// input matrix, the output matrix, both unquantized), atomically; "-" streams to
 /// standard output. `fasttext print-word-vectors`/`nn` and gensim's
 /// `load_facebook_model` read it.
+/// \param path   the file to write ("-": standard output)
 /// \param words  the vocabulary, in row order (non-empty, no NUL byte, no repeats)
 /// \param counts the corpus count of each word (as many as words, none negative)
 /// \param input  nwords + args.bucket rows of args.dim values: the word rows, then
@@ -80,7 +81,9 @@ struct FastTextArgs {
 ///               hierarchical softmax nwords - 1 rows (word2vec.c's inner nodes)
 ///               are accepted and a zero row completes them; no rows at all
 ///               writes zeros (a model whose output layer is unknown)
-/// 	hrows InputError naming the inconsistency (row or column counts against
+/// \param args   the settings to record; dim and bucket must match the
+///               matrices (dim their columns, bucket the input rows after the words)
+/// \throws InputError naming the inconsistency (row or column counts against
 ///         `args`, a bad word or count); IoError when the file cannot be written.
 void saveFastText(const std::string& path, const std::vector<std::string>& words,
                   const std::vector<std::int64_t>& counts, const MatrixF& input,

@@ -48,12 +48,15 @@ inline void prefetchRow(const float* row, std::size_t dim) {
   for (std::size_t b = 0; b < dim * sizeof(float); b += 64) __builtin_prefetch(p + b, 1, 3);
 }
 
+// Rows ahead that the sums prefetch.
+constexpr std::size_t kAhead = 4;
+
 // The sum of `n` rows, scaled by 1 / n, into out (fastText's computeHidden order).
 void meanOfRows(const float* input, std::size_t dim, const std::int32_t* rows, std::size_t n,
                 float* __restrict out) {
   std::memset(out, 0, dim * sizeof(float));
   for (std::size_t i = 0; i < n; ++i) {
-    if (i + 2 < n) prefetchRow(rowAt(input, rows[i + 2], dim), dim);
+    if (i + kAhead < n) prefetchRow(rowAt(input, rows[i + kAhead], dim), dim);
     addTo(out, rowAt(input, rows[i], dim), dim);
   }
   if (n == 0) return;
@@ -119,15 +122,25 @@ double subwordBlock(float* input, float* output, std::size_t dim, const SubwordR
   const std::size_t span = hi - lo + 1, negatives = k.negativeCount;
   // Local ids: the span's words first (the only ones with an input row), then the
   // negatives not among them.
-  state.local.resize(2 * (span + negatives));
+  state.local.resize(3 * (span + negatives));
   std::int32_t* spanIds = state.local.data();
   std::int32_t* negIds = spanIds + span;
   std::int32_t* words = negIds + negatives;
+  // The local ids whose output row the block uses: the centres and the negatives.
+  std::int32_t* used = words + span + negatives;
   std::size_t distinct = 0;
   for (std::size_t s = 0; s < span; ++s) spanIds[s] = localOf(k.ids[lo + s], words, distinct);
   const std::size_t inputs = distinct;
   for (std::size_t i = 0; i < negatives; ++i)
     negIds[i] = localOf(k.negatives[i], words, distinct);
+  std::size_t outputs = 0;
+  auto useOutput = [&](std::int32_t id) {
+    for (std::size_t i = 0; i < outputs; ++i)
+      if (used[i] == id) return;
+    used[outputs++] = id;
+  };
+  for (std::size_t j = 0; j < k.count; ++j) useOutput(spanIds[k.first - lo + j]);
+  for (std::size_t i = 0; i < negatives; ++i) useOutput(negIds[i]);
 
   // Scratch: the composed vectors and the output rows, each followed by its copy
   // from before the block.
@@ -143,34 +156,33 @@ double subwordBlock(float* input, float* output, std::size_t dim, const SubwordR
     meanOfRows(input, dim, rows.of(w), rows.count(w), in + j * dim);
   }
   std::memcpy(inBefore, in, inputs * dim * sizeof(float));
-  for (std::size_t j = 0; j < distinct; ++j)
+  // (The other rows of `out` are never read.)
+  for (std::size_t i = 0; i < outputs; ++i) {
+    const auto j = static_cast<std::size_t>(used[i]);
     std::memcpy(out + j * dim, rowAt(output, words[j], dim), dim * sizeof(float));
-  std::memcpy(outBefore, out, distinct * dim * sizeof(float));
+    std::memcpy(outBefore + j * dim, out + j * dim, dim * sizeof(float));
+  }
 
   const CombinedBlock local{spanIds, span,    k.first - lo, k.count, k.reach,
                             negIds,  negatives, k.negativeWeight};
   const double loss = combinedBlock(in, out, dim, local, alpha, sigmoid, state, path, predictions);
 
   // Each changed row's change, once per row of its word (output: its one row).
+  // (A span word that is no context has a zero change: adding it leaves its rows.)
   for (std::size_t j = 0; j < inputs; ++j) {
-    float* now = in + j * dim;
+    const float* now = in + j * dim;
     float* delta = inBefore + j * dim;
-    bool changed = false;
-    for (std::size_t d = 0; d < dim; ++d) {
-      delta[d] = now[d] - delta[d];
-      changed |= delta[d] != 0.0f;
-    }
-    if (changed) scatter(input, dim, rows.of(words[j]), rows.count(words[j]), delta);
+#pragma omp simd
+    for (std::size_t d = 0; d < dim; ++d) delta[d] = now[d] - delta[d];
+    scatter(input, dim, rows.of(words[j]), rows.count(words[j]), delta);
   }
-  for (std::size_t j = 0; j < distinct; ++j) {
-    float* now = out + j * dim;
-    float* delta = outBefore + j * dim;
-    bool changed = false;
-    for (std::size_t d = 0; d < dim; ++d) {
-      delta[d] = now[d] - delta[d];
-      changed |= delta[d] != 0.0f;
-    }
-    if (changed) addTo(rowAt(output, words[j], dim), delta, dim);
+  for (std::size_t i = 0; i < outputs; ++i) {
+    const auto j = static_cast<std::size_t>(used[i]);
+    const float* now = out + j * dim;
+    const float* before = outBefore + j * dim;
+    float* row = rowAt(output, words[j], dim);
+#pragma omp simd
+    for (std::size_t d = 0; d < dim; ++d) row[d] += now[d] - before[d];
   }
   return loss;
 }
