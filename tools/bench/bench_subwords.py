@@ -46,19 +46,18 @@ def timed(cmd, cap=None, stdin=None):
     """Runs cmd under /usr/bin/time -v (and `timeout cap` when cap is given); returns
     (wall seconds, peak RSS MiB, stdout, capped, CPU seconds user + system)."""
     full = ["/usr/bin/time", "-v"] + (["timeout", str(cap)] if cap else []) + cmd
+    start = time.perf_counter()
     r = subprocess.run(full, capture_output=True, text=True, input=stdin)
+    wall = time.perf_counter() - start  # /usr/bin/time's own figure has 10 ms steps
     capped = bool(cap) and r.returncode == 124
     if r.returncode != 0 and not capped:
         sys.exit("bench-subwords: command failed: %s\n%s" % (" ".join(cmd), r.stderr[-3000:]))
-    wall = rss = None
+    rss = None
     cpu = 0.0
     for line in r.stderr.splitlines():
         line = line.strip()
         if line.startswith("User time (seconds)") or line.startswith("System time (seconds)"):
             cpu += float(line.split(": ")[1])
-        elif line.startswith("Elapsed (wall clock) time"):
-            parts = line.split(": ", 1)[1].split(":")
-            wall = sum(float(p) * 60 ** i for i, p in enumerate(reversed(parts)))
         elif line.startswith("Maximum resident set size"):
             rss = int(line.split(": ")[1]) / 1024.0
     return wall, rss, r.stdout, capped, cpu
@@ -414,7 +413,7 @@ def load(args, posvec, results):
         best[name] = (wall, rss)
         rows.append({"case": name, "wall": wall, "rss": rss, "cpu": cpu,
                      "runs": [r[0] for r in runs]})
-        print("  %-30s best %6.2f s  CPU %6.2f s  peak RSS %7.0f MiB  (runs: %s)" % (
+        print("  %-30s best %6.3f s  CPU %6.2f s  peak RSS %7.0f MiB  (runs: %s)" % (
             name, wall, cpu, rss, " ".join("%.2f" % r[0] for r in runs)), flush=True)
     for mine in ("posvec vector", "posvec similarity"):
         if mine in best:
