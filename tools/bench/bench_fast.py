@@ -344,7 +344,7 @@ def main():
         sys.exit("bench-fast: %s not found (cmake --build build)" % args.train_kernel)
     brown = os.path.join(HERE, "data", "brown.txt")
     if not os.path.exists(brown):
-        subprocess.run(["bash", os.path.join(ROOT, "tools", "fetch-brown.sh")], check=True)
+        subprocess.run(["bash", os.path.join(ROOT, "tools", "scripts", "fetch-brown.sh")], check=True)
     if args.throughput_corpus:
         x16 = args.throughput_corpus
         words = bench_train.count_words(x16)

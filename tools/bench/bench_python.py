@@ -43,7 +43,7 @@ def cpu_timed(fn):
 
 def bench_train(args, out_dir):
     data = os.path.join(ROOT, "tools", "bench", "data")
-    subprocess.run(["bash", os.path.join(ROOT, "tools", "fetch-brown.sh"), data], check=True)
+    subprocess.run(["bash", os.path.join(ROOT, "tools", "scripts", "fetch-brown.sh"), data], check=True)
     corpus = os.path.join(data, "brown.txt")
     cli = os.path.join(BUILD, "posvec")
     epochs = 1 if args.quick else 5
