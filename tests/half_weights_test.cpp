@@ -336,11 +336,15 @@ TEST_CASE("half: a float32 model resumes in 16 bits and back", "[half]") {
 
 TEST_CASE("half: kernels without 16-bit support refuse with one message", "[half]") {
   const CorpusSource corpus = smallCorpus();
-  for (int which = 0; which < 3; ++which) {
+  for (int which = 0; which < 4; ++which) {
     TrainConfig c = smallConfig(WeightType::Bf16);
     if (which == 0) c.architecture = Architecture::Cbow;
     if (which == 1) c.loss = Loss::HierarchicalSoftmax;
     if (which == 2) c.kernel = Kernel::Classic;
+    if (which == 3) {
+      c.subwords = true;
+      c.bucket = 100;
+    }
     try {
       (void)train(corpus, c);
       FAIL("no error");

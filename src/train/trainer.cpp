@@ -422,7 +422,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
     if (detail::kernelFor(config) != detail::KernelKind::BatchedSkipGram)
       throw ConfigError(std::string("weights stored in ") + weightTypeName(config.weights) +
                         " train word-only skip-gram with negative sampling and the batched "
-                        "kernel; use float32 weights (fp32) for CBOW, hierarchical softmax, "
+                        "kernel only; use float32 weights (fp32) for CBOW, hierarchical softmax, "
                         "subwords or the classic kernel");
     if (sync)
       throw ConfigError(std::string("weights stored in ") + weightTypeName(config.weights) +

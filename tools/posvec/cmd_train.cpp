@@ -368,6 +368,10 @@ void printDryRun(const Options& o, const Plan& plan) {
   config.loss = o.hs ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
   if (!o.resume.empty()) throw ConfigError("--dry-run estimates a new training, not --resume");
   const MemoryEstimate e = estimateTrainingMemory(corpus, config);
+  // 16-bit weights train word-only skip-gram with negative sampling and the batched kernel.
+  const bool halfPossible = !config.subwords && config.architecture == Architecture::SkipGram &&
+                            config.loss == Loss::NegativeSampling &&
+                            config.kernel == Kernel::Batched;
   if (o.json) {
     nlohmann::json j;
     j["words"] = e.words;
@@ -375,7 +379,10 @@ void printDryRun(const Options& o, const Plan& plan) {
     j["matrices_bytes"] = e.matrices;
     j["weights"] = weightTypeName(config.weights);
     j["matrices_bytes_fp32"] = e.matrices / weightTypeBytes(config.weights) * 4;
-    j["matrices_bytes_16bit"] = e.matrices / weightTypeBytes(config.weights) * 2;
+    if (halfPossible)
+      j["matrices_bytes_16bit"] = e.matrices / weightTypeBytes(config.weights) * 2;
+    else
+      j["matrices_bytes_16bit"] = nullptr;
     j["vocabulary_bytes"] = e.vocabulary;
     j["buffers_bytes"] = e.buffers;
     j["total_bytes"] = e.total();
@@ -389,9 +396,10 @@ void printDryRun(const Options& o, const Plan& plan) {
                 bytesText(e.matrices).c_str(), bytesText(e.vocabulary).c_str(),
                 bytesText(e.buffers).c_str());
     const std::uint64_t values = e.matrices / weightTypeBytes(config.weights);
-    std::printf("matrices with weights fp32: %s, bf16 or fp16: %s (--weights %s)\n",
-                bytesText(values * 4).c_str(), bytesText(values * 2).c_str(),
-                weightTypeName(config.weights));
+    if (halfPossible)
+      std::printf("matrices with weights fp32: %s, bf16 or fp16: %s (--weights %s)\n",
+                  bytesText(values * 4).c_str(), bytesText(values * 2).c_str(),
+                  weightTypeName(config.weights));
     std::printf("available: %s (%s)\n", bytesText(e.available).c_str(),
                 e.total() <= e.available ? "fits" : "does NOT fit");
   }
