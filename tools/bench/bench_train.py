@@ -109,7 +109,7 @@ def main():
     args = ap.parse_args()
     brown = os.path.join(HERE, "data", "brown.txt")
     if not os.path.exists(brown):
-        subprocess.run(["bash", os.path.join(ROOT, "tools", "fetch-brown.sh")], check=True)
+        subprocess.run(["bash", os.path.join(ROOT, "tools", "scripts", "fetch-brown.sh")], check=True)
     trainers = args.trainers.split(",")
     dims = [100] if args.quick else [100, 512]
     seeds = [1] if args.quick else [1, 2, 3]
