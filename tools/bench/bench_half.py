@@ -275,6 +275,7 @@ def main():
             earlier = json.load(open(args.load)) if args.load else {}
             results = quality(args, work, brown, trainers, earlier)
             if args.save:
+                os.makedirs(os.path.dirname(os.path.abspath(args.save)), exist_ok=True)
                 tmp = args.save + ".tmp"
                 with open(tmp, "w") as f:
                     json.dump(results, f, indent=1)
