@@ -211,7 +211,7 @@ def efficiency(args, x16):
           "the same way (the (context, centre) pairs they train, each against negative + 1 "
           "targets), not by the products they execute")
     for dim in args.dims:
-        for kernel in ("batched", "combined"):
+        for kernel in args.efficiency_kernels:
             extra = ["--combine", str(args.combine) if kernel == "combined" else "1"]
             if args.weights != "fp32":
                 extra += ["--weights", args.weights]
@@ -335,6 +335,9 @@ def main():
     ap.add_argument("--combine", type=int, default=4,
                     help="centre words per block of the 'combined' kernel (efficiency and "
                          "quality parts; 'batched' there is --combine 1)")
+    ap.add_argument("--efficiency-kernels", default="batched,combined",
+                    help="efficiency part: batched (--combine 1) and/or combined (blocks of "
+                         "--combine, then the two halves and the bound)")
     ap.add_argument("--weights", default="fp32", choices=("fp32", "bf16", "fp16"),
                     help="storage of the matrices in the efficiency part (posvec train "
                          "--weights and train_kernel's WEIGHTS argument)")
@@ -354,6 +357,7 @@ def main():
     args = ap.parse_args()
     args.dims = [int(d) for d in args.dims.split(",")]
     args.seeds = [int(s) for s in args.seeds.split(",")]
+    args.efficiency_kernels = args.efficiency_kernels.split(",")
     if not os.path.exists(args.train_kernel):
         sys.exit("bench-fast: %s not found (cmake --build build)" % args.train_kernel)
     brown = os.path.join(HERE, "data", "brown.txt")
