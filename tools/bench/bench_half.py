@@ -186,7 +186,10 @@ def quality(args, work, brown, trainers, earlier):
         for t in trainers:
             key = "%s/%d" % (t, dim)
             results[key] = quality_runs(args, work, corpus, t, dim)
-            print("  measured %s dim %d (%d seeds)" % (t, dim, len(args.seeds)), flush=True)
+            print("  measured %s dim %d: %s" % (t, dim, "; ".join(
+                "seed %d %s" % (r["seed"], ",".join("%.4f" % r[k] for k in KEYS))
+                for r in results[key])), flush=True)
+            save(args.save, results)  # after every cell: a stopped run keeps what it measured
     for key, runs in earlier.items():
         if key not in results:
             results[key] = runs
@@ -220,6 +223,16 @@ def quality(args, work, brown, trainers, earlier):
             print("  %s dim %d: %s" % (t, dim, "; ".join(verdicts)), flush=True)
     print("load average after quality: %s" % loadavg())
     return results
+
+
+def save(path, results):
+    if not path:
+        return
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(results, f, indent=1)
+    os.replace(tmp, path)
 
 
 def main():
@@ -273,13 +286,7 @@ def main():
             trainers = [t for t in args.quality_trainers.split(",")
                         if t == "gensim" or t in have]
             earlier = json.load(open(args.load)) if args.load else {}
-            results = quality(args, work, brown, trainers, earlier)
-            if args.save:
-                os.makedirs(os.path.dirname(os.path.abspath(args.save)), exist_ok=True)
-                tmp = args.save + ".tmp"
-                with open(tmp, "w") as f:
-                    json.dump(results, f, indent=1)
-                os.replace(tmp, args.save)
+            save(args.save, quality(args, work, brown, trainers, earlier))
     print("bench-half: load average at the end %s" % loadavg())
     if not os.listdir(work):
         os.rmdir(work)
