@@ -35,9 +35,23 @@ struct EpochProgress {
   bool active() const { return !shards.empty(); }
 };
 
+/// How ModelState's two matrices hold their values.
+enum class PackedWeights : std::uint8_t {
+  None,  ///< float32, as MatrixF says (every model read from a file, every float32 training)
+  Bf16,  ///< bfloat16 values in the first half of each matrix's buffer
+  Fp16   ///< IEEE half values in the first half of each matrix's buffer
+};
+
 /// A model's full training state, a plain value (copying copies the matrices).
 /// The trainer owns the meaning of `config` (a serialised TrainConfig, key=value
 /// lines); the file format just stores it.
+///
+/// Trained with 16-bit weights (TrainConfig::weights), the model comes back from
+/// the trainer packed: `input` and `output` keep their shapes, but each buffer's
+/// first half holds the 16-bit values row by row and the second half is unused
+/// (its memory given back to the system where it can be). saveModel, embeddingsOf
+/// and the trainer read packed models; code that reads the matrices itself calls
+/// unpackWeights() first (in place: it needs no second copy).
 struct ModelState {
   std::vector<std::string> words;    ///< the vocabulary, most frequent first
   std::vector<std::int64_t> counts;  ///< corpus count of each word
@@ -47,6 +61,17 @@ struct ModelState {
   std::int32_t epochsDone = 0;      ///< epochs completed
   std::vector<double> epochLosses;  ///< mean loss of each epoch done (NaN: no prediction)
   EpochProgress partial;            ///< epoch epochsDone + 1 when stopped inside it
+  PackedWeights packed = PackedWeights::None;  ///< how input and output hold their values
 };
+
+/// Converts a packed model's matrices to float32 in place (exactly: every 16-bit
+/// value is a float32); nothing to do for an unpacked one.
+void unpackWeights(ModelState& model);
+/// Converts both matrices to `to` in place, rounding to nearest (even); the second
+/// half of each buffer is given back to the system where it can be (Linux). A
+/// packed model is unpacked first when `to` is another 16-bit type.
+void packWeights(ModelState& model, PackedWeights to);
+/// Row `r` of a (packed or float32) matrix of `model` as float32, into out[0..cols).
+void readWeightRow(const ModelState& model, const MatrixF& matrix, Eigen::Index r, float* out);
 
 }  // namespace posvec

@@ -262,6 +262,17 @@ TrainConfig configFrom(const py::dict& options) {
   if (kernel != "batched" && kernel != "classic")
     throw ConfigError("unknown kernel '" + kernel + "' (choose batched or classic)");
   c.kernel = kernel == "batched" ? Kernel::Batched : Kernel::Classic;
+  if (options.contains("weights")) {
+    const auto weights = options["weights"].cast<std::string>();
+    if (weights == "fp32")
+      c.weights = WeightType::Fp32;
+    else if (weights == "bf16")
+      c.weights = WeightType::Bf16;
+    else if (weights == "fp16")
+      c.weights = WeightType::Fp16;
+    else
+      throw ConfigError("unknown weights '" + weights + "' (choose fp32, bf16 or fp16)");
+  }
   // None: the library's defaults.
   if (!options["combine"].is_none()) c.combine = options["combine"].cast<int>();
   if (!options["block_negatives"].is_none())
@@ -290,6 +301,7 @@ py::dict configDict(const TrainConfig& c) {
   d["kernel"] = c.kernel == Kernel::Batched ? "batched" : "classic";
   d["combine"] = c.combine;
   d["block_negatives"] = c.blockNegatives;
+  d["weights"] = weightTypeName(c.weights);
   return d;
 }
 
@@ -486,9 +498,10 @@ void bindModel(py::module_& m) {
             // A copy: growing the vocabulary or resuming reallocates the matrix.
             py::array_t<float> out({static_cast<py::ssize_t>(m.state.output.rows()),
                                     static_cast<py::ssize_t>(m.state.output.cols())});
-            if (m.state.output.size())
-              std::memcpy(out.mutable_data(), m.state.output.data(),
-                          sizeof(float) * static_cast<std::size_t>(m.state.output.size()));
+            // 16-bit weights: the model stays packed; its rows come out as float32.
+            for (Eigen::Index r = 0; r < m.state.output.rows(); ++r)
+              readWeightRow(m.state, m.state.output, r,
+                            out.mutable_data() + r * m.state.output.cols());
             return out;
           })
       .def_property_readonly("words", [](const Model& m) { return m.state.words; })

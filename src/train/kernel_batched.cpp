@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "half.hpp"
 #include "posvec/kernel_probe.hpp"
 
 #if defined(__AVX512F__)
@@ -401,6 +402,122 @@ void updateAvx512Groups(const Block& b, std::index_sequence<I...>) {
 
 namespace {
 
+// 16-bit weights (TrainConfig::weights): a block's distinct rows are widened to
+// float32 scratch, the float32 update runs on the scratch, and each row is
+// written back rounded stochastically (random bits from the thread's generator,
+// one draw per row: the same bits at one thread for one seed). A row's old value
+// is exact in the scratch, so rounding the new value is rounding old + update.
+}  // namespace
+
+void widenRow(const std::uint16_t* src, float* dst, std::size_t dim, WeightType type,
+              BatchedPath path) {
+  std::size_t j = 0;
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+  if (path != BatchedPath::Portable) {
+    for (; j < dim; j += 16) {
+      const std::size_t left = dim - j;
+      const __mmask16 mask =
+          left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+      const __m256i h = _mm256_maskz_loadu_epi16(mask, src + j);
+      const __m512 f = type == WeightType::Bf16
+                           ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))
+                           : _mm512_cvtph_ps(h);
+      _mm512_mask_storeu_ps(dst + j, mask, f);
+    }
+    return;
+  }
+#else
+  (void)path;
+#endif
+  if (type == WeightType::Bf16)
+    for (; j < dim; ++j) dst[j] = bf16ToFloat(src[j]);
+  else
+    for (; j < dim; ++j) dst[j] = fp16ToFloat(src[j]);
+}
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+namespace {
+
+// 16 values rounded stochastically with the 16 random bits of each lane of r
+// (the low halves: r & 0xFFFF), as 16-bit patterns in the low half of each lane.
+inline __m256i narrow16(__m512 x, __m512i r, WeightType type) {
+  const __m512i b = _mm512_castps_si512(x);
+  const __m512i expMask = _mm512_set1_epi32(0x7F800000);
+  const __mmask16 special = _mm512_cmpeq_epi32_mask(_mm512_and_si512(b, expMask), expMask);
+  if (type == WeightType::Bf16) {
+    __m512i out = _mm512_srli_epi32(_mm512_add_epi32(b, r), 16);
+    if (special) {  // infinity and NaN are kept (NaN quiet)
+      const __mmask16 nan =
+          _mm512_mask_test_epi32_mask(special, b, _mm512_set1_epi32(0x007FFFFF));
+      out = _mm512_mask_mov_epi32(out, special, _mm512_srli_epi32(b, 16));
+      out = _mm512_mask_or_epi32(out, nan, out, _mm512_set1_epi32(0x40));
+    }
+    return _mm512_cvtepi32_epi16(out);
+  }
+  const __m512i absMask = _mm512_set1_epi32(0x7FFFFFFF);
+  const __m512i a = _mm512_and_si512(b, absMask);
+  const __m512i ue =
+      _mm512_sub_epi32(_mm512_max_epu32(_mm512_srli_epi32(a, 23), _mm512_set1_epi32(113)),
+                       _mm512_set1_epi32(10));
+  const __m512 unit = _mm512_castsi512_ps(_mm512_slli_epi32(ue, 23));
+  const __m512 inverse =
+      _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(254), ue), 23));
+  const __m512 q = _mm512_mul_ps(_mm512_castsi512_ps(a), inverse);
+  const __m512 down = _mm512_roundscale_ps(q, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  const __m512 frac = _mm512_sub_ps(q, down);
+  const __m512 u = _mm512_mul_ps(_mm512_cvtepi32_ps(r), _mm512_set1_ps(1.0f / 65536.0f));
+  const __mmask16 up = _mm512_cmp_ps_mask(u, frac, _CMP_LT_OQ);
+  const __m512 mag = _mm512_mul_ps(_mm512_mask_add_ps(down, up, down, _mm512_set1_ps(1.0f)), unit);
+  __m512 value = _mm512_castsi512_ps(
+      _mm512_or_si512(_mm512_castps_si512(mag), _mm512_andnot_si512(absMask, b)));
+  value = _mm512_mask_mov_ps(value, special, x);
+  return _mm512_cvtps_ph(value, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+}  // namespace
+#endif
+
+void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType type,
+               std::uint32_t seed, BatchedPath path) {
+  RoundingBits bits(seed);
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+  if (path != BatchedPath::Portable) {
+    __m512i lanes = _mm512_loadu_si512(bits.lane);
+    const __m512i low = _mm512_set1_epi32(0xFFFF);
+    for (std::size_t j = 0; j < dim; j += 32) {
+      // RoundingBits::step on every lane.
+      lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 13));
+      lanes = _mm512_xor_si512(lanes, _mm512_srli_epi32(lanes, 17));
+      lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 5));
+      const std::size_t left = dim - j;
+      const __mmask32 mask =
+          left >= 32 ? __mmask32(0xFFFFFFFFu) : static_cast<__mmask32>((1u << left) - 1);
+      const auto m0 = static_cast<__mmask16>(mask), m1 = static_cast<__mmask16>(mask >> 16);
+      const __m256i h0 =
+          narrow16(_mm512_maskz_loadu_ps(m0, src + j), _mm512_and_si512(lanes, low), type);
+      const __m256i h1 =
+          narrow16(_mm512_maskz_loadu_ps(m1, src + j + 16), _mm512_srli_epi32(lanes, 16), type);
+      _mm512_mask_storeu_epi16(dst + j, mask,
+                               _mm512_inserti64x4(_mm512_castsi256_si512(h0), h1, 1));
+    }
+    return;
+  }
+#else
+  (void)path;
+#endif
+  for (std::size_t j = 0; j < dim; j += 32) {
+    bits.next();
+    const std::size_t n = std::min<std::size_t>(32, dim - j);
+    for (std::size_t p = 0; p < n; ++p) {
+      const std::uint32_t r = bits.bits(static_cast<int>(p));
+      dst[j + p] = type == WeightType::Bf16 ? floatToBf16Stochastic(src[j + p], r)
+                                            : floatToFp16Stochastic(src[j + p], r);
+    }
+  }
+}
+
+namespace {
+
 // Training without a probe: every probe call below is a constant, and the
 // compiled kernel has no trace of them.
 struct NoProbe {
@@ -421,15 +538,55 @@ struct WithProbe {
 // of `output` (both free of repeats), cell (u, v) weighted st.positive[u * nu + v]
 // as a positive and st.negative[u * nu + v] as a negative prediction.
 template <typename Probe>
+double blockArithmetic(float** cp, std::size_t mu, float** tp, std::size_t nu, std::size_t dim,
+                       const std::int32_t* crow, const std::int32_t* trow, float alpha,
+                       const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
+                       const Probe& probe);
+
+// `input` and `output` hold float32 or, with 16-bit `weights`, 16-bit values.
+template <typename Probe>
 double blockUpdate(float* input, float* output, std::size_t dim, const std::int32_t* crow,
                    std::size_t mu, const std::int32_t* trow, std::size_t nu, float alpha,
                    const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
-                   const Probe& probe) {
+                   const Probe& probe, WeightType weights = WeightType::Fp32) {
   state.pointers.resize(mu + nu);
   float** cp = state.pointers.data();
   float** tp = cp + mu;
-  for (std::size_t u = 0; u < mu; ++u) cp[u] = input + static_cast<std::size_t>(crow[u]) * dim;
-  for (std::size_t v = 0; v < nu; ++v) tp[v] = output + static_cast<std::size_t>(trow[v]) * dim;
+  if (weights == WeightType::Fp32) {
+    for (std::size_t u = 0; u < mu; ++u) cp[u] = input + static_cast<std::size_t>(crow[u]) * dim;
+    for (std::size_t v = 0; v < nu; ++v) tp[v] = output + static_cast<std::size_t>(trow[v]) * dim;
+    return blockArithmetic(cp, mu, tp, nu, dim, crow, trow, alpha, sigmoid, state, path, probe);
+  }
+  auto* in16 = reinterpret_cast<std::uint16_t*>(input);
+  auto* out16 = reinterpret_cast<std::uint16_t*>(output);
+  state.rows.resize((mu + nu) * dim);
+  float* scratch = state.rows.data();
+  for (std::size_t u = 0; u < mu; ++u) {
+    cp[u] = scratch + u * dim;
+    widenRow(in16 + static_cast<std::size_t>(crow[u]) * dim, cp[u], dim, weights, path);
+  }
+  for (std::size_t v = 0; v < nu; ++v) {
+    tp[v] = scratch + (mu + v) * dim;
+    widenRow(out16 + static_cast<std::size_t>(trow[v]) * dim, tp[v], dim, weights, path);
+  }
+  const double loss =
+      blockArithmetic(cp, mu, tp, nu, dim, crow, trow, alpha, sigmoid, state, path, probe);
+  // Written back from the scratch (a probe may have pointed cp and tp elsewhere).
+  for (std::size_t u = 0; u < mu; ++u)
+    narrowRow(scratch + u * dim, in16 + static_cast<std::size_t>(crow[u]) * dim, dim, weights,
+              static_cast<std::uint32_t>(state.rng.next()), path);
+  for (std::size_t v = 0; v < nu; ++v)
+    narrowRow(scratch + (mu + v) * dim, out16 + static_cast<std::size_t>(trow[v]) * dim, dim,
+              weights, static_cast<std::uint32_t>(state.rng.next()), path);
+  return loss;
+}
+
+// The products of one block on rows cp[0..mu) and tp[0..nu) (float32).
+template <typename Probe>
+double blockArithmetic(float** cp, std::size_t mu, float** tp, std::size_t nu, std::size_t dim,
+                       const std::int32_t* crow, const std::int32_t* trow, float alpha,
+                       const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
+                       const Probe& probe) {
 
   state.hidden.resize(mu * nu);
   // T's old chunk (portable) or, for blocks too wide for the registers, T's old
@@ -465,7 +622,7 @@ template <typename Probe>
 double windowUpdate(float* input, float* output, std::size_t dim, const std::int32_t* contexts,
                     std::size_t m, const std::int32_t* targets, std::size_t n, float alpha,
                     const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
-                    const Probe& probe) {
+                    const Probe& probe, WeightType weights = WeightType::Fp32) {
   if (m == 0 || n == 0) return 0;
   // Scratch: rows and repeat counts of both sides.
   state.ids.resize(2 * (m + n));
@@ -482,7 +639,8 @@ double windowUpdate(float* input, float* output, std::size_t dim, const std::int
   for (std::size_t u = 0; u < mu; ++u)
     for (std::size_t v = 0; v < nu; ++v)
       (v == 0 ? state.positive : state.negative)[u * nu + v] = static_cast<float>(cw[u] * tw[v]);
-  return blockUpdate(input, output, dim, crow, mu, trow, nu, alpha, sigmoid, state, path, probe);
+  return blockUpdate(input, output, dim, crow, mu, trow, nu, alpha, sigmoid, state, path, probe,
+                     weights);
 }
 
 // Cell (u, v)'s weight as a negative: (row u's positive total - the cell's positive
@@ -520,7 +678,8 @@ void negativeWeights(const float* pos, const std::int32_t* colShared, std::size_
 template <typename Probe>
 double combinedUpdate(float* input, float* output, std::size_t dim, const CombinedBlock& k,
                       float alpha, const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
-                      const Probe& probe, std::int64_t& predictions) {
+                      const Probe& probe, std::int64_t& predictions,
+                      WeightType weights = WeightType::Fp32) {
   if (k.count == 0) return 0;
   // The span of positions the windows reach, and the pairs they make.
   auto bounds = [&](std::size_t j) {
@@ -590,16 +749,18 @@ double combinedUpdate(float* input, float* output, std::size_t dim, const Combin
   std::fill(colShared, colShared + nu, 0);
   for (std::size_t i = 0; i < k.negativeCount; ++i) ++colShared[colOf[k.count + i]];
   negativeWeights(pos, colShared, mu, nu, k.negativeWeight, neg);
-  return blockUpdate(input, output, dim, crow, mu, trow, nu, alpha, sigmoid, state, path, probe);
+  return blockUpdate(input, output, dim, crow, mu, trow, nu, alpha, sigmoid, state, path, probe,
+                     weights);
 }
 
 }  // namespace
 
 double batchedWindow(float* input, float* output, std::size_t dim, const std::int32_t* contexts,
                      std::size_t m, const std::int32_t* targets, std::size_t n, float alpha,
-                     const Sigmoid& sigmoid, ThreadState& state, BatchedPath path) {
+                     const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
+                     WeightType weights) {
   return windowUpdate(input, output, dim, contexts, m, targets, n, alpha, sigmoid, state, path,
-                      NoProbe{});
+                      NoProbe{}, weights);
 }
 
 double combinedBlock(float* input, float* output, std::size_t dim, const CombinedBlock& block,
@@ -626,7 +787,9 @@ class BatchedSkipGram final : public TrainKernel {
         path_(path),
         probe_(probe),
         combine_(static_cast<std::size_t>(c.combine)),
-        blockNegatives_(static_cast<std::size_t>(c.blockNegativesFor())) {}
+        blockNegatives_(static_cast<std::size_t>(c.blockNegativesFor())),
+        weights_(c.weights),
+        rowBytes_(c.dim * weightTypeBytes(c.weights)) {}
 
   double sentence(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& st,
                   std::int64_t& predictions) const override {
@@ -662,7 +825,7 @@ class BatchedSkipGram final : public TrainKernel {
       if (m > 0) {
         targets[0] = ids[i];
         loss += windowUpdate(in_, out_, dim_, contexts, m, targets, negative_ + 1, alpha,
-                             *sigmoid_, st, path_, probe_);
+                             *sigmoid_, st, path_, probe_, weights_);
         predictions += static_cast<std::int64_t>(m);
       }
     }
@@ -701,7 +864,7 @@ class BatchedSkipGram final : public TrainKernel {
       const CombinedBlock block{ids,  n,         first,           std::min(combine_, n - first),
                                 now,  now + combine_, blockNegatives_, weight};
       loss += combinedUpdate(in_, out_, dim_, block, alpha, *sigmoid_, st, path_, probe_,
-                             predictions);
+                             predictions, weights_);
     }
     return loss;
   }
@@ -714,8 +877,8 @@ class BatchedSkipGram final : public TrainKernel {
   }
   void prefetchRow(const float* matrix, std::int32_t row) const {
     if (!probe_.prefetches()) return;
-    const char* p = reinterpret_cast<const char*>(matrix + static_cast<std::size_t>(row) * dim_);
-    for (std::size_t b = 0; b < dim_ * sizeof(float); b += 64) __builtin_prefetch(p + b, 1, 3);
+    const char* p = reinterpret_cast<const char*>(matrix) + static_cast<std::size_t>(row) * rowBytes_;
+    for (std::size_t b = 0; b < rowBytes_; b += 64) __builtin_prefetch(p + b, 1, 3);
   }
 
   float* in_;
@@ -729,6 +892,8 @@ class BatchedSkipGram final : public TrainKernel {
   BatchedPath path_;
   Probe probe_;
   std::size_t combine_, blockNegatives_;
+  WeightType weights_;
+  std::size_t rowBytes_;  // one stored row (dim x 4 or 2 bytes)
 };
 
 }  // namespace

@@ -33,7 +33,18 @@ bool batchedAvx512Compiled();
 double batchedWindow(float* input, float* output, std::size_t dim, const std::int32_t* contexts,
                      std::size_t m, const std::int32_t* targets, std::size_t n, float alpha,
                      const Sigmoid& sigmoid, ThreadState& state,
-                     BatchedPath path = BatchedPath::Auto);
+                     BatchedPath path = BatchedPath::Auto,
+                     WeightType weights = WeightType::Fp32);
+
+// 16-bit weights (WeightType Bf16 or Fp16): `input` and `output` above then hold
+// 16-bit values (cast to float*), each block's rows are widened to float32, updated
+// and written back with stochastic rounding, one draw of state.rng per row written
+// (contexts first, then targets). widenRow converts dim values exactly; narrowRow
+// rounds them stochastically with the bits of RoundingBits(seed) (half.hpp).
+void widenRow(const std::uint16_t* src, float* dst, std::size_t dim, WeightType type,
+              BatchedPath path = BatchedPath::Auto);
+void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType type,
+               std::uint32_t seed, BatchedPath path = BatchedPath::Auto);
 
 // Context combining (Rengasamy et al. 2017, "Optimizing Word2Vec Performance on
 // Multicore Systems"): `count` consecutive centre words of one sentence form one

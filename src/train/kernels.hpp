@@ -131,6 +131,8 @@ struct ThreadState {
   // Batched kernel: each score's weight as a positive and as a negative prediction
   // (repeat counts; a combined block can have both in one cell).
   std::vector<float> positive, negative;
+  // Batched kernel with 16-bit weights: the block's rows widened to float32.
+  std::vector<float> rows;
 };
 
 class TrainKernel {

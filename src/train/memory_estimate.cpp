@@ -89,7 +89,7 @@ MemoryEstimate estimateMemory(const PreparedCorpus& corpus, const TrainConfig& c
   e.words = vocab.size();
   const std::uint64_t v = vocab.size(), d = config.dim;
   const std::uint64_t outRows = config.loss == Loss::HierarchicalSoftmax && v > 0 ? v - 1 : v;
-  e.matrices = (v + outRows) * d * sizeof(float);
+  e.matrices = (v + outRows) * d * weightTypeBytes(config.weights);
   // Words longer than the string's inline buffer (15 bytes) live on the heap, in
   // the vocabulary, its index and the model's copy: malloc rounds to 16 plus 8.
   std::uint64_t heap = 0;
@@ -103,6 +103,13 @@ MemoryEstimate estimateMemory(const PreparedCorpus& corpus, const TrainConfig& c
   const std::uint64_t perThread = IdStream::kChunk * 4 + 2 * kMaxSentence * 4 + 64 * 1024 +
                                   2 * static_cast<std::uint64_t>(config.window + 2) * d * 4;
   e.buffers = static_cast<std::uint64_t>(threads) * perThread + IdStream::kChunk * 4;
+  // 16-bit weights: each thread widens a block's rows to float32 (about the rows of
+  // combine + 2 x window contexts and combine + block negatives targets).
+  if (config.weights != WeightType::Fp32)
+    e.buffers += static_cast<std::uint64_t>(threads) *
+                 static_cast<std::uint64_t>(2 * config.combine + 2 * config.window +
+                                            config.blockNegativesFor()) *
+                 d * 4;
   if (corpus.stream.inMemory()) e.buffers += static_cast<std::uint64_t>(corpus.stream.size()) * 4;
   e.available = config.memoryLimit > 0 ? config.memoryLimit : availableMemory();
   return e;

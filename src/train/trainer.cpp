@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <iomanip>
 #include <limits>
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include "corpus_detail.hpp"
+#include "half.hpp"
 #include "kernel_factory.hpp"
 #include "kernels.hpp"
 #include "memory_estimate.hpp"
@@ -27,7 +29,11 @@
 namespace posvec {
 
 Embeddings embeddingsOf(const ModelState& model) {
-  return Embeddings(model.words, model.input, model.counts);
+  if (model.packed == PackedWeights::None) return Embeddings(model.words, model.input, model.counts);
+  MatrixF vectors(model.input.rows(), model.input.cols());
+  for (Eigen::Index r = 0; r < vectors.rows(); ++r)
+    readWeightRow(model, model.input, r, vectors.row(r).data());
+  return Embeddings(model.words, std::move(vectors), model.counts);
 }
 
 namespace {
@@ -296,6 +302,28 @@ Interrupt trainShards(const EpochContext& c, EpochProgress& progress, int runThr
   return Interrupt::None;
 }
 
+// Every weight finite (packed or not).
+bool weightsFinite(const ModelState& model) {
+  if (model.packed == PackedWeights::None)
+    return model.input.allFinite() && model.output.allFinite();
+  // A 16-bit value is infinite or NaN when its exponent bits are all ones.
+  const std::uint16_t exponent = model.packed == PackedWeights::Bf16 ? 0x7F80 : 0x7C00;
+  for (const MatrixF* m : {&model.input, &model.output}) {
+    const auto* h = reinterpret_cast<const std::uint16_t*>(m->data());
+    const auto n = static_cast<std::size_t>(m->size());
+    std::uint16_t bad = 0;
+    for (std::size_t i = 0; i < n; ++i) bad |= ((h[i] & exponent) == exponent) ? 1 : 0;
+    if (bad) return false;
+  }
+  return true;
+}
+
+PackedWeights packingOf(WeightType type) {
+  return type == WeightType::Bf16   ? PackedWeights::Bf16
+         : type == WeightType::Fp16 ? PackedWeights::Fp16
+                                    : PackedWeights::None;
+}
+
 // A finished epoch: the shards' totals merged (and, distributed, every row
 // combined), checked for divergence and recorded in the model.
 EpochReport endEpoch(const EpochContext& c, ModelState& model, const EpochProgress& progress,
@@ -319,8 +347,7 @@ EpochReport endEpoch(const EpochContext& c, ModelState& model, const EpochProgre
   report.seconds = secondsSince(epochStart);
   report.predictions = predictions;
   // Weights can overflow without the loss showing it yet (the last updates of the epoch).
-  if ((predictions > 0 && !std::isfinite(report.loss)) || !model.input.allFinite() ||
-      !model.output.allFinite())
+  if ((predictions > 0 && !std::isfinite(report.loss)) || !weightsFinite(model))
     throwDiverged(c.epoch + 1, report.loss, c.config.alpha);
   model.epochLosses.push_back(report.loss);
   model.epochsDone = c.epoch + 1;
@@ -342,6 +369,18 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
   else
     tree = detail::buildHuffmanTree(vocab.counts());
   static const detail::Sigmoid sigmoid;
+  if (config.weights != WeightType::Fp32) {
+    if (detail::kernelFor(config) != detail::KernelKind::BatchedSkipGram)
+      throw ConfigError(std::string("weights stored in ") + weightTypeName(config.weights) +
+                        " train skip-gram with negative sampling and the batched kernel only; "
+                        "use float32 weights (fp32) for CBOW, hierarchical softmax or the "
+                        "classic kernel");
+    if (sync)
+      throw ConfigError(std::string("weights stored in ") + weightTypeName(config.weights) +
+                        " train in one process; use float32 weights (fp32) across processes");
+  }
+  // 16-bit weights train packed (and the model stays so); float32 ones unpacked.
+  packWeights(model, packingOf(config.weights));
   detail::KernelShared shared{&model.input, &model.output, &noise, &tree, &sigmoid};
   const auto kernel = detail::makeKernel(config, shared, probe);
   const Schedule schedule = scheduleOf(model, corpus, config, totalEpochs, sync);
@@ -462,6 +501,40 @@ void checkReading(const std::string& recorded, const CorpusSource& corpus) {
                    "); resume with the reading options it was trained with");
 }
 
+
+// The matrices of a new model: input rows from the seed, output rows zero; with
+// 16-bit weights written packed at once (the float32 matrices are never filled, so
+// their second halves are never given memory).
+void initMatrices(ModelState& model, const TrainConfig& config, Eigen::Index v, Eigen::Index d,
+                  int threads) {
+  const Eigen::Index outRows = config.loss == Loss::HierarchicalSoftmax ? v - 1 : v;
+  if (config.weights == WeightType::Fp32) {
+    model.input.resize(v, d);
+    detail::initInputMatrix(model.input, config.seed, threads);
+    model.output = MatrixF::Zero(outRows, d);
+    return;
+  }
+  model.input.resize(v, d);
+  model.output.resize(outRows, d);
+  const auto dim = static_cast<std::size_t>(d);
+  auto* in = reinterpret_cast<std::uint16_t*>(model.input.data());
+  const bool bf16 = config.weights == WeightType::Bf16;
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<float> row(dim);
+#pragma omp for schedule(static)
+    for (Eigen::Index r = 0; r < v; ++r) {
+      detail::initInputRow(row.data(), dim, config.seed, static_cast<std::uint64_t>(r));
+      std::uint16_t* h = in + static_cast<std::size_t>(r) * dim;
+      for (std::size_t j = 0; j < dim; ++j)
+        h[j] = bf16 ? detail::floatToBf16(row[j]) : detail::floatToFp16(row[j]);
+    }
+  }
+  // +0 is the all-zero bit pattern in both 16-bit types.
+  std::memset(model.output.data(), 0, static_cast<std::size_t>(model.output.size()) * 2);
+  model.packed = packingOf(config.weights);
+}
+
 ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& config,
                          const TrainObserver& observer, const detail::TrainHooks& hooks,
                          const std::string& reading) {
@@ -502,9 +575,7 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
   model.words = prepared.vocabulary.words();
   model.counts = prepared.vocabulary.counts();
   model.config = config.serialize() + reading;
-  model.input.resize(v, d);
-  detail::initInputMatrix(model.input, config.seed, threads);
-  model.output = MatrixF::Zero(config.loss == Loss::HierarchicalSoftmax ? v - 1 : v, d);
+  initMatrices(model, config, v, d, threads);
   runEpochs(model, prepared, config, config.epochs, observer, hooks.sync, hooks.probe);
   return model;
 }
@@ -593,6 +664,7 @@ std::size_t extendVocabulary(ModelState& model, const std::vector<std::string>& 
                       "; finish that epoch (resume training) before adding words");
   const TrainConfig config = TrainConfig::deserialize(model.config);
   checkModel(model, config);
+  unpackWeights(model);  // rows move below; the next training packs them again
   std::unordered_map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < model.words.size(); ++i) index.emplace(model.words[i], i);
   const std::size_t oldSize = model.words.size();

@@ -179,6 +179,15 @@ VectorFormat detectFormat(const std::string& path) {
   return text ? VectorFormat::Word2VecText : VectorFormat::Word2VecBinary;
 }
 
+void saveNpyFloat16(const Embeddings& embeddings, const std::string& path) {
+  checkSavable(embeddings);
+  if (path == "-")
+    throw ConfigError(
+        "npy output cannot go to standard output: it is two files (FILE.npy and FILE.vocab); "
+        "write a file");
+  writeNpy(embeddings, path, true);
+}
+
 void saveVectors(const Embeddings& embeddings, const std::string& path, VectorFormat format) {
   if (format == VectorFormat::Auto) format = formatFromExtension(path);
   checkSavable(embeddings);

@@ -319,7 +319,7 @@ void writeWord2VecBinary(const Embeddings& e, std::ostream& out);
 void writeWord2VecText(const Embeddings& e, std::ostream& out);
 Embeddings loadNpy(const std::string& path);
 // FILE.npy and its FILE.vocab, written as one transaction (both or neither).
-void writeNpy(const Embeddings& e, const std::string& path);
+void writeNpy(const Embeddings& e, const std::string& path, bool float16 = false);
 // A model's words, counts, losses and input vectors; the output weights only with `withOutput`.
 ModelState readModel(const std::string& path, bool withOutput);
 // The 64-bit checksum that ends a model file (over every byte before it), fed in

@@ -373,8 +373,20 @@ void saveModel(const ModelState& model, const std::string& path) {
       put(buf, model.counts.empty() ? std::int64_t{0} : model.counts[i]);
     for (double l : model.epochLosses) put(buf, l);
     out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-    writeFloats(out, model.input.data(), v * d);
-    if (outRows > 0) writeFloats(out, model.output.data(), outRows * d);
+    if (model.packed == PackedWeights::None) {
+      writeFloats(out, model.input.data(), v * d);
+      if (outRows > 0) writeFloats(out, model.output.data(), outRows * d);
+    } else {  // 16-bit weights: float32 in the file, converted a row at a time
+      std::vector<float> row(d);
+      for (std::uint64_t i = 0; i < v; ++i) {
+        readWeightRow(model, model.input, static_cast<Eigen::Index>(i), row.data());
+        writeFloats(out, row.data(), d);
+      }
+      for (std::uint64_t i = 0; i < outRows; ++i) {
+        readWeightRow(model, model.output, static_cast<Eigen::Index>(i), row.data());
+        writeFloats(out, row.data(), d);
+      }
+    }
     if (shards > 0) {
       std::string tail;
       put(tail, model.partial.words);

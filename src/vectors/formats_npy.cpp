@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "formats_detail.hpp"
+#include "half.hpp"
 #include "posvec/io.hpp"
 
 namespace posvec {
@@ -113,7 +114,8 @@ void writeNpyImpl(std::ostream& out, const T* data, const std::vector<std::size_
     if (i + 1 < shape.size()) dims += ' ';
     count *= shape[i];
   }
-  std::string dict = std::string("{'descr': '") + (sizeof(T) == 4 ? "<f4" : "<f8") +
+  std::string dict = std::string("{'descr': '") +
+                     (sizeof(T) == 2 ? "<f2" : sizeof(T) == 4 ? "<f4" : "<f8") +
                      "', 'fortran_order': False, 'shape': (" + dims + "), }";
   const std::size_t total = 10 + dict.size() + 1;  // magic + version + length, dict, '\n'
   dict.append((64 - total % 64) % 64, ' ');
@@ -139,9 +141,9 @@ void writeNpyImpl(std::ostream& out, const T* data, const std::vector<std::size_
 Embeddings loadNpy(const std::string& path) {
   ChunkReader r(path);
   const NpyHeader h = readNpyHeader(r, path);
-  if (h.descr != "<f4" && h.descr != "<f8")
+  if (h.descr != "<f2" && h.descr != "<f4" && h.descr != "<f8")
     throw FormatError(inQuotes(path) + ": .npy dtype '" + h.descr +
-                      "' is not supported (save float32 '<f4' or float64 '<f8')");
+                      "' is not supported (save float32 '<f4', float64 '<f8' or float16 '<f2')");
   if (h.shape.size() != 2)
     throw FormatError(inQuotes(path) + ": .npy array has " + std::to_string(h.shape.size()) +
                       " dimensions; word vectors need shape (words, dimension)");
@@ -153,7 +155,7 @@ Embeddings loadNpy(const std::string& path) {
                       std::to_string(cols) +
                       ") holds no vectors; word vectors need at least one "
                       "word and a dimension of at least 1");
-  const std::uint64_t item = h.descr == "<f4" ? 4 : 8;
+  const std::uint64_t item = h.descr == "<f2" ? 2 : h.descr == "<f4" ? 4 : 8;
   bool overflow = false;
   const std::uint64_t bytes = mulChecked(mulChecked(rows, cols, overflow), item, overflow);
   if (overflow || bytes != r.remaining())
@@ -165,6 +167,12 @@ Embeddings loadNpy(const std::string& path) {
   if (item == 4) {
     r.read(reinterpret_cast<char*>(m.data()), bytes);
     swapFloatsIfBigEndian(m.data(), rows * cols);
+  } else if (item == 2) {  // float16: every value exact in float32
+    std::vector<std::uint16_t> row(cols);
+    for (std::uint64_t i = 0; i < rows; ++i) {
+      r.read(reinterpret_cast<char*>(row.data()), cols * 2);
+      for (std::uint64_t j = 0; j < cols; ++j) m(i, j) = fp16ToFloat(fromLittle(row[j]));
+    }
   } else {
     std::vector<double> row(cols == 0 ? 1 : cols);
     for (std::uint64_t i = 0; i < rows; ++i) {
@@ -234,11 +242,16 @@ Embeddings loadNpy(const std::string& path) {
   }
 }
 
-void writeNpy(const Embeddings& e, const std::string& path) {
+void writeNpy(const Embeddings& e, const std::string& path, bool float16) {
   // One transaction: a full disk must not leave a new .vocab beside the old .npy.
   const std::string vocabPath = npyVocabularyPath(path);
   const auto matrix = [&](std::ostream& out) {
-    writeNpyArray(out, e.vectors().data(), {e.size(), e.dim()});
+    if (!float16) return writeNpyArray(out, e.vectors().data(), {e.size(), e.dim()});
+    // float16 ('<f2'): rounded to nearest even, held as little-endian 16-bit words.
+    std::vector<std::uint16_t> halves(e.size() * e.dim());
+    for (std::size_t i = 0; i < halves.size(); ++i)
+      halves[i] = floatToFp16(e.vectors().data()[i]);
+    writeNpyImpl(out, halves.data(), {e.size(), e.dim()});
   };
   const auto vocabulary = [&](std::ostream& out) {
     std::string buf;

@@ -304,3 +304,37 @@ def test_load_refuses_more_thread_positions_than_training_runs(tmp_path, pretoke
         with pytest.raises(ValueError, match=f"{shards} threads were inside an epoch; "
                                              "training runs at most 4096"):
             posvec.Word2Vec.load(tmp_path / "bad.posvec")
+
+
+def test_weights_bf16_same_bits_as_the_command_line_and_half_size_npy(tmp_path, pretokenized, cli):
+    # bf16 training: every vector value has 8 significant bits (bfloat16), the CLI's
+    # --weights bf16 gives the same bits, and the stored options keep the weight type.
+    ours = posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, weights="bf16", **OPTS)
+    v = ours.wv.vectors
+    assert v.dtype == np.float32 and np.all(np.isfinite(v))
+    low = v.view(np.uint32) & 0xFFFF  # bfloat16 is float32's upper half
+    assert not low.any()
+    fp32 = posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, **OPTS)
+    assert not np.array_equal(v, fp32.wv.vectors)
+    out = tmp_path / "cli.bin"
+    cli("train", pretokenized, "--pretokenized", "-o", out, "--dim", 32, "--min-count", 2,
+        "--epochs", 2, "--threads", 1, "--seed", 7, "--weights", "bf16")
+    theirs = posvec.KeyedVectors.load_word2vec_format(out)
+    assert np.array_equal(v, theirs.vectors)
+    ours.save(tmp_path / "m.posvec")
+    back = posvec.Word2Vec.load(tmp_path / "m.posvec", progress=False)
+    assert np.array_equal(back.wv.vectors, v)
+    assert np.array_equal(back.syn1neg, ours.syn1neg)
+    # float16 npy: half the bytes of float32, read by NumPy as float16.
+    cli("train", pretokenized, "--pretokenized", "-o", tmp_path / "v.npy", "--dim", 32,
+        "--min-count", 2, "--epochs", 2, "--threads", 1, "--seed", 7, "--npy-dtype", "float16")
+    half = np.load(tmp_path / "v.npy")
+    assert half.dtype == np.float16
+    assert np.array_equal(half, fp32.wv.vectors.astype(np.float16))
+
+
+def test_weights_refused_where_unsupported(pretokenized):
+    with pytest.raises(ValueError, match="fp32, bf16 or fp16"):
+        posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, weights="fp8", **OPTS)
+    with pytest.raises(ValueError, match="batched kernel only"):
+        posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, weights="fp16", sg=0, **OPTS)

@@ -52,6 +52,9 @@ struct Options {
   TrainConfig config;
   SyncOptions sync;
   std::string syncCombine = "sum";
+  std::string weights = "fp32";  // --weights, read into config.weights
+  std::string npyDtype = "float32";
+  bool weightsGiven = false;
 };
 
 // --checkpoint-every: a duration ("90s", "10m", "2h") or a number of epochs ("2epochs").
@@ -243,6 +246,8 @@ Plan prepare(const Options& o, Cluster* cluster, bool writer) {
   plan.format = !o.format.empty() ? parseVectorFormat(o.format)
                 : o.output == "-" ? VectorFormat::Word2VecText
                                   : formatFromExtension(o.output);
+  if (o.npyDtype == "float16" && plan.format != VectorFormat::Npy)
+    throw ConfigError("--npy-dtype float16 is for npy output (--format npy or an .npy file)");
   if (o.output == "-" && plan.format == VectorFormat::Npy)
     throw ConfigError(
         "output: npy cannot stream to standard output (it is two files, FILE.npy "
@@ -347,6 +352,9 @@ void printDryRun(const Options& o, const Plan& plan) {
     j["words"] = e.words;
     j["dim"] = config.dim;
     j["matrices_bytes"] = e.matrices;
+    j["weights"] = weightTypeName(config.weights);
+    j["matrices_bytes_fp32"] = e.matrices / weightTypeBytes(config.weights) * 4;
+    j["matrices_bytes_16bit"] = e.matrices / weightTypeBytes(config.weights) * 2;
     j["vocabulary_bytes"] = e.vocabulary;
     j["buffers_bytes"] = e.buffers;
     j["total_bytes"] = e.total();
@@ -359,6 +367,10 @@ void printDryRun(const Options& o, const Plan& plan) {
                 static_cast<unsigned long long>(e.total()), bytesText(e.total()).c_str(),
                 bytesText(e.matrices).c_str(), bytesText(e.vocabulary).c_str(),
                 bytesText(e.buffers).c_str());
+    const std::uint64_t values = e.matrices / weightTypeBytes(config.weights);
+    std::printf("matrices with weights fp32: %s, bf16 or fp16: %s (--weights %s)\n",
+                bytesText(values * 4).c_str(), bytesText(values * 2).c_str(),
+                weightTypeName(config.weights));
     std::printf("available: %s (%s)\n", bytesText(e.available).c_str(),
                 e.total() <= e.available ? "fits" : "does NOT fit");
   }
@@ -496,6 +508,8 @@ ModelState trainOrResume(const Options& o, Plan& plan, Cluster* cluster,
     // resuming; the rest is the model's.
     TrainConfig stored = TrainConfig::deserialize(model.config);
     stored.threads = o.config.threads;
+    // The weights' storage may change: the model is float32 in its file either way.
+    if (o.weightsGiven) stored.weights = o.config.weights;
     if (o.alphaGiven && o.config.alpha != stored.alpha) {
       std::fprintf(stderr,
                    "posvec: warning: --alpha %g replaces the model's %g from here on: the "
@@ -577,9 +591,13 @@ void writeResults(const Options& o, ModelState& model, const Plan& plan, Cluster
   } else {
     // Hand the matrix over instead of copying it: peak memory stays at the two matrices.
     model.output = MatrixF();
+    unpackWeights(model);  // 16-bit weights: the input rows widened in place
     const Embeddings vectors(std::move(model.words), std::move(model.input),
                              std::move(model.counts));
-    saveVectors(vectors, o.output, plan.format);
+    if (plan.format == VectorFormat::Npy && o.npyDtype == "float16")
+      saveNpyFloat16(vectors, o.output);
+    else
+      saveVectors(vectors, o.output, plan.format);
   }
 
   const double seconds =
@@ -811,10 +829,28 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
                   "the last synchronisation, as one process would apply them) or average")
       ->check(CLI::IsMember({"sum", "average"}))
       ->capture_default_str();
+  sub->add_option("--weights", opts->weights,
+                  "Storage of the weight matrices while training: fp32, bf16 or fp16 (16 bits: "
+                  "half the memory, stochastic rounding; skip-gram with negative sampling and the "
+                  "batched kernel). On --resume: the model's unless given")
+      ->capture_default_str();
+  sub->add_option("--npy-dtype", opts->npyDtype,
+                  "With --format npy: the array's type, float32 or float16 (half the size)")
+      ->check(CLI::IsMember({"float32", "float16"}))
+      ->capture_default_str();
   sub->callback([opts, sub] {
     opts->epochsGiven = sub->get_option("--epochs")->count() > 0;
     opts->alphaGiven = sub->get_option("--alpha")->count() > 0;
+    opts->weightsGiven = sub->get_option("--weights")->count() > 0;
     cli::withFlagNames(kFlags, [&] {
+      if (opts->weights == "fp32")
+        opts->config.weights = WeightType::Fp32;
+      else if (opts->weights == "bf16")
+        opts->config.weights = WeightType::Bf16;
+      else if (opts->weights == "fp16")
+        opts->config.weights = WeightType::Fp16;
+      else
+        throw ConfigError("--weights: expected fp32, bf16 or fp16 (got '" + opts->weights + "')");
       if (Cluster::launched())
         runOnCluster(*opts);
       else

@@ -210,6 +210,7 @@ class Word2Vec:
         compute_loss: bool = False,
         comment: Optional[str] = None,
         shrink_windows: bool = True,
+        weights: str = "fp32",
     ) -> None:
         # One training at a time: the C++ model is updated in place with the GIL
         # released, so a second train() (or a save()) from another thread would
@@ -244,7 +245,7 @@ class Word2Vec:
             negative=negative, sample=sample, alpha=alpha,
             min_alpha=min_alpha, epochs=epochs, workers=workers, seed=seed, max_final_vocab=0,
             kernel=kernel, combine=combine, block_negatives=block_negatives, ns_exponent=ns_exponent,
-            shrink_windows=bool(shrink_windows),
+            shrink_windows=bool(shrink_windows), weights=weights,
             lowercase=lowercase, punctuation=punctuation, locale=locale)
         self.max_final_vocab = max_final_vocab
         self.max_vocab_size = max_vocab_size

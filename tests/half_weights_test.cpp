@@ -1,0 +1,401 @@
+// 16-bit weights (TrainConfig::weights): the conversions, stochastic rounding, one
+// kernel step against a float64 reference, model files, resume across weight types
+// and reproducibility.
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "half.hpp"
+#include "kernel_batched.hpp"
+#include "posvec/error.hpp"
+#include "posvec/formats.hpp"
+#include "posvec/trainer.hpp"
+#include "test_util.hpp"
+
+using namespace posvec;
+using namespace posvec::detail;
+
+namespace {
+
+// x rounded to `bits` significant bits, to nearest even, in double (exact: the
+// inputs are floats, whose 24 bits fit a double's 53), with binary16's subnormal
+// spacing 2^-24 as the floor when `minExponent` says so.
+double roundSignificant(double x, int bits, int minExponent) {
+  if (x == 0) return x;
+  int e;
+  std::frexp(x, &e);  // x = m 2^e, 0.5 <= |m| < 1
+  const int spacing = std::max(e - bits, minExponent);
+  return std::nearbyint(std::ldexp(x, -spacing)) * std::ldexp(1.0, spacing);
+}
+
+std::vector<float> someFloats(std::size_t n, std::uint32_t seed, float scale) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(gen);
+  return v;
+}
+
+std::vector<BatchedPath> paths() {
+  std::vector<BatchedPath> p{BatchedPath::Portable};
+  if (batchedAvx512Compiled()) p.push_back(BatchedPath::Avx512);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("half: every finite 16-bit value converts to float32 and back exactly", "[half]") {
+  for (std::uint32_t i = 0; i < 65536; ++i) {
+    const auto h = static_cast<std::uint16_t>(i);
+    // bfloat16: exponent bits 0x7F80 all set is infinity or NaN.
+    if ((h & 0x7F80u) != 0x7F80u) {
+      const float f = bf16ToFloat(h);
+      REQUIRE(floatToBf16(f) == h);
+      // An exact value has nothing to round, whatever the random bits.
+      REQUIRE(floatToBf16Stochastic(f, 0xFFFFFFFFu) == h);
+      REQUIRE(floatToBf16Stochastic(f, 0) == h);
+    }
+    if ((h & 0x7C00u) != 0x7C00u) {
+      const float f = fp16ToFloat(h);
+      // Independently: sign x (1024 + fraction) x 2^(exponent - 25), or the subnormals'
+      // fraction x 2^-24.
+      const int exp = (h >> 10) & 0x1F, frac = h & 0x3FF;
+      const double expect = (h & 0x8000 ? -1.0 : 1.0) *
+                            (exp ? std::ldexp(1024.0 + frac, exp - 25) : std::ldexp(frac, -24));
+      REQUIRE(static_cast<double>(f) == expect);
+      REQUIRE(floatToFp16(f) == h);
+      REQUIRE(floatToFp16Stochastic(f, 0xFFFFFFFFu) == h);
+      REQUIRE(floatToFp16Stochastic(f, 0) == h);
+    }
+  }
+}
+
+TEST_CASE("half: round to nearest even matches a float64 rounding", "[half]") {
+  // bfloat16: 8 significant bits, float32's exponent range; binary16: 11 bits, the
+  // smallest spacing 2^-24. Values chosen inside both ranges (no overflow).
+  for (float scale : {1e-6f, 1e-3f, 1.0f, 1000.0f}) {
+    for (float x : someFloats(20000, 3, scale)) {
+      REQUIRE(static_cast<double>(bf16ToFloat(floatToBf16(x))) == roundSignificant(x, 8, -1000));
+      REQUIRE(static_cast<double>(fp16ToFloat(floatToFp16(x))) == roundSignificant(x, 11, -24));
+    }
+  }
+  CHECK(std::isinf(fp16ToFloat(floatToFp16(65520.0f))));
+  CHECK(fp16ToFloat(floatToFp16(65519.0f)) == 65504.0f);
+  CHECK(std::isnan(bf16ToFloat(floatToBf16(std::nanf("")))));
+}
+
+TEST_CASE("half: stochastic rounding is unbiased", "[half]") {
+  // x = 1 + 2^-10 lies 1/8 of a bfloat16 step (2^-7 at 1) above 1 and, for binary16
+  // (step 2^-10), x = 1 + 2^-13 likewise. Each rounding is 1 or 1 + step, the second
+  // with probability p = 1/8: the mean of N roundings has standard deviation
+  // step sqrt(p (1 - p) / N); 5 of them bound a correct rounding's mean with
+  // probability 1 - 6e-7. Truncation (mean 1) or round-to-nearest (also 1) miss it
+  // by step / 8 = 11 standard deviations at N = 2^16.
+  const int n = 1 << 16;
+  const double p = 1.0 / 8;
+  struct Case {
+    float x;
+    double step;
+    bool bf16;
+  };
+  for (const Case c : {Case{1.0f + 0x1p-10f, 0x1p-7, true}, Case{1.0f + 0x1p-13f, 0x1p-10, false}}) {
+    const double bound = 5 * c.step * std::sqrt(p * (1 - p) / n);
+    Rng rng(42);
+    double sum = 0;
+    for (int i = 0; i < n; ++i) {
+      const auto bits = static_cast<std::uint32_t>(rng.next() >> 32);
+      sum += c.bf16 ? bf16ToFloat(floatToBf16Stochastic(c.x, bits))
+                    : fp16ToFloat(floatToFp16Stochastic(c.x, bits));
+    }
+    CHECK(std::fabs(sum / n - static_cast<double>(c.x)) < bound);
+    // The rows' loops: one value repeated along a row, its roundings' mean the same.
+    for (const BatchedPath path : paths()) {
+      std::vector<float> row(n, -c.x);  // negative: the magnitude is rounded
+      std::vector<std::uint16_t> out(n);
+      const WeightType type = c.bf16 ? WeightType::Bf16 : WeightType::Fp16;
+      narrowRow(row.data(), out.data(), row.size(), type, 12345u, path);
+      std::vector<float> back(n);
+      widenRow(out.data(), back.data(), out.size(), type, path);
+      double s = 0;
+      for (float f : back) s += f;
+      CHECK(std::fabs(s / n + static_cast<double>(c.x)) < bound);
+    }
+  }
+}
+
+TEST_CASE("half: the portable and AVX-512 row loops give the same bits", "[half]") {
+  if (!batchedAvx512Compiled()) POSVEC_SKIP("this build has no AVX-512 loops");
+  for (std::size_t dim : {1u, 7u, 16u, 37u, 512u}) {
+    std::vector<float> row = someFloats(dim, static_cast<std::uint32_t>(dim), 3.0f);
+    row[0] = 1e-6f;  // a binary16 subnormal
+    for (const WeightType type : {WeightType::Bf16, WeightType::Fp16}) {
+      std::vector<std::uint16_t> a(dim), b(dim);
+      narrowRow(row.data(), a.data(), dim, type, 99u, BatchedPath::Portable);
+      narrowRow(row.data(), b.data(), dim, type, 99u, BatchedPath::Avx512);
+      CHECK(a == b);
+      std::vector<float> wa(dim), wb(dim);
+      widenRow(a.data(), wa.data(), dim, type, BatchedPath::Portable);
+      widenRow(a.data(), wb.data(), dim, type, BatchedPath::Avx512);
+      CHECK(std::memcmp(wa.data(), wb.data(), dim * 4) == 0);
+    }
+  }
+}
+
+TEST_CASE("half: one batched step in 16 bits against a float64 reference", "[half]") {
+  // Two input rows (contexts 0 and 1) and three output rows (target 0 the positive,
+  // 1 and 2 negatives). The reference: s_uv = c_u . t_v in float64, g_uv = (label -
+  // sigma(s_uv)) alpha, c_u' = c_u + sum_v g_uv t_v, t_v' = t_v + sum_u g_uv c_u, all
+  // from the old (16-bit) values. The kernel's float32 value y of each new weight is
+  // within delta of the reference: the sigmoid table's 1e-5 (kernels.hpp) times alpha
+  // and |t| summed, plus float32 rounding (2^-24 relative per operation, a few
+  // hundred operations: 1e-5 relative of the sums' magnitudes). Stochastic rounding
+  // then stores one of y's two neighbours in 16 bits, so |stored - y| < one step at
+  // y: step <= 2^-7 |y| for bfloat16 (8 significant bits) and <= 2^-10 |y| + 2^-24 for
+  // binary16 (11 bits, subnormals spaced 2^-24). Hence
+  // |stored - reference| <= rel (|reference| + delta) + abs + delta.
+  const std::size_t dim = 40;
+  const float alpha = 0.1f;
+  const Sigmoid sigmoid;
+  for (const WeightType type : {WeightType::Bf16, WeightType::Fp16}) {
+    const bool bf16 = type == WeightType::Bf16;
+    const double rel = bf16 ? 0x1p-7 : 0x1p-10, absStep = bf16 ? 0.0 : 0x1p-24;
+    for (const BatchedPath path : paths()) {
+      std::vector<std::uint16_t> in(2 * dim), out(3 * dim);
+      const auto a = someFloats(2 * dim, 1, 0.5f), b = someFloats(3 * dim, 2, 0.5f);
+      for (std::size_t i = 0; i < a.size(); ++i) in[i] = bf16 ? floatToBf16(a[i]) : floatToFp16(a[i]);
+      for (std::size_t i = 0; i < b.size(); ++i) out[i] = bf16 ? floatToBf16(b[i]) : floatToFp16(b[i]);
+      auto value = [&](std::uint16_t h) {
+        return static_cast<double>(bf16 ? bf16ToFloat(h) : fp16ToFloat(h));
+      };
+      std::vector<double> c(2 * dim), t(3 * dim);
+      for (std::size_t i = 0; i < c.size(); ++i) c[i] = value(in[i]);
+      for (std::size_t i = 0; i < t.size(); ++i) t[i] = value(out[i]);
+      double g[2][3];
+      for (int u = 0; u < 2; ++u)
+        for (int v = 0; v < 3; ++v) {
+          double s = 0;
+          for (std::size_t j = 0; j < dim; ++j) s += c[u * dim + j] * t[v * dim + j];
+          g[u][v] = ((v == 0 ? 1.0 : 0.0) - 1.0 / (1.0 + std::exp(-s))) * alpha;
+        }
+      ThreadState state;
+      state.rng = Rng(7);
+      const std::int32_t contexts[] = {0, 1}, targets[] = {0, 1, 2};
+      batchedWindow(reinterpret_cast<float*>(in.data()), reinterpret_cast<float*>(out.data()), dim,
+                    contexts, 2, targets, 3, alpha, sigmoid, state, path, type);
+      int changed = 0;
+      for (std::size_t j = 0; j < dim; ++j) {
+        for (int u = 0; u < 2; ++u) {
+          double ref = c[u * dim + j], mag = std::fabs(ref);
+          for (int v = 0; v < 3; ++v) {
+            ref += g[u][v] * t[v * dim + j];
+            mag += std::fabs(g[u][v] * t[v * dim + j]);
+          }
+          const double delta = 3 * alpha * 1e-5 * 3 * 0.5 + 1e-5 * mag;
+          const double got = value(in[u * dim + j]);
+          REQUIRE(std::fabs(got - ref) <= rel * (std::fabs(ref) + delta) + absStep + delta);
+          changed += got != c[u * dim + j];
+        }
+        for (int v = 0; v < 3; ++v) {
+          double ref = t[v * dim + j], mag = std::fabs(ref);
+          for (int u = 0; u < 2; ++u) {
+            ref += g[u][v] * c[u * dim + j];
+            mag += std::fabs(g[u][v] * c[u * dim + j]);
+          }
+          const double delta = 2 * alpha * 1e-5 * 0.5 + 1e-5 * mag;
+          const double got = value(out[v * dim + j]);
+          REQUIRE(std::fabs(got - ref) <= rel * (std::fabs(ref) + delta) + absStep + delta);
+          changed += got != t[v * dim + j];
+        }
+      }
+      // The step moved most weights (updates ~0.02 against steps of at most 2^-8).
+      CHECK(changed > static_cast<int>(5 * dim / 2));
+    }
+  }
+}
+
+namespace {
+
+CorpusSource smallCorpus() {
+  std::vector<Sentence> sentences;
+  std::mt19937 gen(5);
+  const std::vector<std::string> words{"the", "cat", "sat", "on", "a", "mat", "dog", "ran", "far"};
+  std::discrete_distribution<int> pick{30, 10, 8, 8, 20, 6, 9, 5, 4};
+  for (int s = 0; s < 300; ++s) {
+    Sentence sentence;
+    for (int i = 0; i < 12; ++i) sentence.push_back(words[static_cast<std::size_t>(pick(gen))]);
+    sentences.push_back(sentence);
+  }
+  return CorpusSource::fromSentences(sentences);
+}
+
+TrainConfig smallConfig(WeightType weights) {
+  TrainConfig c;
+  c.dim = 24;
+  c.minCount = 1;
+  c.epochs = 2;
+  c.threads = 1;
+  c.seed = 3;
+  c.weights = weights;
+  return c;
+}
+
+std::vector<float> inputOf(const ModelState& m) {
+  const Embeddings e = embeddingsOf(m);
+  return {e.vectors().data(), e.vectors().data() + e.vectors().size()};
+}
+
+}  // namespace
+
+TEST_CASE("half: training in 16 bits, model files and one seed's bits", "[half]") {
+  const CorpusSource corpus = smallCorpus();
+  test::TempDir dir;
+  for (const WeightType type : {WeightType::Bf16, WeightType::Fp16}) {
+    INFO(weightTypeName(type));
+    ModelState a = train(corpus, smallConfig(type));
+    CHECK(a.packed == (type == WeightType::Bf16 ? PackedWeights::Bf16 : PackedWeights::Fp16));
+    const ModelState b = train(corpus, smallConfig(type));
+    // One seed, one thread: the same bits, the packed matrices included.
+    REQUIRE(a.input.size() == b.input.size());
+    CHECK(std::memcmp(a.input.data(), b.input.data(), static_cast<std::size_t>(a.input.size()) * 2) == 0);
+    CHECK(std::memcmp(a.output.data(), b.output.data(), static_cast<std::size_t>(a.output.size()) * 2) == 0);
+    const std::vector<float> vectors = inputOf(a);
+    // Every value is a 16-bit value, and training moved them.
+    int moved = 0;
+    for (float x : vectors) {
+      REQUIRE(std::isfinite(x));
+      const double r = type == WeightType::Bf16 ? roundSignificant(x, 8, -1000)
+                                                : roundSignificant(x, 11, -24);
+      REQUIRE(static_cast<double>(x) == r);
+    }
+    const ModelState fp32 = train(corpus, smallConfig(WeightType::Fp32));
+    const Embeddings e32 = embeddingsOf(fp32);
+    for (std::size_t i = 0; i < vectors.size(); ++i) moved += vectors[i] != e32.vectors().data()[i];
+    CHECK(moved > 0);
+    // The file holds float32 and the weight type in the configuration.
+    const std::string path = dir.file(std::string("m-") + weightTypeName(type) + ".posvec");
+    saveModel(a, path);
+    ModelState loaded = loadModel(path);
+    CHECK(loaded.packed == PackedWeights::None);
+    CHECK(TrainConfig::deserialize(loaded.config).weights == type);
+    CHECK(inputOf(loaded) == vectors);
+    std::vector<float> out(a.output.cols()), back(a.output.cols());
+    for (Eigen::Index r = 0; r < a.output.rows(); ++r) {
+      readWeightRow(a, a.output, r, out.data());
+      readWeightRow(loaded, loaded.output, r, back.data());
+      REQUIRE(out == back);
+    }
+    // unpackWeights in place gives the same floats.
+    unpackWeights(a);
+    CHECK(a.packed == PackedWeights::None);
+    CHECK(std::vector<float>(a.input.data(), a.input.data() + a.input.size()) == vectors);
+  }
+}
+
+TEST_CASE("half: a float32 model resumes in 16 bits and back", "[half]") {
+  const CorpusSource corpus = smallCorpus();
+  TrainConfig config = smallConfig(WeightType::Fp32);
+  config.epochs = 1;
+  ModelState model = train(corpus, config);
+  CHECK(model.packed == PackedWeights::None);
+  const std::vector<float> before = inputOf(model);
+  // Packing rounds each weight to nearest even (float64 reference).
+  ModelState packed = model;
+  packWeights(packed, PackedWeights::Bf16);
+  const std::vector<float> rounded = inputOf(packed);
+  for (std::size_t i = 0; i < before.size(); ++i)
+    REQUIRE(static_cast<double>(rounded[i]) == roundSignificant(before[i], 8, -1000));
+
+  TrainConfig stored = TrainConfig::deserialize(model.config);
+  stored.weights = WeightType::Bf16;
+  model.config = stored.serialize();
+  resumeTraining(model, corpus, 1);
+  CHECK(model.packed == PackedWeights::Bf16);
+  CHECK(model.epochsDone == 2);
+  CHECK(std::isfinite(model.epochLosses.back()));
+  const std::vector<float> mid = inputOf(model);
+  CHECK(mid != rounded);
+
+  stored.weights = WeightType::Fp32;
+  stored.epochs = 2;
+  model.config = stored.serialize();
+  resumeTraining(model, corpus, 1);
+  CHECK(model.packed == PackedWeights::None);
+  CHECK(model.epochsDone == 3);
+  CHECK(std::isfinite(model.epochLosses.back()));
+}
+
+TEST_CASE("half: kernels without 16-bit support refuse with one message", "[half]") {
+  const CorpusSource corpus = smallCorpus();
+  for (int which = 0; which < 3; ++which) {
+    TrainConfig c = smallConfig(WeightType::Bf16);
+    if (which == 0) c.architecture = Architecture::Cbow;
+    if (which == 1) c.loss = Loss::HierarchicalSoftmax;
+    if (which == 2) c.kernel = Kernel::Classic;
+    try {
+      (void)train(corpus, c);
+      FAIL("no error");
+    } catch (const ConfigError& e) {
+      const std::string m = e.what();
+      CHECK(m.find("bf16") != std::string::npos);
+      CHECK(m.find("batched kernel only") != std::string::npos);
+      CHECK(m.find('\n') == std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("half: posvec train --weights, resume across weight types, dry run", "[half][cli]") {
+  test::TempDir dir;
+  const std::string corpus = dir.file("c.txt");
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "the cat sat on a mat\nthe dog ran far\na cat ran\n";
+  test::writeText(corpus, text);
+  const std::string train = "-q train --pretokenized --min-count 1 --dim 8 -t 1 --seed 3 " +
+                            test::quote(corpus) + " ";
+  const std::string resume = "-q train --pretokenized -t 1 " + test::quote(corpus) + " ";
+  // A bad value: one line, the configuration errors' exit code.
+  const test::RunResult bad = test::runCli(train + "--epochs 1 -o - --weights fp8");
+  CHECK(bad.status == 2);
+  CHECK(bad.err == "posvec: error: --weights: expected fp32, bf16 or fp16 (got 'fp8')\n");
+  const test::RunResult cbow = test::runCli(train + "--epochs 1 -o - --weights bf16 --cbow");
+  CHECK(cbow.status == 2);
+  CHECK(cbow.err.find("batched kernel only") != std::string::npos);
+  CHECK(std::count(cbow.err.begin(), cbow.err.end(), '\n') == 1);
+  // float32 -> bf16 -> fp32, each resumed from the last model file.
+  const std::string m = test::quote(dir.file("m.posvec"));
+  REQUIRE(test::runCli(train + "--epochs 1 -o " + test::quote(dir.file("a.txt")) +
+                       " --save-model " + m).status == 0);
+  const test::RunResult up = test::runCli(resume + "--resume " + m + " --epochs 1 --weights bf16 -o " +
+                                          test::quote(dir.file("b.txt")) + " --save-model " + m);
+  INFO(up.err);
+  REQUIRE(up.status == 0);
+  ModelState model = loadModel(dir.file("m.posvec"));
+  CHECK(TrainConfig::deserialize(model.config).weights == WeightType::Bf16);
+  CHECK(model.epochsDone == 2);
+  for (Eigen::Index i = 0; i < model.input.size(); ++i)
+    REQUIRE((floatBits(model.input.data()[i]) & 0xFFFFu) == 0);  // bfloat16 values
+  // Without --weights the model's type goes on; with it, float32 again.
+  const test::RunResult down = test::runCli(resume + "--resume " + m +
+                                            " --epochs 1 --weights fp32 -o " +
+                                            test::quote(dir.file("c.txt.bin")) + " --save-model " + m);
+  INFO(down.err);
+  REQUIRE(down.status == 0);
+  model = loadModel(dir.file("m.posvec"));
+  CHECK(TrainConfig::deserialize(model.config).weights == WeightType::Fp32);
+  CHECK(model.epochsDone == 3);
+  // The dry run shows the matrices in both types: 2 x 9 words x 8 x 4 bytes, and half.
+  const test::RunResult dry = test::runCli("train --pretokenized --min-count 1 --dim 8 " +
+                                           test::quote(corpus) + " -o x.bin --dry-run --weights bf16");
+  INFO(dry.err);
+  CHECK(dry.out.find("matrices with weights fp32: 0.0 MiB, bf16 or fp16: 0.0 MiB (--weights bf16)") !=
+        std::string::npos);
+  const test::RunResult json = test::runCli("train --pretokenized --min-count 1 --dim 8 " +
+                                            test::quote(corpus) + " -o x.bin --dry-run --json --weights fp16");
+  CHECK(json.out.find("\"matrices_bytes_fp32\": 576") != std::string::npos);
+  CHECK(json.out.find("\"matrices_bytes_16bit\": 288") != std::string::npos);
+  CHECK(json.out.find("\"matrices_bytes\": 288") != std::string::npos);
+}
