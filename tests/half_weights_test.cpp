@@ -87,6 +87,10 @@ TEST_CASE("half: round to nearest even matches a float64 rounding", "[half]") {
   CHECK(std::isinf(fp16ToFloat(floatToFp16(65520.0f))));
   CHECK(fp16ToFloat(floatToFp16(65519.0f)) == 65504.0f);
   CHECK(std::isnan(bf16ToFloat(floatToBf16(std::nanf("")))));
+  // Stochastic rounding keeps infinity, and the largest float rounds to it or down.
+  CHECK(std::isinf(bf16ToFloat(floatToBf16Stochastic(INFINITY, 0xFFFFu))));
+  CHECK(std::isinf(fp16ToFloat(floatToFp16Stochastic(-INFINITY, 0xFFFFu))));
+  CHECK(!std::isfinite(bf16ToFloat(floatToBf16Stochastic(std::nanf(""), 0xFFFFu))));
 }
 
 TEST_CASE("half: stochastic rounding is unbiased", "[half]") {

@@ -38,8 +38,6 @@ enum class Kernel { Classic, Batched };
 /// set of noise words, as matrix products (the default, several times faster at
 /// the same quality).
 
-/// Every training option with its default. A plain value: set the fields, then
-/// validate() (train() validates too). Stored with the model as serialize() text.
 /// How the two weight matrices are stored while training. Products and sums are
 /// float32 in every case; files stay float32 unless a writer is asked otherwise.
 enum class WeightType { Fp32, Bf16, Fp16 };
@@ -58,6 +56,8 @@ std::size_t weightTypeBytes(WeightType type);
 /// The longest character n-gram posvec accepts (characters).
 inline constexpr int kMaxNgramLength = 64;
 
+/// Every training option with its default. A plain value: set the fields, then
+/// validate() (train() validates too). Stored with the model as serialize() text.
 struct TrainConfig {
   std::size_t dim = 512;  ///< vector dimension (1 to 100000)
   /// maximum window (1 to 1000); each centre word draws a shrink in [0, window)

@@ -36,11 +36,12 @@ inline std::uint16_t floatToBf16(float x) {
 // Stochastic rounding with 16 random bits (random & 0xFFFF): the magnitude's 16
 // dropped bits f (a fraction f / 2^16 of one bfloat16 step) round it up exactly when
 // r >= 2^16 - f, so with uniform random bits the probability of rounding up is
-// f / 2^16 and the expected result is x itself. Infinity and NaN are kept.
+// f / 2^16 and the expected result is x itself. No special case is needed: the
+// largest finite magnitude rounds up to infinity, infinity stays infinity (the
+// addition cannot carry out of its zero fraction's low half), and a NaN stays NaN
+// or becomes infinity (a payload in the low half only): non-finite either way.
 inline std::uint16_t floatToBf16Stochastic(float x, std::uint32_t random) {
   const std::uint32_t b = floatBits(x);
-  if ((b & 0x7F800000u) == 0x7F800000u)
-    return static_cast<std::uint16_t>((b >> 16) | ((b & 0x007FFFFFu) ? 0x40u : 0u));
   return static_cast<std::uint16_t>((b + (random & 0xFFFFu)) >> 16);
 }
 

@@ -442,18 +442,10 @@ namespace {
 // (the low halves: r & 0xFFFF), as 16-bit patterns in the low half of each lane.
 inline __m256i narrow16(__m512 x, __m512i r, WeightType type) {
   const __m512i b = _mm512_castps_si512(x);
+  if (type == WeightType::Bf16)  // floatToBf16Stochastic: no special case needed
+    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_add_epi32(b, r), 16));
   const __m512i expMask = _mm512_set1_epi32(0x7F800000);
   const __mmask16 special = _mm512_cmpeq_epi32_mask(_mm512_and_si512(b, expMask), expMask);
-  if (type == WeightType::Bf16) {
-    __m512i out = _mm512_srli_epi32(_mm512_add_epi32(b, r), 16);
-    if (special) {  // infinity and NaN are kept (NaN quiet)
-      const __mmask16 nan =
-          _mm512_mask_test_epi32_mask(special, b, _mm512_set1_epi32(0x007FFFFF));
-      out = _mm512_mask_mov_epi32(out, special, _mm512_srli_epi32(b, 16));
-      out = _mm512_mask_or_epi32(out, nan, out, _mm512_set1_epi32(0x40));
-    }
-    return _mm512_cvtepi32_epi16(out);
-  }
   const __m512i absMask = _mm512_set1_epi32(0x7FFFFFFF);
   const __m512i a = _mm512_and_si512(b, absMask);
   const __m512i ue =
@@ -479,10 +471,19 @@ inline __m256i narrow16(__m512 x, __m512i r, WeightType type) {
 
 void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType type,
                std::uint32_t seed, BatchedPath path) {
-  RoundingBits bits(seed);
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
   if (path != BatchedPath::Portable) {
-    __m512i lanes = _mm512_loadu_si512(bits.lane);
+    // RoundingBits::start for the 16 lanes at once.
+    const __m512i ids = _mm512_set_epi32(16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1);
+    __m512i lanes = _mm512_add_epi32(
+        _mm512_set1_epi32(static_cast<int>(seed)),
+        _mm512_mullo_epi32(ids, _mm512_set1_epi32(static_cast<int>(0x9E3779B9u))));
+    lanes = _mm512_xor_si512(lanes, _mm512_srli_epi32(lanes, 16));
+    lanes = _mm512_mullo_epi32(lanes, _mm512_set1_epi32(0x7FEB352D));
+    lanes = _mm512_xor_si512(lanes, _mm512_srli_epi32(lanes, 15));
+    lanes = _mm512_mullo_epi32(lanes, _mm512_set1_epi32(static_cast<int>(0x846CA68Bu)));
+    lanes = _mm512_xor_si512(lanes, _mm512_srli_epi32(lanes, 16));
+    lanes = _mm512_or_si512(lanes, _mm512_set1_epi32(1));
     const __m512i low = _mm512_set1_epi32(0xFFFF);
     for (std::size_t j = 0; j < dim; j += 32) {
       // RoundingBits::step on every lane.
@@ -505,6 +506,7 @@ void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType
 #else
   (void)path;
 #endif
+  RoundingBits bits(seed);
   for (std::size_t j = 0; j < dim; j += 32) {
     bits.next();
     const std::size_t n = std::min<std::size_t>(32, dim - j);

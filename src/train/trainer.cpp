@@ -66,6 +66,7 @@ std::string describeConfig(const TrainConfig& c, int threads) {
   if (detail::kernelFor(c) == detail::KernelKind::BatchedSkipGram && c.combine > 1)
     s << " (blocks of " << c.combine << " centre words, " << c.blockNegativesFor()
       << " shared negatives)";
+  if (c.weights != WeightType::Fp32) s << ", weights " << weightTypeName(c.weights);
   return s.str();
 }
 
