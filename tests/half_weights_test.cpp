@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -402,4 +403,29 @@ TEST_CASE("half: posvec train --weights, resume across weight types, dry run", "
   CHECK(json.out.find("\"matrices_bytes_fp32\": 576") != std::string::npos);
   CHECK(json.out.find("\"matrices_bytes_16bit\": 288") != std::string::npos);
   CHECK(json.out.find("\"matrices_bytes\": 288") != std::string::npos);
+}
+
+TEST_CASE("half: float16 npy files hold the vectors rounded to nearest even", "[half]") {
+  test::TempDir dir;
+  MatrixF m(3, 4);
+  // 1 + 2^-11 is a tie between 1 and 1 + 2^-10 (to even: 1); 65519 rounds to the
+  // largest value, 65504; 1e-8 is below half the smallest subnormal 2^-24 (to 0).
+  m << 1.0f + 0x1p-11f, -0.1f, 3.14159f, 1e-8f,  //
+      2.0f, 65519.0f, -7.25f, 0.333f,            //
+      1e-5f, -1e-5f, 100.5f, 0.0f;
+  const Embeddings e({"a", "b", "c"}, m, {3, 2, 1});
+  const std::string path = dir.file("v.npy");
+  saveNpyFloat16(e, path);
+  // A 128-byte header (magic, version, length and the dict padded to a multiple of
+  // 64 bytes) + 12 values x 2 bytes.
+  CHECK(std::filesystem::file_size(path) == 128 + 24);
+  const Embeddings back = loadVectors(path);
+  REQUIRE(back.size() == 3);
+  for (Eigen::Index r = 0; r < 3; ++r)
+    for (Eigen::Index c = 0; c < 4; ++c) {
+      const float x = m(r, c);
+      CHECK(static_cast<double>(back.vectors()(r, c)) == roundSignificant(x, 11, -24));
+    }
+  CHECK(test::runCli("-q train --min-count 1 --dim 4 x.txt -o v.bin --npy-dtype float16").err ==
+        "posvec: error: --npy-dtype float16 is for npy output (--format npy or an .npy file)\n");
 }
