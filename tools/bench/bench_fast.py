@@ -94,13 +94,16 @@ def peak_gflops(threads):
         threads, per_cycle, why, mhz)
 
 
-def run_posvec(kernel, corpus, out, dim, seed, threads, epochs, exe, combine=1):
+def run_posvec(kernel, corpus, out, dim, seed, threads, epochs, exe, combine=1, weights="fp32"):
     """train_kernel; kernel "combined" is the batched kernel in blocks of `combine`
     centre words (automatic shared negatives); "memory" and "cache" are that kernel
-    without its arithmetic and without its waiting for rows (nothing trains)."""
+    without its arithmetic and without its waiting for rows (nothing trains).
+    weights: the matrices' storage (fp32, bf16, fp16)."""
     mode = kernel if kernel in ("classic", "memory", "cache") else "batched"
     cmd = [exe, corpus, out if out else "-", str(dim), str(epochs), str(threads), str(seed),
            mode, "1e-4", str(combine if kernel in ("combined", "memory", "cache") else 1)]
+    if weights != "fp32":
+        cmd += ["0", weights]  # automatic shared negatives, then the weight type
     wall, rss, stdout = bench_train.timed(cmd)
     info = json.loads(stdout.strip().splitlines()[-1])
     return wall, rss, info
@@ -200,16 +203,18 @@ def efficiency(args, x16):
     peak, how = measured_peak(args.threads)
     exe = os.path.join(ROOT, "build", "posvec")
     print("\n== efficiency: the training epoch of %s, %d threads, `posvec train` and train_kernel "
-          "alternating, median of %d runs each ==" % (os.path.basename(x16), args.threads,
-                                                      args.repeats))
+          "alternating, median of %d runs each, weights %s ==" % (
+              os.path.basename(x16), args.threads, args.repeats, args.weights))
     print("peak: %.1f GFLOP/s (%s)" % (peak, how))
     print("flops per window: 6 x dim x (negative + 1) x contexts (scores, output-row and "
           "input-row gradients); contexts counted by the trainer. Combined blocks are counted "
           "the same way (the (context, centre) pairs they train, each against negative + 1 "
           "targets), not by the products they execute")
     for dim in args.dims:
-        for kernel in ("batched", "combined"):
+        for kernel in args.efficiency_kernels:
             extra = ["--combine", str(args.combine) if kernel == "combined" else "1"]
+            if args.weights != "fp32":
+                extra += ["--weights", args.weights]
             cli, tk, pairs = [], [], None
             for rep in range(args.repeats):
                 for what in (("cli", "tk") if rep % 2 == 0 else ("tk", "cli")):
@@ -217,7 +222,7 @@ def efficiency(args, x16):
                         cli.append(cli_epoch(exe, x16, dim, args.threads, extra=extra)[0])
                     else:
                         _, _, info = run_posvec(kernel, x16, None, dim, 1, args.threads, 1,
-                                                args.train_kernel, args.combine)
+                                                args.train_kernel, args.combine, args.weights)
                         tk.append(info["train_seconds"])
                         pairs = info["pairs"]
             flops = pairs * 6.0 * 6 * dim  # negative 5: 6 targets
@@ -239,7 +244,7 @@ def efficiency(args, x16):
                 for rep in range(args.repeats):
                     for mode in (("memory", "cache") if rep % 2 == 0 else ("cache", "memory")):
                         _, _, info = run_posvec(mode, x16, None, dim, 1, args.threads, 1,
-                                                args.train_kernel, args.combine)
+                                                args.train_kernel, args.combine, args.weights)
                         halves[mode].append(info["train_seconds"])
                         assert info["pairs"] == pairs, "%s-only run trained other pairs" % mode
                         # The memory half computes nothing; the cache half trains its stand-in.
@@ -260,6 +265,12 @@ def efficiency(args, x16):
                       "%.1f%% of measured peak" % (dim, label, floor,
                                                    100.0 * flops / floor * 1e-9 / peak),
                       flush=True)
+                # The restated target: the epoch against that bound (bound / epoch).
+                for name, runs in (("posvec train", cli), ("train_kernel", tk)):
+                    print("dim %3d  %-10s %-12s epoch at %.1f%% of the %s bound (%.2f s / %.2f s)"
+                          % (dim, label, name, 100.0 * floor / statistics.median(runs),
+                             "float32" if args.weights == "fp32" else args.weights, floor,
+                             statistics.median(runs)), flush=True)
 
 
 def scaling(args, x16, words):
@@ -324,6 +335,12 @@ def main():
     ap.add_argument("--combine", type=int, default=4,
                     help="centre words per block of the 'combined' kernel (efficiency and "
                          "quality parts; 'batched' there is --combine 1)")
+    ap.add_argument("--efficiency-kernels", default="batched,combined",
+                    help="efficiency part: batched (--combine 1) and/or combined (blocks of "
+                         "--combine, then the two halves and the bound)")
+    ap.add_argument("--weights", default="fp32", choices=("fp32", "bf16", "fp16"),
+                    help="storage of the matrices in the efficiency part (posvec train "
+                         "--weights and train_kernel's WEIGHTS argument)")
     ap.add_argument("--previous-commit", default="9dd9276",
                     help="the posvec commit of the 'previous' column")
     ap.add_argument("--repeats", type=int, default=3)
@@ -340,6 +357,7 @@ def main():
     args = ap.parse_args()
     args.dims = [int(d) for d in args.dims.split(",")]
     args.seeds = [int(s) for s in args.seeds.split(",")]
+    args.efficiency_kernels = args.efficiency_kernels.split(",")
     if not os.path.exists(args.train_kernel):
         sys.exit("bench-fast: %s not found (cmake --build build)" % args.train_kernel)
     brown = os.path.join(HERE, "data", "brown.txt")

@@ -6,6 +6,7 @@ negative 5, sample 1e-4, min-count 5, 2 threads, binary output. For each size:
 end-to-end words/s, peak RSS of the posvec process, and the memory left after
 the two matrices per distinct word counted. Writes an SVG plot of words/s."""
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -17,11 +18,16 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def run(args, words, work):
+    work = work or tempfile.gettempdir()  # --estimate writes nothing
     out = os.path.join(work, "v.bin")
     timing = os.path.join(work, "time")
     train = [args.posvec, "train", "-", "--pretokenized", "-o", out, "--dim", str(args.dim),
              "--epochs", "1", "--threads", str(args.threads), "--min-count", "5", "--window", "5",
              "--negative", "5", "--sample", "1e-4", "--seed", "1"]
+    if args.weights != "fp32":
+        train += ["--weights", args.weights]
+    if args.estimate:
+        return estimate(args, words, train)
     cmd = "%s %d %d 1.0 1 | /usr/bin/time -f '%%M %%e' -o %s %s" % (
         args.zipf, words, args.vocab, timing, " ".join(train))
     r = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True)
@@ -32,10 +38,24 @@ def run(args, words, work):
     kept, distinct = int(m.group(1)), int(m.group(2))
     os.remove(out)
     rss = int(rss_kib) * 1024
-    matrices = 2 * kept * args.dim * 4
+    matrices = 2 * kept * args.dim * (4 if args.weights == "fp32" else 2)
     return {"words": words, "wall": float(wall), "wps": words / float(wall), "rss": rss,
             "kept": kept, "distinct": distinct, "matrices": matrices,
             "per_distinct": (rss - matrices) / distinct, "rss_per_distinct": rss / distinct}
+
+
+def estimate(args, words, train):
+    """`posvec train --dry-run --json` on the same stream: the trainer's memory
+    estimate (the corpus is counted, nothing trained)."""
+    cmd = "%s %d %d 1.0 1 | %s --dry-run --json" % (args.zipf, words, args.vocab,
+                                                  " ".join(train[:1] + ["--quiet"] + train[1:]))
+    r = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("bench-scaling: %s failed:\n%s" % (cmd, r.stderr[-2000:]))
+    j = json.loads(r.stdout)
+    print("%12d  dry run (%s): %s" % (words, args.weights, json.dumps(j, sort_keys=True)),
+          flush=True)
+    return None
 
 
 def svg(points, path, title):
@@ -93,6 +113,11 @@ def main():
     ap.add_argument("--dim", type=int, default=100)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--svg", default=os.path.join(ROOT, "tools", "bench", "scaling.svg"))
+    ap.add_argument("--weights", default="fp32", choices=("fp32", "bf16", "fp16"),
+                    help="storage of the matrices while training (posvec train --weights)")
+    ap.add_argument("--estimate", action="store_true",
+                    help="print posvec's --dry-run memory estimate for each size instead of "
+                         "training (counts the corpus only; no plot)")
     args = ap.parse_args()
     args.vocab = int(args.vocab)
     for exe in (args.posvec, args.zipf):
@@ -101,7 +126,12 @@ def main():
     print("bench-scaling: load average %s (the machine may be shared; timings are rough)" %
           " ".join(open("/proc/loadavg").read().split()[:3]))
     print("Zipf corpus (exponent 1, %d-word distribution) piped through stdin, dim %d, %d threads,"
-          " 1 epoch" % (args.vocab, args.dim, args.threads))
+          " 1 epoch, weights %s" % (args.vocab, args.dim, args.threads, args.weights))
+    if args.estimate:
+        for size in (int(float(s)) for s in args.sizes.split(",")):
+            estimate_only = run(args, size, None)
+            assert estimate_only is None
+        return
     # Peak memory is the larger of the counting pass (its table holds every distinct
     # word) and training (the matrices and the kept words): both ratios are printed.
     print("%12s %9s %12s %10s %10s %11s %11s %13s %13s" % (

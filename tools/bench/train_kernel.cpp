@@ -13,7 +13,8 @@
 // - `cache`: without the waiting; every block does its set-up and arithmetic on
 //   the same draws, but on scratch rows that stay in cache, with no prefetches.
 //   train_kernel CORPUS OUT.vec|- DIM EPOCHS THREADS SEED classic|batched|memory|cache
-//                [SAMPLE [COMBINE [BLOCK_NEGATIVES]]]
+//                [SAMPLE [COMBINE [BLOCK_NEGATIVES [WEIGHTS]]]]
+// WEIGHTS: fp32 (the default), bf16 or fp16, the storage of the two matrices.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,7 +30,7 @@
 int main(int argc, char** argv) {
   if (argc < 8) {
     std::cerr << "usage: train_kernel CORPUS OUT|- DIM EPOCHS THREADS SEED classic|batched|memory|"
-                 "cache [SAMPLE [COMBINE [BLOCK_NEGATIVES]]]\n";
+                 "cache [SAMPLE [COMBINE [BLOCK_NEGATIVES [fp32|bf16|fp16]]]]\n";
     return 2;
   }
   try {
@@ -50,6 +51,16 @@ int main(int argc, char** argv) {
     c.sample = argc > 8 ? std::stod(argv[8]) : 1e-4;
     if (argc > 9) c.combine = std::stoi(argv[9]);
     if (argc > 10) c.blockNegatives = std::stoi(argv[10]);
+    if (argc > 11) {
+      const std::string w = argv[11];
+      if (w != "fp32" && w != "bf16" && w != "fp16") {
+        std::cerr << "train_kernel: unknown weight type '" << w << "' (fp32, bf16 or fp16)\n";
+        return 2;
+      }
+      c.weights = w == "bf16"   ? posvec::WeightType::Bf16
+                  : w == "fp16" ? posvec::WeightType::Fp16
+                                : posvec::WeightType::Fp32;
+    }
     c.minCount = 5;
     c.alpha = 0.025;
     c.minAlpha = 0.0001;
