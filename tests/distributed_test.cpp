@@ -638,6 +638,31 @@ TEST_CASE("sparse rounds: rows by hand and every row at its rank-geometric inter
   }
 }
 
+TEST_CASE("bounded combine factor by hand: the sum for rarely trained rows, 1.5 times the mean for busy ones",
+          "[distributed]") {
+  using Catch::Matchers::WithinAbs;
+  // x = occurrences / 100; factor (1 - e^(-n x)) / (n (1 - e^(-x))) within [1.5 / n, 1].
+  CHECK(SyncOptions::boundedFactor(1, 1e6) == 1.0);   // one rank: its change whole
+  CHECK(SyncOptions::boundedFactor(4, 0.0) == 1.0);   // no training counted: the sum
+  // e^(-x) = 1/2: (1 - 1/16) / (4 (1 - 1/2)) = 15/32.
+  CHECK_THAT(SyncOptions::boundedFactor(4, 100 * std::log(2.0)), WithinAbs(15.0 / 32, 1e-12));
+  // e^(-x) = 3/4: (1 - 9/16) / (2 (1 - 3/4)) = 7/8.
+  CHECK_THAT(SyncOptions::boundedFactor(2, 100 * std::log(4.0 / 3)), WithinAbs(7.0 / 8, 1e-12));
+  // A row trained twice on each of 8 ranks: nearly the sum, (1 - e^-0.16) / (8 (1 - e^-0.02)).
+  CHECK_THAT(SyncOptions::boundedFactor(8, 2.0), WithinAbs(0.933373, 1e-6));
+  // Busy rows: the bound, 1.5 times the mean.
+  CHECK_THAT(SyncOptions::boundedFactor(8, 1e6), WithinAbs(1.5 / 8, 1e-12));
+  CHECK_THAT(SyncOptions::boundedFactor(4, 1000.0), WithinAbs(1.5 / 4, 1e-12));
+  // Falls as the row is trained more, never below the bound nor above the sum.
+  double last = 1.0;
+  for (double occ = 0.5; occ < 5000; occ *= 1.5) {
+    const double f = SyncOptions::boundedFactor(6, occ);
+    CHECK(f <= last);
+    CHECK(f >= 1.5 / 6);
+    last = f;
+  }
+}
+
 TEST_CASE("distributed training at 2, 4 and 8 ranks finds the planted classes as the loss falls",
           "[distributed]") {
   REQUIRE_MPI();

@@ -67,15 +67,18 @@ struct SyncOptions {
   /// overshoot by N - 1 times the distance, and from 3 ranks on the error grows
   /// round after round (4 ranks on Brown: the loss climbs 2.7, 85.8, 464.6).
   /// Average takes the mean of the ranks' rows (always stable, but a word seen by
-  /// one rank only moves N times less). BoundedSum keeps the change of a row one
-  /// rank changed and takes 1.5 times the mean change of the n >= 2 ranks that
-  /// changed it: a rare row one rank trained keeps its change whole, and a row
-  /// every rank drove a fraction p of the way to the same optimum ends
-  /// |1 - 1.5 p| <= 0.5 times as far from it as before, at any number of ranks.
+  /// one rank only moves N times less). BoundedSum multiplies the sum of the
+  /// changes of a row by boundedFactor(n, occurrences): the sum for a row one rank
+  /// changed or that the n ranks trained only a few times since its last exchange
+  /// (counted from the word counts and the words trained since), falling towards
+  /// 1.5 times the mean change for a row every rank trained hundreds of times (and
+  /// 1.5 times the mean for every row that travels in every round, the busiest): a
+  /// row every rank drove a fraction p of the way to the same optimum ends at most
+  /// max(|1 - 1.5 p|, (1 - p)^n) <= 0.5 times as far from it as before.
   enum class Combine { BoundedSum, SumChanges, Average };
   /// \var Combine::BoundedSum
-  /// One rank's change whole, 1.5 times the mean change of more (the default;
-  /// sparse schedule only).
+  /// The sum for rarely trained rows, down to 1.5 times the mean change for
+  /// busy ones (boundedFactor; the default; sparse schedule only).
   /// \var Combine::SumChanges
   /// Add up every rank's change since the last synchronisation.
   /// \var Combine::Average
@@ -106,6 +109,15 @@ struct SyncOptions {
   /// `rows` rows that round `round` (counted from 0 over the whole run) covers,
   /// increasing. Every rank computes the same list, so no row ids travel.
   std::vector<std::int64_t> roundRows(std::int64_t round, std::int64_t rows) const;
+  /// Combine::BoundedSum: the factor on the sum of the changes of a row that
+  /// `ranks` ranks changed, each after about `occurrences` training occurrences of
+  /// the row since its last exchange. With x = occurrences / 100 (the occurrences
+  /// taken to drive a row about 63 % of the way to its optimum), one process training
+  /// all n shares moves the row 1 - e^(-n x) of the way and each rank 1 - e^(-x):
+  /// the factor is their ratio (1 - e^(-n x)) / (n (1 - e^(-x))), kept between
+  /// 1.5 / n and 1 (1 for one rank or a row trained once or twice: the sum;
+  /// 1.5 / n for a row every rank trained hundreds of times).
+  static double boundedFactor(int ranks, double occurrences);
 };
 
 /// One MPI job. Constructed once per process; MPI is initialised by the first

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -62,6 +63,28 @@ std::vector<std::int64_t> SyncOptions::roundRows(std::int64_t round, std::int64_
     if (span > (std::int64_t{1} << 40)) break;  // rows < 2^63: never reached
   }
   return out;
+}
+
+namespace {
+// The bounded combine's gain for the busiest rows: a row n ranks each drove a
+// fraction p of the way to the same optimum moves by kBoundedGain / n times the
+// sum of their changes and ends |1 - 1.5 p| <= 0.5 times as far from it; with 2
+// the factor reaches 1 at p = 1 and the loss of small vocabularies rises epoch
+// over epoch (measured on the planted corpus of the tests at 2 and 8 ranks).
+constexpr double kBoundedGain = 1.5;
+// Training occurrences of a row between two exchanges that drive it 1 - 1/e of
+// the way to its optimum: the bounded combine's saturation (chosen on Brown at 4
+// ranks; see distributed.md).
+constexpr double kSaturationOccurrences = 100;
+}  // namespace
+
+double SyncOptions::boundedFactor(int ranks, double occurrences) {
+  if (ranks <= 1 || !(occurrences > 0)) return 1.0;
+  const double n = ranks, least = kBoundedGain / n;
+  const double x = occurrences / kSaturationOccurrences;
+  if (x > 40) return least;  // e^(-x) below double's resolution next to 1
+  const double f = std::expm1(-n * x) / (n * std::expm1(-x));
+  return std::clamp(f, least, 1.0);
 }
 
 std::int64_t SyncOptions::firstInterval(bool warmUp) const {
@@ -458,12 +481,6 @@ Vocabulary mergeVocabulary(const Cluster& cluster, VocabularyBuilder& local, std
 
 // ---- synchronisation ---------------------------------------------------------
 
-// The bounded combine: a row n ranks changed moves by kBoundedGain / n times the
-// sum of their changes (at most the sum). Ranks that each drove a row a fraction p
-// of the way to the same optimum leave it |1 - 1.5 p| <= 0.5 times as far from it;
-// with 2 the factor reaches 1 at p = 1 and the loss of small vocabularies rises
-// epoch over epoch (measured on the planted corpus of the tests at 2 and 8 ranks).
-constexpr float kBoundedGain = 1.5f;
 
 // bfloat16: the upper half of a float, rounded to nearest even (NaN kept NaN).
 std::uint16_t toBf16(float f) {
@@ -531,6 +548,9 @@ class MpiSync final : public detail::EpochSync {
         scale_(options.combine == SyncOptions::Combine::Average ? 1.0f / static_cast<float>(size_)
                                                                 : 1.0f) {
     MPI_Op_create(&sumBf16, 1, &bf16Sum_);
+    ns_ = config.loss == Loss::NegativeSampling;
+    sample_ = config.sample;
+    negative_ = config.negative;
   }
   ~MpiSync() override {
     // A round still in flight (training failed on this rank): the job is being
@@ -555,6 +575,7 @@ class MpiSync final : public detail::EpochSync {
   void beginEpoch(ModelState& model, std::int64_t localWords) override {
     model_ = &model;
     localWords_ = localWords;
+    if (sparse_ && rate_[0].empty()) occurrenceRates(model);
     // Where the changes are counted from: the model as every rank holds it (the
     // same start on all, then the result of the last synchronisation).
     if (baseIn_.rows() != model.input.rows() || baseOut_.rows() != model.output.rows()) {
@@ -567,6 +588,7 @@ class MpiSync final : public detail::EpochSync {
     // with short intervals needs no list of them.
     {
       Blocked b(stats_);
+      clockBefore_ += most_;  // the clock of the rounds: words of the largest share
       most_ = reduceInt(localWords, MPI_MAX);
     }
     warmUp_ = model.epochsDone == 0;
@@ -591,6 +613,7 @@ class MpiSync final : public detail::EpochSync {
            static_cast<Wide>(localDone) * most_ >= static_cast<Wide>(next_) * localWords_) {
       if (sparse_) {
         complete();
+        clock_ = clockBefore_ + next_;
         startRound(options_.roundRows(round_, model_->input.rows()),
                    options_.roundRows(round_, model_->output.rows()));
         ++round_;
@@ -667,6 +690,7 @@ class MpiSync final : public detail::EpochSync {
           out(static_cast<std::size_t>(model.output.rows()));
       for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::int64_t>(i);
       for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<std::int64_t>(i);
+      clock_ = clockBefore_ + most_;
       startRound(std::move(in), std::move(out));
       ++stats_.rounds;
       complete();
@@ -726,7 +750,21 @@ class MpiSync final : public detail::EpochSync {
     std::size_t k = 0;
     for (int m = 0; m < 2; ++m)
       for (const std::int64_t r : rows_[m]) {
-        if (counts_[k] > 0) changed_.push_back({m, r, counts_[k]});
+        if (counts_[k] > 0) {
+          // The same on every rank: the clock and the rates are.
+          auto& last = last_[m][static_cast<std::size_t>(r)];
+          const double occurrences =
+              static_cast<double>(clock_ - last) * rate_[m][static_cast<std::size_t>(r)];
+          last = clock_;
+          // The rows that travel every round (the most frequent) are the busy
+          // ones: 1.5 times the mean change. The others by their occurrences.
+          const bool everyRound = options_.syncRows == 0 || r < options_.syncRows;
+          const float factor =
+              options_.combine != SyncOptions::Combine::BoundedSum ? scale_
+              : everyRound ? std::min(1.0f, 1.5f / static_cast<float>(counts_[k]))
+                           : static_cast<float>(SyncOptions::boundedFactor(counts_[k], occurrences));
+          changed_.push_back({m, r, counts_[k], factor});
+        }
         ++k;
       }
     const std::size_t n = changed_.size() * d;
@@ -763,11 +801,7 @@ class MpiSync final : public detail::EpochSync {
       float* row = rowOf(changed_[i].matrix, changed_[i].rank);
       float* base = baseOf(changed_[i].matrix, changed_[i].rank);
       const float* snap = snapshot_.data() + i * d;
-      // Bounded: the change of a row one rank changed, 1.5 times the mean change
-      // of the n >= 2 ranks that did (SyncOptions::Combine::BoundedSum).
-      const float scale = options_.combine == SyncOptions::Combine::BoundedSum
-                              ? std::min(1.0f, kBoundedGain / static_cast<float>(changed_[i].ranks))
-                              : scale_;
+      const float scale = changed_[i].factor;
       for (std::size_t j = 0; j < d; ++j) {
         const float sum = options_.halfDeltas ? fromBf16(half_[i * d + j]) : sum_[i * d + j];
         const float combined = base[j] + sum * scale;
@@ -864,7 +898,41 @@ class MpiSync final : public detail::EpochSync {
     int matrix;          // 0 input, 1 output
     std::int64_t rank;   // frequency rank of the row
     std::uint16_t ranks; // how many ranks changed it
+    float factor;        // on the sum of their changes
   };
+
+  // Expected training occurrences of each row per word of a share (a word's
+  // kept occurrences as an input row; for negative sampling's output rows also
+  // its draws as a noise word, in the same unit): the bounded combine's count
+  // of how often a row was trained since its last exchange. Hierarchical
+  // softmax's inner nodes count as trained on every word (the busiest rows).
+  void occurrenceRates(const ModelState& model) {
+    const auto v = static_cast<std::size_t>(model.input.rows());
+    const auto outRows = static_cast<std::size_t>(model.output.rows());
+    double total = 0, noise = 0;
+    for (std::size_t w = 0; w < v && w < model.counts.size(); ++w) {
+      total += static_cast<double>(model.counts[w]);
+      noise += std::pow(static_cast<double>(model.counts[w]), 0.75);
+    }
+    rate_[0].assign(v, 1.0f);
+    rate_[1].assign(outRows, 1.0f);
+    last_[0].assign(v, 0);
+    last_[1].assign(outRows, 0);
+    if (total <= 0 || model.counts.size() < v) return;
+    double kept = 0;
+    for (std::size_t w = 0; w < v; ++w) {
+      const double c = static_cast<double>(model.counts[w]), f = c / total;
+      // word2vec's subsampling: kept with probability (sqrt(f / t) + 1) t / f.
+      const double keep = sample_ > 0 && f > 0 ? std::min(1.0, (std::sqrt(f / sample_) + 1) * sample_ / f) : 1.0;
+      rate_[0][w] = static_cast<float>(keep * f);
+      kept += keep * f;
+    }
+    if (!ns_ || outRows != v) return;
+    for (std::size_t w = 0; w < v; ++w)
+      rate_[1][w] = static_cast<float>(
+          rate_[0][w] +
+          negative_ * kept * std::pow(static_cast<double>(model.counts[w]), 0.75) / noise);
+  }
 
   int rank_, size_;
   SyncOptions options_;
@@ -876,6 +944,14 @@ class MpiSync final : public detail::EpochSync {
   // The next point in words of the largest share, the interval that led to it, points passed.
   std::int64_t next_ = 0, interval_ = 0, passed_ = 0;
   std::int64_t round_ = 0;  // sparse rounds started in this run (the schedule's clock)
+  // Words of the largest share trained in this run before this epoch, and at the
+  // point of the round in flight; each row's clock at its last exchange.
+  std::int64_t clockBefore_ = 0, clock_ = 0;
+  std::vector<std::int64_t> last_[2];
+  std::vector<float> rate_[2];
+  bool ns_ = true;
+  double sample_ = 0;
+  int negative_ = 0;
   bool warmUp_ = false;     // this epoch starts with the warm-up
   Eigen::Index hotIn_ = 0, hotOut_ = 0;
   std::vector<float> sum_, snapshot_;

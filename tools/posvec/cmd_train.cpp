@@ -889,9 +889,10 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
                   "first epoch; each next interval doubles up to --sync-words (0: no warm-up)")
       ->capture_default_str();
   sub->add_option("--sync-combine", opts->syncCombine,
-                  "Under mpirun: how the ranks' rows are combined: bounded (the change of a row "
-                  "one rank changed, 1.5 times the mean change of the ranks that changed it "
-                  "beyond; stable at any number of ranks; default of the sparse schedule), sum (every "
+                  "Under mpirun: how the ranks' rows are combined: bounded (the sum of the changes "
+                  "for a row few ranks trained a few times, down to 1.5 times their mean change for "
+                  "a row every rank trained often; stable at any number of ranks; default of the "
+                  "sparse schedule), sum (every "
                   "rank's change since the last synchronisation; default of the dense schedule) "
                   "or average (the mean row)")
       ->check(CLI::IsMember({"bounded", "sum", "average"}));
