@@ -246,3 +246,22 @@ TEST_CASE("cli: train refuses bad subword settings with one line", "[cli][subwor
   CHECK(memory.err.find("for 3 words and 2000000 n-gram buckets x dim 4") != std::string::npos);
   CHECK(memory.err.find("or lower --dim or --bucket (now 2000000)") != std::string::npos);
 }
+
+TEST_CASE("cli: train --ns-exponent reaches the model and bad values get one line", "[cli]") {
+  TempDir dir;
+  const std::string corpus = dir.file("c.txt");
+  writeText(corpus, "x y z\ny z\nz x y\n");
+  const RunResult ok = runCli(kTrain + "--pretokenized " + quote(corpus) + " --ns-exponent 0.5 -o " +
+                              quote(dir.file("v.txt")) + " --save-model " +
+                              quote(dir.file("m.posvec")));
+  INFO(ok.err);
+  REQUIRE(ok.status == 0);
+  // The stored configuration is text: 0.5 written with %.17g is "0.5".
+  CHECK(readText(dir.file("m.posvec")).find("ns_exponent=0.5\n") != std::string::npos);
+  const RunResult bad =
+      runCli(kTrain + "--pretokenized " + quote(corpus) + " --ns-exponent 20 -o " +
+             quote(dir.file("w.txt")));
+  CHECK(bad.status == 2);
+  CHECK(bad.err == "posvec: error: --ns-exponent: noise distribution exponent must be between -10 "
+                   "and 10 (word2vec's is 0.75; got 20)\n");
+}

@@ -66,8 +66,9 @@ def timed(cmd, cap=None, stdin=None):
 class Posvec:
     """What the posvec binary can do: --subwords training, the fastText .bin writer."""
 
-    def __init__(self, path):
+    def __init__(self, path, extra=()):
         self.path = path
+        self.extra = list(extra)
         self.subwords = self.fasttext_format = False
         if not os.access(path, os.X_OK):
             return
@@ -91,7 +92,7 @@ class Posvec:
                "--seed", str(seed)]
         if not subwords:
             return cmd + ["-o", out_stem + ".vec"], out_stem + ".vec"
-        cmd += ["--subwords", "--minn", "3", "--maxn", "6", "--bucket", "2000000"]
+        cmd += ["--subwords", "--minn", "3", "--maxn", "6", "--bucket", "2000000"] + self.extra
         if self.fasttext_format:
             return cmd + ["--format", "fasttext", "-o", out_stem + ".bin"], out_stem + ".bin"
         if vectors_only:
@@ -444,6 +445,8 @@ def main():
     ap.add_argument("--data", default=os.environ.get("POSVEC_SHARED_DATA", shared_data()),
                     help="directory with questions-words.txt, wordsim353.tsv, simlex999.txt")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--posvec-args", default="",
+                    help="more options for posvec train --subwords (e.g. '--combine 1')")
     ap.add_argument("--alpha", type=float, default=0.05,
                     help="learning rate of every trainer (fastText's skip-gram default)")
     ap.add_argument("--gensim-cap", type=int, default=1800,
@@ -467,7 +470,7 @@ def main():
     if len(args.load_words) != 2:
         ap.error("--load-words takes two words")
     args.data = os.path.abspath(args.data)
-    posvec = Posvec(args.posvec)
+    posvec = Posvec(args.posvec, args.posvec_args.split())
     if not hasattr(posvec, "commit"):
         posvec.commit = "-"
     header(args, posvec)

@@ -149,6 +149,7 @@ constexpr double kSubwordAlpha = 0.05;
 const cli::FlagNames kFlags{{"dimension", "--dim"},
                             {"window", "--window"},
                             {"negative samples", "--negative"},
+                            {"noise distribution exponent", "--ns-exponent"},
                             {"subsampling threshold", "--sample"},
                             {"initial learning rate", "--alpha"},
                             {"final learning rate", "--min-alpha"},
@@ -790,6 +791,10 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
   sub->add_option("--window", c.window, "Maximum context window (shrunk at random per word)")
       ->capture_default_str();
   sub->add_option("--negative", c.negative, "Noise words per positive (negative sampling)")
+      ->capture_default_str();
+  sub->add_option("--ns-exponent", c.nsExponent,
+                  "Noise words are drawn with probability count^E (word2vec and gensim: 0.75; "
+                  "fastText: 0.5)")
       ->capture_default_str();
   sub->add_flag("--hs", opts->hs,
                 "Hierarchical softmax (Huffman tree) instead of negative sampling");
