@@ -6,7 +6,6 @@
 
 #include "posvec/error.hpp"
 #include "posvec/subwords.hpp"
-#include "row_math.hpp"
 
 // How this follows fastText 0.9.2 (Model::update, unsupervised): a word's input
 // vector is the mean of its rows (computeHidden: the rows summed in order, then
@@ -286,22 +285,8 @@ class SubwordCbow final : public TrainKernel {
       const std::size_t rows = st.local.size();
       meanOfRows(in_, dim_, bow, rows, h);
       std::memset(grad, 0, dim_ * sizeof(float));
-      const std::int32_t target = ids[i];
-      for (int d = 0; d <= negative_; ++d) {
-        std::int32_t t = target;
-        float label = 1.0f;
-        if (d > 0) {
-          t = noise_->draw(st.rng.next());
-          if (t == target) continue;
-          label = 0.0f;
-        }
-        float* o = rowAt(out_, t, dim_);
-        const float f = rowDot(h, o, dim_);
-        const float g = (label - sg.sigmoid(f)) * alpha;
-        loss += sg.softplus(d == 0 ? -f : f);
-        rowAxpy(g, o, grad, dim_);
-        rowAxpy(g, h, o, dim_);
-      }
+      loss += negativeSamplingStep(h, ids[i], alpha, grad, out_, dim_, negative_, *noise_, sg,
+                                   st.rng);
       scatter(in_, dim_, bow, rows, grad);
       ++predictions;
     }

@@ -100,9 +100,29 @@ void initInputMatrix(MatrixF& input, std::uint64_t seed, int threads) {
     initInputRow(input.row(r).data(), dim, seed, static_cast<std::uint64_t>(r));
 }
 
+double negativeSamplingStep(const float* h, WordId target, float alpha, float* grad, float* out,
+                            std::size_t dim, int negative, const NoiseSampler& noise,
+                            const Sigmoid& sigmoid, Rng& rng) {
+  double loss = 0;
+  for (int d = 0; d <= negative; ++d) {
+    WordId t = target;
+    float label = 1.0f;
+    if (d > 0) {
+      t = noise.draw(rng.next());
+      if (t == target) continue;
+      label = 0.0f;
+    }
+    float* o = out + static_cast<std::size_t>(t) * dim;
+    const float f = rowDot(h, o, dim);
+    const float g = (label - sigmoid.sigmoid(f)) * alpha;
+    loss += sigmoid.softplus(d == 0 ? -f : f);
+    rowAxpy(g, o, grad, dim);
+    rowAxpy(g, h, o, dim);
+  }
+  return loss;
+}
+
 namespace {
-
-
 
 enum class Out { Negative, Hierarchical };
 
@@ -118,21 +138,8 @@ class Predictor {
     const Sigmoid& sg = *shared_.sigmoid;
     double loss = 0;
     if constexpr (kOut == Out::Negative) {
-      for (int d = 0; d <= negative_; ++d) {
-        WordId t = target;
-        float label = 1.0f;
-        if (d > 0) {
-          t = shared_.noise->draw(rng.next());
-          if (t == target) continue;
-          label = 0.0f;
-        }
-        float* o = out_ + static_cast<std::size_t>(t) * dim_;
-        const float f = rowDot(h, o, dim_);
-        const float g = (label - sg.sigmoid(f)) * alpha;
-        loss += sg.softplus(d == 0 ? -f : f);
-        rowAxpy(g, o, grad, dim_);
-        rowAxpy(g, h, o, dim_);
-      }
+      loss = negativeSamplingStep(h, target, alpha, grad, out_, dim_, negative_, *shared_.noise,
+                                  sg, rng);
     } else {
       const HuffmanTree& tree = *shared_.tree;
       const auto begin = tree.offsets[static_cast<std::size_t>(target)];

@@ -164,6 +164,15 @@ class TrainKernel {
                           std::int64_t& predictions) const = 0;
 };
 
+// One negative-sampling prediction of `target` from the hidden vector `h`: the
+// positive and `negative` noise words drawn with `rng` (a draw equal to `target`
+// is skipped, as word2vec.c skips it). Updates each output row of `out` (`dim`
+// columns) at once, adds the gradient for `h` (times alpha) to `grad`, and
+// returns the loss.
+double negativeSamplingStep(const float* h, WordId target, float alpha, float* grad, float* out,
+                            std::size_t dim, int negative, const NoiseSampler& noise,
+                            const Sigmoid& sigmoid, Rng& rng);
+
 // word2vec.c's loops for config's architecture and loss (config.kernel is not
 // looked at: kernel_factory.hpp chooses between these and the batched kernel).
 std::unique_ptr<TrainKernel> makeClassicKernel(const TrainConfig& config,
