@@ -138,6 +138,11 @@ TEST_CASE("half: the portable and AVX-512 row loops give the same bits", "[half]
   for (std::size_t dim : {1u, 7u, 16u, 37u, 512u}) {
     std::vector<float> row = someFloats(dim, static_cast<std::uint32_t>(dim), 3.0f);
     row[0] = 1e-6f;  // a binary16 subnormal
+    // Edges of the binary16 range: zeros, the smallest normal and its neighbours, the
+    // largest finite value and past it, non-finite values.
+    const float edges[] = {0.0f, -0.0f, 0x1p-14f, -0x1.fffffcp-15f, 0x1.000002p-14f, 65504.0f,
+                           65519.0f, -65535.0f, 65536.0f, 1e30f, -INFINITY, NAN, 0x1p-130f};
+    for (std::size_t i = 1; i < dim; ++i) row[i] = i % 3 == 0 ? edges[(i / 3) % 13] : row[i];
     for (const WeightType type : {WeightType::Bf16, WeightType::Fp16}) {
       std::vector<std::uint16_t> a(dim), b(dim);
       narrowRow(row.data(), a.data(), dim, type, 99u, BatchedPath::Portable);
