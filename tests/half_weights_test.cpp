@@ -138,6 +138,11 @@ TEST_CASE("half: the portable and AVX-512 row loops give the same bits", "[half]
   for (std::size_t dim : {1u, 7u, 16u, 37u, 512u}) {
     std::vector<float> row = someFloats(dim, static_cast<std::uint32_t>(dim), 3.0f);
     row[0] = 1e-6f;  // a binary16 subnormal
+    // Edges of the binary16 range: zeros, the smallest normal and its neighbours, the
+    // largest finite value and past it, non-finite values.
+    const float edges[] = {0.0f, -0.0f, 0x1p-14f, -0x1.fffffcp-15f, 0x1.000002p-14f, 65504.0f,
+                           65519.0f, -65535.0f, 65536.0f, 1e30f, -INFINITY, NAN, 0x1p-130f};
+    for (std::size_t i = 1; i < dim; ++i) row[i] = i % 3 == 0 ? edges[(i / 3) % 13] : row[i];
     for (const WeightType type : {WeightType::Bf16, WeightType::Fp16}) {
       std::vector<std::uint16_t> a(dim), b(dim);
       narrowRow(row.data(), a.data(), dim, type, 99u, BatchedPath::Portable);
@@ -147,6 +152,56 @@ TEST_CASE("half: the portable and AVX-512 row loops give the same bits", "[half]
       widenRow(a.data(), wa.data(), dim, type, BatchedPath::Portable);
       widenRow(a.data(), wb.data(), dim, type, BatchedPath::Avx512);
       CHECK(std::memcmp(wa.data(), wb.data(), dim * 4) == 0);
+    }
+  }
+}
+
+TEST_CASE("half: rows sharing one stream of rounding bits take it in turn", "[half]") {
+  // The model: the stream steps every lane once per 32 values of a row (a short last
+  // group too), value p of a group takes lane p's low half, value 16 + p lane p's
+  // high half, and the next row goes on from there. Two rows through one stream
+  // must give exactly the bits of this model (and the second row must differ from a
+  // fresh stream's, which the model shows it does not start from).
+  for (std::size_t dim : {7u, 37u, 100u}) {
+    const std::vector<float> a = someFloats(dim, 5, 2.0f), b = someFloats(dim, 6, 2.0f);
+    for (const WeightType type : {WeightType::Bf16, WeightType::Fp16}) {
+      std::vector<std::uint16_t> wantA(dim), wantB(dim);
+      std::uint32_t lane[16];
+      for (std::uint32_t l = 0; l < 16; ++l) {
+        std::uint32_t x = 777u + (l + 1) * 0x9E3779B9u;
+        x ^= x >> 16;
+        x *= 0x7FEB352Du;
+        x ^= x >> 15;
+        x *= 0x846CA68Bu;
+        x ^= x >> 16;
+        lane[l] = x | 1u;
+      }
+      for (int row = 0; row < 2; ++row) {
+        const std::vector<float>& src = row == 0 ? a : b;
+        std::vector<std::uint16_t>& want = row == 0 ? wantA : wantB;
+        for (std::size_t j = 0; j < dim; ++j) {
+          if (j % 32 == 0)
+            for (auto& x : lane) {
+              x ^= x << 13;
+              x ^= x >> 17;
+              x ^= x << 5;
+            }
+          const std::size_t p = j % 32;
+          const std::uint32_t r = p < 16 ? lane[p] & 0xFFFFu : lane[p - 16] >> 16;
+          want[j] = type == WeightType::Bf16 ? floatToBf16Stochastic(src[j], r)
+                                             : floatToFp16Stochastic(src[j], r);
+        }
+      }
+      for (const BatchedPath path : paths()) {
+        RoundingBits bits(777u);
+        std::vector<std::uint16_t> gotA(dim), gotB(dim), fresh(dim);
+        narrowRow(a.data(), gotA.data(), dim, type, bits, path);
+        narrowRow(b.data(), gotB.data(), dim, type, bits, path);
+        CHECK(gotA == wantA);
+        CHECK(gotB == wantB);
+        narrowRow(b.data(), fresh.data(), dim, type, 777u, path);
+        CHECK(fresh != gotB);
+      }
     }
   }
 }

@@ -465,23 +465,17 @@ inline __m256i narrow16(__m512 x, __m512i r, WeightType type) {
 #endif
 
 void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType type,
-               std::uint32_t seed, BatchedPath path) {
+               RoundingBits& bits, BatchedPath path) {
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
   if (path != BatchedPath::Portable) {
-    // RoundingBits::start for the 16 lanes at once.
-    const __m512i ids = _mm512_set_epi32(16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1);
-    __m512i lanes = _mm512_add_epi32(
-        _mm512_set1_epi32(static_cast<int>(seed)),
-        _mm512_mullo_epi32(ids, _mm512_set1_epi32(static_cast<int>(0x9E3779B9u))));
-    lanes = _mm512_xor_si512(lanes, _mm512_srli_epi32(lanes, 16));
-    lanes = _mm512_mullo_epi32(lanes, _mm512_set1_epi32(0x7FEB352D));
-    lanes = _mm512_xor_si512(lanes, _mm512_srli_epi32(lanes, 15));
-    lanes = _mm512_mullo_epi32(lanes, _mm512_set1_epi32(static_cast<int>(0x846CA68Bu)));
-    lanes = _mm512_xor_si512(lanes, _mm512_srli_epi32(lanes, 16));
-    lanes = _mm512_or_si512(lanes, _mm512_set1_epi32(1));
+    __m512i lanes = _mm512_loadu_si512(bits.lane);
     const __m512i low = _mm512_set1_epi32(0xFFFF);
+    // Word 2k + 1 of (first, second): the upper halves of both vectors' 32 lanes.
+    const __m512i upper = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37,
+                                           35, 33, 31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9,
+                                           7, 5, 3, 1);
     for (std::size_t j = 0; j < dim; j += 32) {
-      // RoundingBits::step on every lane.
+      // RoundingBits::next on every lane.
       lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 13));
       lanes = _mm512_xor_si512(lanes, _mm512_srli_epi32(lanes, 17));
       lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 5));
@@ -489,19 +483,25 @@ void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType
       const __mmask32 mask =
           left >= 32 ? __mmask32(0xFFFFFFFFu) : static_cast<__mmask32>((1u << left) - 1);
       const auto m0 = static_cast<__mmask16>(mask), m1 = static_cast<__mmask16>(mask >> 16);
-      const __m256i h0 =
-          narrow16(_mm512_maskz_loadu_ps(m0, src + j), _mm512_and_si512(lanes, low), type);
-      const __m256i h1 =
-          narrow16(_mm512_maskz_loadu_ps(m1, src + j + 16), _mm512_srli_epi32(lanes, 16), type);
-      _mm512_mask_storeu_epi16(dst + j, mask,
-                               _mm512_inserti64x4(_mm512_castsi256_si512(h0), h1, 1));
+      const __m512 x0 = _mm512_maskz_loadu_ps(m0, src + j);
+      const __m512 x1 = _mm512_maskz_loadu_ps(m1, src + j + 16);
+      const __m512i r0 = _mm512_and_si512(lanes, low), r1 = _mm512_srli_epi32(lanes, 16);
+      __m512i h;
+      if (type == WeightType::Bf16) {  // floatToBf16Stochastic: (bits + r) >> 16
+        h = _mm512_permutex2var_epi16(_mm512_add_epi32(_mm512_castps_si512(x0), r0), upper,
+                                      _mm512_add_epi32(_mm512_castps_si512(x1), r1));
+      } else {
+        h = _mm512_inserti64x4(_mm512_castsi256_si512(narrow16(x0, r0, type)),
+                               narrow16(x1, r1, type), 1);
+      }
+      _mm512_mask_storeu_epi16(dst + j, mask, h);
     }
+    _mm512_storeu_si512(bits.lane, lanes);
     return;
   }
 #else
   (void)path;
 #endif
-  RoundingBits bits(seed);
   for (std::size_t j = 0; j < dim; j += 32) {
     bits.next();
     const std::size_t n = std::min<std::size_t>(32, dim - j);
@@ -511,6 +511,12 @@ void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType
                                             : floatToFp16Stochastic(src[j + p], r);
     }
   }
+}
+
+void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType type,
+               std::uint32_t seed, BatchedPath path) {
+  RoundingBits bits(seed);
+  narrowRow(src, dst, dim, type, bits, path);
 }
 
 namespace {
@@ -568,13 +574,15 @@ double blockUpdate(float* input, float* output, std::size_t dim, const std::int3
   }
   const double loss =
       blockArithmetic(cp, mu, tp, nu, dim, crow, trow, alpha, sigmoid, state, path, probe);
-  // Written back from the scratch (a probe may have pointed cp and tp elsewhere).
+  // Written back from the scratch (a probe may have pointed cp and tp elsewhere),
+  // all rows from one stream of rounding bits seeded by one draw.
+  RoundingBits bits(static_cast<std::uint32_t>(state.rng.next()));
   for (std::size_t u = 0; u < mu; ++u)
     narrowRow(scratch + u * dim, in16 + static_cast<std::size_t>(crow[u]) * dim, dim, weights,
-              static_cast<std::uint32_t>(state.rng.next()), path);
+              bits, path);
   for (std::size_t v = 0; v < nu; ++v)
     narrowRow(scratch + (mu + v) * dim, out16 + static_cast<std::size_t>(trow[v]) * dim, dim,
-              weights, static_cast<std::uint32_t>(state.rng.next()), path);
+              weights, bits, path);
   return loss;
 }
 

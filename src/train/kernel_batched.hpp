@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "half.hpp"
 #include "kernels.hpp"
 
 namespace posvec {
@@ -38,11 +39,15 @@ double batchedWindow(float* input, float* output, std::size_t dim, const std::in
 
 // 16-bit weights (WeightType Bf16 or Fp16): `input` and `output` above then hold
 // 16-bit values (cast to float*), each block's rows are widened to float32, updated
-// and written back with stochastic rounding, one draw of state.rng per row written
+// and written back with stochastic rounding, one draw of state.rng per block: it
+// seeds one RoundingBits stream (half.hpp) that the block's rows take in turn
 // (contexts first, then targets). widenRow converts dim values exactly; narrowRow
-// rounds them stochastically with the bits of RoundingBits(seed) (half.hpp).
+// rounds them stochastically with the next bits of `bits` (stepped once per 32
+// values), or of a fresh RoundingBits(seed).
 void widenRow(const std::uint16_t* src, float* dst, std::size_t dim, WeightType type,
               BatchedPath path = BatchedPath::Auto);
+void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType type,
+               RoundingBits& bits, BatchedPath path = BatchedPath::Auto);
 void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType type,
                std::uint32_t seed, BatchedPath path = BatchedPath::Auto);
 
