@@ -34,6 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import bench_train  # noqa: E402  (make_x16, shuffled_copies, count_words, train, evaluate)
+from bench_common import time_v
 
 HALF = ("bf16", "fp16")
 KEYS = ("analogy", "wordsim353", "simlex999")
@@ -47,17 +48,7 @@ def loadavg():
 
 def timed(cmd):
     """cmd under /usr/bin/time -v: (wall s, peak RSS MiB, stderr without time's lines)."""
-    r = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit("bench-half: command failed: %s\n%s" % (" ".join(cmd), r.stderr[-2000:]))
-    wall = rss = None
-    for line in r.stderr.splitlines():
-        line = line.strip()
-        if line.startswith("Elapsed (wall clock) time"):
-            parts = line.split(": ", 1)[1].split(":")
-            wall = sum(float(p) * 60 ** i for i, p in enumerate(reversed(parts)))
-        elif line.startswith("Maximum resident set size"):
-            rss = int(line.split(": ")[1]) / 1024.0
+    wall, rss, r = time_v(cmd, "bench-half")
     return wall, rss, r.stderr
 
 

@@ -37,6 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 PY = "/usr/bin/python3"
 sys.path.insert(0, HERE)
 from bench_train import count_words, shuffled_copies  # noqa: E402
+from bench_common import read_pairs  # noqa: E402
 
 SETTINGS = ["window 5", "negative 5", "sample 1e-4", "min-count 5", "minn 3", "maxn 6",
             "bucket 2000000"]
@@ -245,17 +246,6 @@ def eval_words(data):
             if not line.startswith(":"):
                 words.update(w.lower() for w in line.split())
     return words
-
-
-def read_pairs(path):
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("#") or not line.strip():
-                continue
-            a, b, s = line.rstrip("\n").split("\t")[:3]
-            out.append((a.lower(), b.lower(), float(s)))
-    return out
 
 
 def query_vectors(cmd, words, path):

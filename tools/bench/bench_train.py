@@ -13,6 +13,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from bench_common import time_v
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -21,17 +22,7 @@ PY = "/usr/bin/python3"
 
 def timed(cmd):
     """Runs cmd under /usr/bin/time -v; returns (wall seconds, peak RSS MiB, stdout)."""
-    r = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit("bench-train: command failed: %s\n%s" % (" ".join(cmd), r.stderr[-2000:]))
-    wall = rss = None
-    for line in r.stderr.splitlines():
-        line = line.strip()
-        if line.startswith("Elapsed (wall clock) time"):
-            parts = line.split(": ", 1)[1].split(":")
-            wall = sum(float(p) * 60 ** i for i, p in enumerate(reversed(parts)))
-        elif line.startswith("Maximum resident set size"):
-            rss = int(line.split(": ")[1]) / 1024.0
+    wall, rss, r = time_v(cmd, "bench-train")
     return wall, rss, r.stdout
 
 

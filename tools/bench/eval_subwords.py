@@ -14,19 +14,9 @@ import sys
 import numpy as np
 from gensim.models import KeyedVectors
 from scipy.stats import spearmanr
+from bench_common import read_pairs
 
 logging.disable(logging.CRITICAL)
-
-
-def read_pairs(path):
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("#") or not line.strip():
-                continue
-            a, b, s = line.rstrip("\n").split("\t")[:3]
-            out.append((a.lower(), b.lower(), float(s)))
-    return out
 
 
 def main():
