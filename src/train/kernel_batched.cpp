@@ -832,14 +832,27 @@ double blockArithmetic(float** cp, std::size_t mu, float** tp, std::size_t nu, s
 #if defined(POSVEC_FUSED_BF16)
 // One block on bfloat16 rows in place (Block16): one draw of state.rng seeds the
 // block's rounding bits, as for the scratch path.
+// A probe sees the rows as KernelBlock::valueBytes 2.
+template <typename Probe>
 double blockBf16(std::uint16_t* input, std::uint16_t* output, std::size_t dim,
                  const std::int32_t* crow, std::size_t mu, const std::int32_t* trow,
-                 std::size_t nu, float alpha, const Sigmoid& sigmoid, ThreadState& state) {
+                 std::size_t nu, float alpha, const Sigmoid& sigmoid, ThreadState& state,
+                 const Probe& probe) {
+  state.pointers.resize(mu + nu);
+  float** fp = state.pointers.data();
+  for (std::size_t u = 0; u < mu; ++u)
+    fp[u] = reinterpret_cast<float*>(input + static_cast<std::size_t>(crow[u]) * dim);
+  for (std::size_t v = 0; v < nu; ++v)
+    fp[mu + v] = reinterpret_cast<float*>(output + static_cast<std::size_t>(trow[v]) * dim);
+  // Drawn before the probe, so a probe that skips the arithmetic leaves the draws
+  // (and the blocks after this one) as training has them.
+  const RoundingBits start(static_cast<std::uint32_t>(state.rng.next()));
+  KernelBlock seen{dim, fp, mu, fp + mu, nu, crow, trow, 2};
+  if (!probe.beforeUpdate(seen)) return 0;
   state.rows16.resize(mu + nu);
   std::uint16_t** cp = state.rows16.data();
   std::uint16_t** tp = cp + mu;
-  for (std::size_t u = 0; u < mu; ++u) cp[u] = input + static_cast<std::size_t>(crow[u]) * dim;
-  for (std::size_t v = 0; v < nu; ++v) tp[v] = output + static_cast<std::size_t>(trow[v]) * dim;
+  for (std::size_t i = 0; i < mu + nu; ++i) cp[i] = reinterpret_cast<std::uint16_t*>(fp[i]);
   state.hidden.resize(mu * nu);
   float* g = state.hidden.data();
   // Scratch: T's running values (nu x dim floats) and old values (nu x dim
@@ -854,7 +867,6 @@ double blockBf16(std::uint16_t* input, std::uint16_t* output, std::size_t dim,
   scoresBf16(b, g);
   const double loss = lossAndGradientsAvx512(g, state.positive.data(), state.negative.data(),
                                              mu * nu, alpha, sigmoid);
-  const RoundingBits start(static_cast<std::uint32_t>(state.rng.next()));
   ChunkBits bits{_mm512_loadu_si512(start.lane)};
   updateBf16Groups(b, bits, std::make_index_sequence<kMaxRegisterRows>{});
   return loss;
@@ -878,9 +890,8 @@ double blockUpdate(float* input, float* output, std::size_t dim, const std::int3
   auto* in16 = reinterpret_cast<std::uint16_t*>(input);
   auto* out16 = reinterpret_cast<std::uint16_t*>(output);
 #if defined(POSVEC_FUSED_BF16)
-  if constexpr (std::is_same_v<Probe, NoProbe>)
-    if (weights == WeightType::Bf16 && path != BatchedPath::Portable)
-      return blockBf16(in16, out16, dim, crow, mu, trow, nu, alpha, sigmoid, state);
+  if (weights == WeightType::Bf16 && path != BatchedPath::Portable)
+    return blockBf16(in16, out16, dim, crow, mu, trow, nu, alpha, sigmoid, state, probe);
 #endif
   state.rows.resize((mu + nu) * dim);
   float* scratch = state.rows.data();
