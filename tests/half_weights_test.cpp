@@ -260,34 +260,28 @@ TEST_CASE("half: one batched step in 16 bits against a float64 reference", "[hal
         batchedWindow(reinterpret_cast<float*>(in.data()), reinterpret_cast<float*>(out.data()),
                       dim, contexts.data(), m, targets.data(), n, alpha, sigmoid, state, path,
                       type);
+        // One weight: its old value, what the kernel stored, and the terms g x partner
+        // of its reference update. True when the stored value moved.
+        auto check = [&](double old, std::uint16_t stored, std::size_t partners, auto term) {
+          double ref = old, products = 0;
+          for (std::size_t k = 0; k < partners; ++k) {
+            ref += term(k);
+            products += std::fabs(term(k));
+          }
+          const double delta = static_cast<double>(partners) * alpha * 1e-5 * scale +
+                               1e-5 * (std::fabs(old) + products) + gradRel * products;
+          const double got = value(stored);
+          REQUIRE(std::fabs(got - ref) <= rel * (std::fabs(ref) + delta) + absStep + delta);
+          return got != old;
+        };
         std::size_t changed = 0;
         for (std::size_t j = 0; j < dim; ++j) {
-          for (std::size_t u = 0; u < m; ++u) {
-            double ref = c[u * dim + j], products = 0;
-            for (std::size_t v = 0; v < n; ++v) {
-              ref += g[u * n + v] * t[v * dim + j];
-              products += std::fabs(g[u * n + v] * t[v * dim + j]);
-            }
-            const double delta = static_cast<double>(n) * alpha * 1e-5 * scale +
-                                 1e-5 * (std::fabs(c[u * dim + j]) + products) +
-                                 gradRel * products;
-            const double got = value(in[u * dim + j]);
-            REQUIRE(std::fabs(got - ref) <= rel * (std::fabs(ref) + delta) + absStep + delta);
-            changed += got != c[u * dim + j];
-          }
-          for (std::size_t v = 0; v < n; ++v) {
-            double ref = t[v * dim + j], products = 0;
-            for (std::size_t u = 0; u < m; ++u) {
-              ref += g[u * n + v] * c[u * dim + j];
-              products += std::fabs(g[u * n + v] * c[u * dim + j]);
-            }
-            const double delta = static_cast<double>(m) * alpha * 1e-5 * scale +
-                                 1e-5 * (std::fabs(t[v * dim + j]) + products) +
-                                 gradRel * products;
-            const double got = value(out[v * dim + j]);
-            REQUIRE(std::fabs(got - ref) <= rel * (std::fabs(ref) + delta) + absStep + delta);
-            changed += got != t[v * dim + j];
-          }
+          for (std::size_t u = 0; u < m; ++u)
+            changed += check(c[u * dim + j], in[u * dim + j], n,
+                             [&](std::size_t v) { return g[u * n + v] * t[v * dim + j]; });
+          for (std::size_t v = 0; v < n; ++v)
+            changed += check(t[v * dim + j], out[v * dim + j], m,
+                             [&](std::size_t u) { return g[u * n + v] * c[u * dim + j]; });
         }
         // The step moved most weights (updates ~0.02 against steps of at most 2^-8).
         CHECK(changed > (m + n) * dim / 2);

@@ -180,15 +180,52 @@ inline __m512 reduce16(const __m512 (&x)[16]) {
                        shuffle128<0xDD>(l3[0], l3[1]));
 }
 
+// How the score tiles read rows: float32 rows take 16 values a step into float32
+// FMAs; bfloat16 rows (the in-place kernel) 32 values a step into AVX-512 BF16 dot
+// products of pairs (products exact in float32, sums in float32). Either way the
+// sixteen lanes of an accumulator sum to the dot product.
+struct Fp32Rows {
+  using Row = float;
+  using Vec = __m512;
+  static constexpr std::size_t kStep = 16;
+  static Vec load(const float* p) { return _mm512_loadu_ps(p); }
+  static Vec loadTail(std::size_t count, const float* p) {
+    return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << count) - 1), p);
+  }
+  static __m512 madd(__m512 acc, Vec a, Vec b) { return _mm512_fmadd_ps(a, b, acc); }
+};
+
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+inline __m512bh asBf16(__m512i x) { return (__m512bh)x; }  // NOLINT: a vector cast
+
+struct Bf16Rows {
+  using Row = std::uint16_t;
+  using Vec = __m512i;
+  static constexpr std::size_t kStep = 32;
+  static Vec load(const std::uint16_t* p) { return _mm512_loadu_si512(p); }
+  static Vec loadTail(std::size_t count, const std::uint16_t* p) {
+    return _mm512_maskz_loadu_epi16(static_cast<__mmask32>((std::uint64_t{1} << count) - 1), p);
+  }
+  static __m512 madd(__m512 acc, Vec a, Vec b) { return _mm512_dpbf16_ps(acc, asBf16(a), asBf16(b)); }
+};
+#endif
+
+// Rows of one block as the score tiles read them: m context rows, n target rows.
+template <typename L>
+struct TileRows {
+  typename L::Row* const* ctx;
+  typename L::Row* const* tgt;
+  std::size_t dim, m, n;
+};
+
 // Scores of U <= 4 contexts against V <= 4 targets: each loaded chunk feeds V
-// (context) or U (target) FMAs, so a block's rows are read about n / 4 times
-// instead of n times.
-template <int U, int V>
-void scoreTile(const Block& b, float* s, std::size_t u, std::size_t v) {
-  const std::size_t full = b.dim & ~std::size_t{15};
-  const __mmask16 tail = static_cast<__mmask16>((1u << (b.dim - full)) - 1);
-  const float* c[4];
-  const float* t[4];
+// (context) or U (target) multiply-adds, so a block's rows are read about n / 4
+// times instead of n times.
+template <typename L, int U, int V>
+void scoreTile(const TileRows<L>& b, float* s, std::size_t u, std::size_t v) {
+  const std::size_t full = b.dim / L::kStep * L::kStep, tail = b.dim - full;
+  const typename L::Row* c[4];
+  const typename L::Row* t[4];
   for (int k = 0; k < 4; ++k) {
     c[k] = b.ctx[u + static_cast<std::size_t>(std::min(k, U - 1))];
     t[k] = b.tgt[v + static_cast<std::size_t>(std::min(k, V - 1))];
@@ -201,8 +238,8 @@ void scoreTile(const Block& b, float* s, std::size_t u, std::size_t v) {
          a31 = a00, a32 = a00, a33 = a00;
 #define POSVEC_TILE_STEP(LOAD)                                                          \
   {                                                                                     \
-    __m512 c0 = LOAD(c[0] + j), c1 = LOAD(c[1] + j), c2 = LOAD(c[2] + j),               \
-           c3 = LOAD(c[3] + j);                                                         \
+    typename L::Vec c0 = LOAD(c[0] + j), c1 = LOAD(c[1] + j), c2 = LOAD(c[2] + j),      \
+                    c3 = LOAD(c[3] + j);                                                \
     /* Opaque to GCC 12, which would load each again for every FMA (load-bound). */   \
     asm("" : "+v"(c0), "+v"(c1), "+v"(c2), "+v"(c3));                                   \
     POSVEC_TILE_ROW(0, LOAD)                                                            \
@@ -212,17 +249,17 @@ void scoreTile(const Block& b, float* s, std::size_t u, std::size_t v) {
   }
 #define POSVEC_TILE_ROW(k, LOAD)                                   \
   if constexpr (V > k) {                                           \
-    __m512 tv = LOAD(t[k] + j);                                    \
+    typename L::Vec tv = LOAD(t[k] + j);                           \
     asm("" : "+v"(tv));                                            \
-    a##k##0 = _mm512_fmadd_ps(c0, tv, a##k##0);                    \
-    if constexpr (U > 1) a##k##1 = _mm512_fmadd_ps(c1, tv, a##k##1); \
-    if constexpr (U > 2) a##k##2 = _mm512_fmadd_ps(c2, tv, a##k##2); \
-    if constexpr (U > 3) a##k##3 = _mm512_fmadd_ps(c3, tv, a##k##3); \
+    a##k##0 = L::madd(a##k##0, c0, tv);                            \
+    if constexpr (U > 1) a##k##1 = L::madd(a##k##1, c1, tv);       \
+    if constexpr (U > 2) a##k##2 = L::madd(a##k##2, c2, tv);       \
+    if constexpr (U > 3) a##k##3 = L::madd(a##k##3, c3, tv);       \
   }
-#define POSVEC_FULL(p) _mm512_loadu_ps(p)
-#define POSVEC_TAIL(p) _mm512_maskz_loadu_ps(tail, p)
+#define POSVEC_FULL(p) L::load(p)
+#define POSVEC_TAIL(p) L::loadTail(tail, p)
   std::size_t j = 0;
-  for (; j < full; j += 16) POSVEC_TILE_STEP(POSVEC_FULL)
+  for (; j < full; j += L::kStep) POSVEC_TILE_STEP(POSVEC_FULL)
   if (tail) POSVEC_TILE_STEP(POSVEC_TAIL)
 #undef POSVEC_TAIL
 #undef POSVEC_FULL
@@ -240,27 +277,33 @@ void scoreTile(const Block& b, float* s, std::size_t u, std::size_t v) {
   if constexpr (U > 3) _mm_mask_storeu_ps(row + 3 * b.n, cols, _mm512_maskz_extractf32x4_ps(0xF, sums, 3));
 }
 
-template <int U>
-void scoreRows(const Block& b, float* s, std::size_t u) {
+template <typename L, int U>
+void scoreRows(const TileRows<L>& b, float* s, std::size_t u) {
   std::size_t v = 0;
-  for (; v + 4 <= b.n; v += 4) scoreTile<U, 4>(b, s, u, v);
+  for (; v + 4 <= b.n; v += 4) scoreTile<L, U, 4>(b, s, u, v);
   switch (b.n - v) {
-    case 3: scoreTile<U, 3>(b, s, u, v); break;
-    case 2: scoreTile<U, 2>(b, s, u, v); break;
-    case 1: scoreTile<U, 1>(b, s, u, v); break;
+    case 3: scoreTile<L, U, 3>(b, s, u, v); break;
+    case 2: scoreTile<L, U, 2>(b, s, u, v); break;
+    case 1: scoreTile<L, U, 1>(b, s, u, v); break;
+    default: break;
+  }
+}
+
+// The M x N scores of a block into s.
+template <typename L>
+void scoresTiled(const TileRows<L>& b, float* s) {
+  std::size_t u = 0;
+  for (; u + 4 <= b.m; u += 4) scoreRows<L, 4>(b, s, u);
+  switch (b.m - u) {
+    case 3: scoreRows<L, 3>(b, s, u); break;
+    case 2: scoreRows<L, 2>(b, s, u); break;
+    case 1: scoreRows<L, 1>(b, s, u); break;
     default: break;
   }
 }
 
 void scoresAvx512(const Block& b, float* s) {
-  std::size_t u = 0;
-  for (; u + 4 <= b.m; u += 4) scoreRows<4>(b, s, u);
-  switch (b.m - u) {
-    case 3: scoreRows<3>(b, s, u); break;
-    case 2: scoreRows<2>(b, s, u); break;
-    case 1: scoreRows<1>(b, s, u); break;
-    default: break;
-  }
+  scoresTiled(TileRows<Fp32Rows>{b.ctx, b.tgt, b.dim, b.m, b.n}, s);
 }
 
 // The update for contexts [u0, u0 + M), with their chunks and gradients in
@@ -319,84 +362,6 @@ struct Block16 {
   float* now;                 // N x dim: T's float32 values between groups
   std::uint32_t* pairs;       // gradientPairs' scratch for one group
 };
-
-inline __m512bh asBf16(__m512i x) { return (__m512bh)x; }  // NOLINT: a vector cast
-
-// Scores of U <= 4 contexts against V <= 4 targets, 32 values a step.
-template <int U, int V>
-void scoreTileBf16(const Block16& b, float* s, std::size_t u, std::size_t v) {
-  const std::size_t full = b.dim & ~std::size_t{31};
-  const auto tail = static_cast<__mmask32>((std::uint64_t{1} << (b.dim - full)) - 1);
-  const std::uint16_t* c[4];
-  const std::uint16_t* t[4];
-  for (int k = 0; k < 4; ++k) {
-    c[k] = b.ctx[u + static_cast<std::size_t>(std::min(k, U - 1))];
-    t[k] = b.tgt[v + static_cast<std::size_t>(std::min(k, V - 1))];
-  }
-  __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00,
-         a12 = a00, a13 = a00, a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00,
-         a31 = a00, a32 = a00, a33 = a00;
-#define POSVEC_TILE_STEP(LOAD)                                                          \
-  {                                                                                     \
-    __m512i c0 = LOAD(c[0] + j), c1 = LOAD(c[1] + j), c2 = LOAD(c[2] + j),              \
-            c3 = LOAD(c[3] + j);                                                        \
-    asm("" : "+v"(c0), "+v"(c1), "+v"(c2), "+v"(c3));                                   \
-    POSVEC_TILE_ROW(0, LOAD)                                                            \
-    POSVEC_TILE_ROW(1, LOAD)                                                            \
-    POSVEC_TILE_ROW(2, LOAD)                                                            \
-    POSVEC_TILE_ROW(3, LOAD)                                                            \
-  }
-#define POSVEC_TILE_ROW(k, LOAD)                                                     \
-  if constexpr (V > k) {                                                             \
-    __m512i tv = LOAD(t[k] + j);                                                     \
-    asm("" : "+v"(tv));                                                              \
-    a##k##0 = _mm512_dpbf16_ps(a##k##0, asBf16(c0), asBf16(tv));                     \
-    if constexpr (U > 1) a##k##1 = _mm512_dpbf16_ps(a##k##1, asBf16(c1), asBf16(tv)); \
-    if constexpr (U > 2) a##k##2 = _mm512_dpbf16_ps(a##k##2, asBf16(c2), asBf16(tv)); \
-    if constexpr (U > 3) a##k##3 = _mm512_dpbf16_ps(a##k##3, asBf16(c3), asBf16(tv)); \
-  }
-#define POSVEC_FULL(p) _mm512_loadu_si512(p)
-#define POSVEC_TAIL(p) _mm512_maskz_loadu_epi16(tail, p)
-  std::size_t j = 0;
-  for (; j < full; j += 32) POSVEC_TILE_STEP(POSVEC_FULL)
-  if (tail) POSVEC_TILE_STEP(POSVEC_TAIL)
-#undef POSVEC_TAIL
-#undef POSVEC_FULL
-#undef POSVEC_TILE_ROW
-#undef POSVEC_TILE_STEP
-  const __m512 x[16] = {a00, a01, a10, a11, a20, a21, a30, a31,
-                        a02, a03, a12, a13, a22, a23, a32, a33};
-  const __m512 sums = reduce16(x);
-  const __mmask8 cols = static_cast<__mmask8>((1u << V) - 1);
-  float* row = s + u * b.n + v;
-  _mm_mask_storeu_ps(row, cols, _mm512_maskz_extractf32x4_ps(0xF, sums, 0));
-  if constexpr (U > 1) _mm_mask_storeu_ps(row + b.n, cols, _mm512_maskz_extractf32x4_ps(0xF, sums, 1));
-  if constexpr (U > 2) _mm_mask_storeu_ps(row + 2 * b.n, cols, _mm512_maskz_extractf32x4_ps(0xF, sums, 2));
-  if constexpr (U > 3) _mm_mask_storeu_ps(row + 3 * b.n, cols, _mm512_maskz_extractf32x4_ps(0xF, sums, 3));
-}
-
-template <int U>
-void scoreRowsBf16(const Block16& b, float* s, std::size_t u) {
-  std::size_t v = 0;
-  for (; v + 4 <= b.n; v += 4) scoreTileBf16<U, 4>(b, s, u, v);
-  switch (b.n - v) {
-    case 3: scoreTileBf16<U, 3>(b, s, u, v); break;
-    case 2: scoreTileBf16<U, 2>(b, s, u, v); break;
-    case 1: scoreTileBf16<U, 1>(b, s, u, v); break;
-    default: break;
-  }
-}
-
-void scoresBf16(const Block16& b, float* s) {
-  std::size_t u = 0;
-  for (; u + 4 <= b.m; u += 4) scoreRowsBf16<4>(b, s, u);
-  switch (b.m - u) {
-    case 3: scoreRowsBf16<3>(b, s, u); break;
-    case 2: scoreRowsBf16<2>(b, s, u); break;
-    case 1: scoreRowsBf16<1>(b, s, u); break;
-    default: break;
-  }
-}
 
 // 16 bfloat16 values (masked) widened to float32, exactly.
 inline __m512 loadBf16(__mmask16 mask, const std::uint16_t* p) {
@@ -864,7 +829,7 @@ double blockBf16(std::uint16_t* input, std::uint16_t* output, std::size_t dim,
   float* now = state.grad.data();
   auto* old16 = reinterpret_cast<std::uint16_t*>(now + nu * dim);  // intrinsics only
   const Block16 b{dim, mu, nu, cp, tp, g, old16, now, state.gradientPairs.data()};
-  scoresBf16(b, g);
+  scoresTiled(TileRows<Bf16Rows>{b.ctx, b.tgt, b.dim, b.m, b.n}, g);
   const double loss = lossAndGradientsAvx512(g, state.positive.data(), state.negative.data(),
                                              mu * nu, alpha, sigmoid);
   ChunkBits bits{_mm512_loadu_si512(start.lane)};
