@@ -207,73 +207,85 @@ TEST_CASE("half: rows sharing one stream of rounding bits take it in turn", "[ha
 }
 
 TEST_CASE("half: one batched step in 16 bits against a float64 reference", "[half]") {
-  // Two input rows (contexts 0 and 1) and three output rows (target 0 the positive,
-  // 1 and 2 negatives). The reference: s_uv = c_u . t_v in float64, g_uv = (label -
+  // m input rows (contexts) and n output rows (target 0 the positive, the others
+  // negatives). The reference: s_uv = c_u . t_v in float64, g_uv = (label -
   // sigma(s_uv)) alpha, c_u' = c_u + sum_v g_uv t_v, t_v' = t_v + sum_u g_uv c_u, all
   // from the old (16-bit) values. The kernel's float32 value y of each new weight is
   // within delta of the reference: the sigmoid table's 1e-5 (kernels.hpp) times alpha
   // and |t| summed, plus float32 rounding (2^-24 relative per operation, a few
-  // hundred operations: 1e-5 relative of the sums' magnitudes). Stochastic rounding
-  // then stores one of y's two neighbours in 16 bits, so |stored - y| < one step at
-  // y: step <= 2^-7 |y| for bfloat16 (8 significant bits) and <= 2^-10 |y| + 2^-24 for
-  // binary16 (11 bits, subnormals spaced 2^-24). Hence
+  // hundred operations: 1e-5 relative of the sums' magnitudes), plus, where the
+  // bfloat16 update multiplies in bfloat16 (batchedBf16DotProducts), each g rounded
+  // to bfloat16 first: 2^-9 of sum |g t| (or sum |g c|). Stochastic rounding then
+  // stores one of y's two neighbours in 16 bits, so |stored - y| < one step at y:
+  // step <= 2^-7 |y| for bfloat16 (8 significant bits) and <= 2^-10 |y| + 2^-24 for
+  // binary16 (11 bits, subnormals spaced 2^-24), once per block however many groups
+  // of contexts the update takes. Hence
   // |stored - reference| <= rel (|reference| + delta) + abs + delta.
-  const std::size_t dim = 40;
-  const float alpha = 0.1f;
+  // Shapes: one group, three groups of contexts (26 > 12 kept in registers) with an
+  // odd number of targets and a dim that is no multiple of 16, one context alone.
+  struct Shape {
+    std::size_t m, n, dim;
+  };
+  const float alpha = 0.1f, scale = 0.5f;
   const Sigmoid sigmoid;
-  for (const WeightType type : {WeightType::Bf16, WeightType::Fp16}) {
-    const bool bf16 = type == WeightType::Bf16;
-    const double rel = bf16 ? 0x1p-7 : 0x1p-10, absStep = bf16 ? 0.0 : 0x1p-24;
-    for (const BatchedPath path : paths()) {
-      std::vector<std::uint16_t> in(2 * dim), out(3 * dim);
-      const auto a = someFloats(2 * dim, 1, 0.5f), b = someFloats(3 * dim, 2, 0.5f);
-      for (std::size_t i = 0; i < a.size(); ++i) in[i] = bf16 ? floatToBf16(a[i]) : floatToFp16(a[i]);
-      for (std::size_t i = 0; i < b.size(); ++i) out[i] = bf16 ? floatToBf16(b[i]) : floatToFp16(b[i]);
-      auto value = [&](std::uint16_t h) {
-        return static_cast<double>(bf16 ? bf16ToFloat(h) : fp16ToFloat(h));
-      };
-      std::vector<double> c(2 * dim), t(3 * dim);
-      for (std::size_t i = 0; i < c.size(); ++i) c[i] = value(in[i]);
-      for (std::size_t i = 0; i < t.size(); ++i) t[i] = value(out[i]);
-      double g[2][3];
-      for (int u = 0; u < 2; ++u)
-        for (int v = 0; v < 3; ++v) {
-          double s = 0;
-          for (std::size_t j = 0; j < dim; ++j) s += c[u * dim + j] * t[v * dim + j];
-          g[u][v] = ((v == 0 ? 1.0 : 0.0) - 1.0 / (1.0 + std::exp(-s))) * alpha;
-        }
-      ThreadState state;
-      state.rng = Rng(7);
-      const std::int32_t contexts[] = {0, 1}, targets[] = {0, 1, 2};
-      batchedWindow(reinterpret_cast<float*>(in.data()), reinterpret_cast<float*>(out.data()), dim,
-                    contexts, 2, targets, 3, alpha, sigmoid, state, path, type);
-      int changed = 0;
-      for (std::size_t j = 0; j < dim; ++j) {
-        for (int u = 0; u < 2; ++u) {
-          double ref = c[u * dim + j], mag = std::fabs(ref);
-          for (int v = 0; v < 3; ++v) {
-            ref += g[u][v] * t[v * dim + j];
-            mag += std::fabs(g[u][v] * t[v * dim + j]);
+  for (const Shape shape : {Shape{2, 3, 40}, Shape{26, 7, 37}, Shape{1, 6, 100}}) {
+    const std::size_t m = shape.m, n = shape.n, dim = shape.dim;
+    for (const WeightType type : {WeightType::Bf16, WeightType::Fp16}) {
+      const bool bf16 = type == WeightType::Bf16;
+      const double rel = bf16 ? 0x1p-7 : 0x1p-10, absStep = bf16 ? 0.0 : 0x1p-24;
+      for (const BatchedPath path : paths()) {
+        const double gradRel =
+            bf16 && path != BatchedPath::Portable && batchedBf16DotProducts() ? 0x1p-9 : 0.0;
+        std::vector<std::uint16_t> in(m * dim), out(n * dim);
+        const auto a = someFloats(m * dim, 1, scale), b = someFloats(n * dim, 2, scale);
+        for (std::size_t i = 0; i < a.size(); ++i) in[i] = bf16 ? floatToBf16(a[i]) : floatToFp16(a[i]);
+        for (std::size_t i = 0; i < b.size(); ++i) out[i] = bf16 ? floatToBf16(b[i]) : floatToFp16(b[i]);
+        auto value = [&](std::uint16_t h) {
+          return static_cast<double>(bf16 ? bf16ToFloat(h) : fp16ToFloat(h));
+        };
+        std::vector<double> c(m * dim), t(n * dim), g(m * n);
+        for (std::size_t i = 0; i < c.size(); ++i) c[i] = value(in[i]);
+        for (std::size_t i = 0; i < t.size(); ++i) t[i] = value(out[i]);
+        for (std::size_t u = 0; u < m; ++u)
+          for (std::size_t v = 0; v < n; ++v) {
+            double sc = 0;
+            for (std::size_t j = 0; j < dim; ++j) sc += c[u * dim + j] * t[v * dim + j];
+            g[u * n + v] = ((v == 0 ? 1.0 : 0.0) - 1.0 / (1.0 + std::exp(-sc))) * alpha;
           }
-          const double delta = 3 * alpha * 1e-5 * 3 * 0.5 + 1e-5 * mag;
-          const double got = value(in[u * dim + j]);
-          REQUIRE(std::fabs(got - ref) <= rel * (std::fabs(ref) + delta) + absStep + delta);
-          changed += got != c[u * dim + j];
-        }
-        for (int v = 0; v < 3; ++v) {
-          double ref = t[v * dim + j], mag = std::fabs(ref);
-          for (int u = 0; u < 2; ++u) {
-            ref += g[u][v] * c[u * dim + j];
-            mag += std::fabs(g[u][v] * c[u * dim + j]);
+        ThreadState state;
+        state.rng = Rng(7);
+        std::vector<std::int32_t> contexts(m), targets(n);
+        for (std::size_t u = 0; u < m; ++u) contexts[u] = static_cast<std::int32_t>(u);
+        for (std::size_t v = 0; v < n; ++v) targets[v] = static_cast<std::int32_t>(v);
+        batchedWindow(reinterpret_cast<float*>(in.data()), reinterpret_cast<float*>(out.data()),
+                      dim, contexts.data(), m, targets.data(), n, alpha, sigmoid, state, path,
+                      type);
+        // One weight: its old value, what the kernel stored, and the terms g x partner
+        // of its reference update. True when the stored value moved.
+        auto check = [&](double old, std::uint16_t stored, std::size_t partners, auto term) {
+          double ref = old, products = 0;
+          for (std::size_t k = 0; k < partners; ++k) {
+            ref += term(k);
+            products += std::fabs(term(k));
           }
-          const double delta = 2 * alpha * 1e-5 * 0.5 + 1e-5 * mag;
-          const double got = value(out[v * dim + j]);
+          const double delta = static_cast<double>(partners) * alpha * 1e-5 * scale +
+                               1e-5 * (std::fabs(old) + products) + gradRel * products;
+          const double got = value(stored);
           REQUIRE(std::fabs(got - ref) <= rel * (std::fabs(ref) + delta) + absStep + delta);
-          changed += got != t[v * dim + j];
+          return got != old;
+        };
+        std::size_t changed = 0;
+        for (std::size_t j = 0; j < dim; ++j) {
+          for (std::size_t u = 0; u < m; ++u)
+            changed += check(c[u * dim + j], in[u * dim + j], n,
+                             [&](std::size_t v) { return g[u * n + v] * t[v * dim + j]; });
+          for (std::size_t v = 0; v < n; ++v)
+            changed += check(t[v * dim + j], out[v * dim + j], m,
+                             [&](std::size_t u) { return g[u * n + v] * c[u * dim + j]; });
         }
+        // The step moved most weights (updates ~0.02 against steps of at most 2^-8).
+        CHECK(changed > (m + n) * dim / 2);
       }
-      // The step moved most weights (updates ~0.02 against steps of at most 2^-8).
-      CHECK(changed > static_cast<int>(5 * dim / 2));
     }
   }
 }

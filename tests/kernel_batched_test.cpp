@@ -336,6 +336,38 @@ TEST_CASE("kernel_batched both inner-loop paths agree on a full training run",
   }
 }
 
+namespace {
+
+// One sentence of `ids` trained three ways on copies of the matrices: 0 without a
+// probe, 1 with train_kernel's `memory` probe, 2 with its `cache` probe.
+struct ProbeRuns {
+  double loss[3] = {0, 0, 0};
+  std::int64_t predictions[3] = {0, 0, 0};
+  std::uint64_t rngAfter[3] = {0, 0, 0};
+};
+
+ProbeRuns runProbes(const TrainConfig& c, MatrixF (&in)[3], MatrixF (&out)[3],
+                    const std::vector<std::int32_t>& ids, bench::RowTrafficProbe& memory,
+                    bench::InCacheProbe& cache) {
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(in[0].rows()), 1);
+  const NoiseSampler noise(counts);
+  const detail::Sigmoid sigmoid;
+  ProbeRuns runs;
+  for (int p = 0; p < 3; ++p) {
+    detail::KernelShared shared{&in[p], &out[p], &noise, nullptr, &sigmoid};
+    const auto k = p == 0   ? detail::makeBatchedSkipGram(c, shared)
+                   : p == 1 ? detail::makeBatchedSkipGram(c, shared, memory)
+                            : detail::makeBatchedSkipGram(c, shared, cache);
+    detail::ThreadState st;
+    st.rng = detail::Rng(9);
+    runs.loss[p] = k->sentence(ids.data(), ids.size(), 0.025f, st, runs.predictions[p]);
+    runs.rngAfter[p] = st.rng.state;
+  }
+  return runs;
+}
+
+}  // namespace
+
 TEST_CASE("kernel_batched measuring paths make the same blocks and change no row",
           "[kernel_batched]") {
   // The benchmark's probes (train_kernel's `memory` and `cache` modes, kernel_probes.hpp)
@@ -348,38 +380,23 @@ TEST_CASE("kernel_batched measuring paths make the same blocks and change no row
   TrainConfig c = batchedConfig();
   c.dim = 24;
   const MatrixF in0 = MatrixF::Random(600, 24) * 0.1f, out0 = MatrixF::Random(600, 24) * 0.1f;
-  std::vector<std::int64_t> counts(600, 1);
-  const NoiseSampler noise(counts);
-  const detail::Sigmoid sigmoid;
   for (const int combine : {1, 4}) {
     INFO("combine " << combine);
     c.combine = combine;
-    std::int64_t predictions[3] = {0, 0, 0};
-    std::uint64_t rngAfter[3] = {0, 0, 0};
-    double loss[3] = {0, 0, 0};
     MatrixF in[3] = {in0, in0, in0}, out[3] = {out0, out0, out0};
-    // 0: no probe, 1: train_kernel's `memory` probe, 2: its `cache` probe.
     bench::RowTrafficProbe memory;
     bench::InCacheProbe cache;
-    for (int p = 0; p < 3; ++p) {
-      detail::KernelShared shared{&in[p], &out[p], &noise, nullptr, &sigmoid};
-      const auto k = p == 0   ? detail::makeBatchedSkipGram(c, shared)
-                     : p == 1 ? detail::makeBatchedSkipGram(c, shared, memory)
-                              : detail::makeBatchedSkipGram(c, shared, cache);
-      detail::ThreadState st;
-      st.rng = detail::Rng(9);
-      loss[p] = k->sentence(ids.data(), ids.size(), 0.025f, st, predictions[p]);
-      rngAfter[p] = st.rng.state;
-      if (p == 2) {
-        // Its stand-in model trained: output rows (started at zero) of the sentence's
-        // words moved.
-        const std::vector<float>& rows = cache.standIn(24);
-        REQUIRE(rows.size() == 2 * 256 * 24);
-        std::size_t moved = 0;
-        for (std::size_t i = 256 * 24; i < rows.size(); ++i) moved += rows[i] != 0.0f;
-        CHECK(moved >= 20 * 24);
-      }
-    }
+    const ProbeRuns runs = runProbes(c, in, out, ids, memory, cache);
+    const auto& loss = runs.loss;
+    const auto& predictions = runs.predictions;
+    const auto& rngAfter = runs.rngAfter;
+    // The cache probe's stand-in model trained: output rows (started at zero) of the
+    // sentence's words moved.
+    const std::vector<float>& rows = cache.standIn(24);
+    REQUIRE(rows.size() == 2 * 256 * 24);
+    std::size_t moved = 0;
+    for (std::size_t i = 256 * 24; i < rows.size(); ++i) moved += rows[i] != 0.0f;
+    CHECK(moved >= 20 * 24);
     CHECK(predictions[0] > 0);
     CHECK(loss[0] > 0.0);
     CHECK(loss[1] == 0.0);
@@ -393,6 +410,50 @@ TEST_CASE("kernel_batched measuring paths make the same blocks and change no row
     }
     CHECK_FALSE(identical(in[0], in0));
   }
+}
+
+TEST_CASE("kernel_batched probes see bfloat16 rows in place", "[kernel_batched]") {
+  // With bfloat16 weights on the AVX-512 BF16 path the probes get the 16-bit rows
+  // (KernelBlock::valueBytes 2): the memory probe leaves the matrices' bytes as they
+  // were and computes nothing, the cache probe computes on its bfloat16 stand-in rows
+  // (they move) and leaves the matrices' bytes as they were too.
+  if (!detail::batchedBf16DotProducts()) POSVEC_SKIP("this build has no AVX-512 BF16 update");
+  const std::vector<std::int32_t> ids = hashedIds(3, 200, 600);
+  TrainConfig c = batchedConfig();
+  c.dim = 24;
+  c.weights = WeightType::Bf16;
+  c.combine = 4;
+  // 600 rows of 24 bfloat16 values in the first half of each 600 x 24 float matrix.
+  const MatrixF values = MatrixF::Random(600, 24) * 0.1f;
+  MatrixF in0 = MatrixF::Zero(600, 24), out0 = MatrixF::Zero(600, 24);
+  auto* in16 = reinterpret_cast<std::uint16_t*>(in0.data());
+  auto* out16 = reinterpret_cast<std::uint16_t*>(out0.data());
+  for (Eigen::Index r = 0; r < 600; ++r)
+    for (Eigen::Index j = 0; j < 24; ++j) {
+      in16[r * 24 + j] = detail::floatToBf16(values(r, j));
+      out16[r * 24 + j] = detail::floatToBf16(-values(r, j));
+    }
+  bench::RowTrafficProbe memory;
+  bench::InCacheProbe cache;
+  MatrixF in[3] = {in0, in0, in0}, out[3] = {out0, out0, out0};
+  const ProbeRuns runs = runProbes(c, in, out, ids, memory, cache);
+  const auto& loss = runs.loss;
+  const auto& predictions = runs.predictions;
+  CHECK(loss[0] > 0.0);
+  CHECK(loss[1] == 0.0);
+  CHECK(loss[2] > 0.0);
+  CHECK(predictions[1] == predictions[0]);
+  CHECK(predictions[2] == predictions[0]);
+  for (int p = 1; p < 3; ++p) {
+    CHECK(identical(in[p], in0));
+    CHECK(identical(out[p], out0));
+  }
+  CHECK_FALSE(identical(in[0], in0));
+  // The stand-in's bfloat16 output rows (started at zero) moved.
+  const std::vector<std::uint16_t>& half = bench::InCacheProbe::standInBf16(cache.standIn(24));
+  std::size_t moved = 0;
+  for (std::size_t i = 256 * 24; i < half.size(); ++i) moved += half[i] != 0;
+  CHECK(moved >= 20 * 24);
 }
 
 TEST_CASE("kernel_batched probes train through the public entry, the batched kernel only",

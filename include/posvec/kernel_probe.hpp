@@ -28,6 +28,10 @@ struct KernelBlock {
   std::size_t targetCount = 0;  ///< number of target rows
   const std::int32_t* contextIds = nullptr;  ///< the words of those rows
   const std::int32_t* targetIds = nullptr;  ///< the words of the target rows
+  /// Bytes per value of the rows: 4 (float32), or 2 when the model trains in
+  /// bfloat16 in place (TrainConfig::weights; the pointers then point at `dim`
+  /// bfloat16 values, cast to float*), so a probe can stand in rows of the same type.
+  std::size_t valueBytes = 4;
 };
 
 /// Instrumentation of the batched kernel (see the file's description).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "half.hpp"
@@ -35,6 +36,14 @@ namespace posvec::detail {
 
 bool batchedAvx512Compiled() {
 #if defined(__AVX512F__)
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool batchedBf16DotProducts() {
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
   return true;
 #else
   return false;
@@ -171,15 +180,52 @@ inline __m512 reduce16(const __m512 (&x)[16]) {
                        shuffle128<0xDD>(l3[0], l3[1]));
 }
 
+// How the score tiles read rows: float32 rows take 16 values a step into float32
+// FMAs; bfloat16 rows (the in-place kernel) 32 values a step into AVX-512 BF16 dot
+// products of pairs (products exact in float32, sums in float32). Either way the
+// sixteen lanes of an accumulator sum to the dot product.
+struct Fp32Rows {
+  using Row = float;
+  using Vec = __m512;
+  static constexpr std::size_t kStep = 16;
+  static Vec load(const float* p) { return _mm512_loadu_ps(p); }
+  static Vec loadTail(std::size_t count, const float* p) {
+    return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << count) - 1), p);
+  }
+  static __m512 madd(__m512 acc, Vec a, Vec b) { return _mm512_fmadd_ps(a, b, acc); }
+};
+
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+inline __m512bh asBf16(__m512i x) { return (__m512bh)x; }  // NOLINT: a vector cast
+
+struct Bf16Rows {
+  using Row = std::uint16_t;
+  using Vec = __m512i;
+  static constexpr std::size_t kStep = 32;
+  static Vec load(const std::uint16_t* p) { return _mm512_loadu_si512(p); }
+  static Vec loadTail(std::size_t count, const std::uint16_t* p) {
+    return _mm512_maskz_loadu_epi16(static_cast<__mmask32>((std::uint64_t{1} << count) - 1), p);
+  }
+  static __m512 madd(__m512 acc, Vec a, Vec b) { return _mm512_dpbf16_ps(acc, asBf16(a), asBf16(b)); }
+};
+#endif
+
+// Rows of one block as the score tiles read them: m context rows, n target rows.
+template <typename L>
+struct TileRows {
+  typename L::Row* const* ctx;
+  typename L::Row* const* tgt;
+  std::size_t dim, m, n;
+};
+
 // Scores of U <= 4 contexts against V <= 4 targets: each loaded chunk feeds V
-// (context) or U (target) FMAs, so a block's rows are read about n / 4 times
-// instead of n times.
-template <int U, int V>
-void scoreTile(const Block& b, float* s, std::size_t u, std::size_t v) {
-  const std::size_t full = b.dim & ~std::size_t{15};
-  const __mmask16 tail = static_cast<__mmask16>((1u << (b.dim - full)) - 1);
-  const float* c[4];
-  const float* t[4];
+// (context) or U (target) multiply-adds, so a block's rows are read about n / 4
+// times instead of n times.
+template <typename L, int U, int V>
+void scoreTile(const TileRows<L>& b, float* s, std::size_t u, std::size_t v) {
+  const std::size_t full = b.dim / L::kStep * L::kStep, tail = b.dim - full;
+  const typename L::Row* c[4];
+  const typename L::Row* t[4];
   for (int k = 0; k < 4; ++k) {
     c[k] = b.ctx[u + static_cast<std::size_t>(std::min(k, U - 1))];
     t[k] = b.tgt[v + static_cast<std::size_t>(std::min(k, V - 1))];
@@ -192,8 +238,8 @@ void scoreTile(const Block& b, float* s, std::size_t u, std::size_t v) {
          a31 = a00, a32 = a00, a33 = a00;
 #define POSVEC_TILE_STEP(LOAD)                                                          \
   {                                                                                     \
-    __m512 c0 = LOAD(c[0] + j), c1 = LOAD(c[1] + j), c2 = LOAD(c[2] + j),               \
-           c3 = LOAD(c[3] + j);                                                         \
+    typename L::Vec c0 = LOAD(c[0] + j), c1 = LOAD(c[1] + j), c2 = LOAD(c[2] + j),      \
+                    c3 = LOAD(c[3] + j);                                                \
     /* Opaque to GCC 12, which would load each again for every FMA (load-bound). */   \
     asm("" : "+v"(c0), "+v"(c1), "+v"(c2), "+v"(c3));                                   \
     POSVEC_TILE_ROW(0, LOAD)                                                            \
@@ -203,17 +249,17 @@ void scoreTile(const Block& b, float* s, std::size_t u, std::size_t v) {
   }
 #define POSVEC_TILE_ROW(k, LOAD)                                   \
   if constexpr (V > k) {                                           \
-    __m512 tv = LOAD(t[k] + j);                                    \
+    typename L::Vec tv = LOAD(t[k] + j);                           \
     asm("" : "+v"(tv));                                            \
-    a##k##0 = _mm512_fmadd_ps(c0, tv, a##k##0);                    \
-    if constexpr (U > 1) a##k##1 = _mm512_fmadd_ps(c1, tv, a##k##1); \
-    if constexpr (U > 2) a##k##2 = _mm512_fmadd_ps(c2, tv, a##k##2); \
-    if constexpr (U > 3) a##k##3 = _mm512_fmadd_ps(c3, tv, a##k##3); \
+    a##k##0 = L::madd(a##k##0, c0, tv);                            \
+    if constexpr (U > 1) a##k##1 = L::madd(a##k##1, c1, tv);       \
+    if constexpr (U > 2) a##k##2 = L::madd(a##k##2, c2, tv);       \
+    if constexpr (U > 3) a##k##3 = L::madd(a##k##3, c3, tv);       \
   }
-#define POSVEC_FULL(p) _mm512_loadu_ps(p)
-#define POSVEC_TAIL(p) _mm512_maskz_loadu_ps(tail, p)
+#define POSVEC_FULL(p) L::load(p)
+#define POSVEC_TAIL(p) L::loadTail(tail, p)
   std::size_t j = 0;
-  for (; j < full; j += 16) POSVEC_TILE_STEP(POSVEC_FULL)
+  for (; j < full; j += L::kStep) POSVEC_TILE_STEP(POSVEC_FULL)
   if (tail) POSVEC_TILE_STEP(POSVEC_TAIL)
 #undef POSVEC_TAIL
 #undef POSVEC_FULL
@@ -231,27 +277,33 @@ void scoreTile(const Block& b, float* s, std::size_t u, std::size_t v) {
   if constexpr (U > 3) _mm_mask_storeu_ps(row + 3 * b.n, cols, _mm512_maskz_extractf32x4_ps(0xF, sums, 3));
 }
 
-template <int U>
-void scoreRows(const Block& b, float* s, std::size_t u) {
+template <typename L, int U>
+void scoreRows(const TileRows<L>& b, float* s, std::size_t u) {
   std::size_t v = 0;
-  for (; v + 4 <= b.n; v += 4) scoreTile<U, 4>(b, s, u, v);
+  for (; v + 4 <= b.n; v += 4) scoreTile<L, U, 4>(b, s, u, v);
   switch (b.n - v) {
-    case 3: scoreTile<U, 3>(b, s, u, v); break;
-    case 2: scoreTile<U, 2>(b, s, u, v); break;
-    case 1: scoreTile<U, 1>(b, s, u, v); break;
+    case 3: scoreTile<L, U, 3>(b, s, u, v); break;
+    case 2: scoreTile<L, U, 2>(b, s, u, v); break;
+    case 1: scoreTile<L, U, 1>(b, s, u, v); break;
+    default: break;
+  }
+}
+
+// The M x N scores of a block into s.
+template <typename L>
+void scoresTiled(const TileRows<L>& b, float* s) {
+  std::size_t u = 0;
+  for (; u + 4 <= b.m; u += 4) scoreRows<L, 4>(b, s, u);
+  switch (b.m - u) {
+    case 3: scoreRows<L, 3>(b, s, u); break;
+    case 2: scoreRows<L, 2>(b, s, u); break;
+    case 1: scoreRows<L, 1>(b, s, u); break;
     default: break;
   }
 }
 
 void scoresAvx512(const Block& b, float* s) {
-  std::size_t u = 0;
-  for (; u + 4 <= b.m; u += 4) scoreRows<4>(b, s, u);
-  switch (b.m - u) {
-    case 3: scoreRows<3>(b, s, u); break;
-    case 2: scoreRows<2>(b, s, u); break;
-    case 1: scoreRows<1>(b, s, u); break;
-    default: break;
-  }
+  scoresTiled(TileRows<Fp32Rows>{b.ctx, b.tgt, b.dim, b.m, b.n}, s);
 }
 
 // The update for contexts [u0, u0 + M), with their chunks and gradients in
@@ -294,6 +346,202 @@ void updateAvx512(const Block& b, std::size_t u0, Group group) {
       _mm512_mask_storeu_ps(ctx[u] + j, mask, _mm512_add_ps(c[u], dc[u]));
   }
 }
+
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define POSVEC_FUSED_BF16 1
+// bfloat16 weights without the float32 scratch: the block's rows are read in
+// place, the scores by AVX-512 BF16 dot products (each product of two bfloat16
+// values exact in float32, summed in float32) and the update widens each 16-value
+// chunk, updates it in float32 and writes it back rounded stochastically.
+struct Block16 {
+  std::size_t dim, m, n;
+  std::uint16_t* const* ctx;  // M bfloat16 row pointers into input
+  std::uint16_t* const* tgt;  // N bfloat16 row pointers into output
+  const float* g;             // M x N
+  std::uint16_t* old16;       // N x dim: T's old values (blocks of several groups)
+  float* now;                 // N x dim: T's float32 values between groups
+  std::uint32_t* pairs;       // gradientPairs' scratch for one group
+};
+
+// 16 bfloat16 values (masked) widened to float32, exactly.
+inline __m512 loadBf16(__mmask16 mask, const std::uint16_t* p) {
+  return _mm512_castsi512_ps(
+      _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, p)), 16));
+}
+
+// Random bits for stochastic rounding, 16 values at a time: the lanes step once
+// per two chunks, the first taking their low halves and the second their high.
+struct ChunkBits {
+  __m512i lanes;
+  bool high = false;
+  __m512i next() {
+    if (high) {
+      high = false;
+      return _mm512_srli_epi32(lanes, 16);
+    }
+    high = true;
+    lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 13));
+    lanes = _mm512_xor_si512(lanes, _mm512_srli_epi32(lanes, 17));
+    lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 5));
+    return _mm512_and_si512(lanes, _mm512_set1_epi32(0xFFFF));
+  }
+};
+
+// x rounded stochastically to bfloat16 with r's low 16 bits (floatToBf16Stochastic).
+inline void storeBf16(std::uint16_t* p, __mmask16 mask, __m512 x, __m512i r) {
+  const __m512i h = _mm512_srli_epi32(_mm512_add_epi32(_mm512_castps_si512(x), r), 16);
+  _mm256_mask_storeu_epi16(p, mask, _mm512_cvtepi32_epi16(h));
+}
+
+// updateAvx512 on bfloat16 rows, with the products as AVX-512 BF16 dot products of
+// pairs: a target's chunk adds (c_u, c_u+1) . (g_uv, g_u+1,v) per pair of contexts and
+// a context's chunk (t_v, t_v+1) . (g_uv, g_u,v+1) per pair of targets, the gradient
+// coefficients rounded to bfloat16 (to nearest) and every sum in float32: half the
+// multiply-add instructions of float32's update. A block of several groups keeps
+// T's old values (`old`, bfloat16) and its running float32 values (`now`) in
+// scratch, so each row is rounded once a block, when the last group writes it.
+enum class Group16 { Only, First, Middle, Last };
+
+// Lanes i of a and b as pairs (a_i, b_i), i = 0..15: 32 bfloat16 values.
+inline __m512i interleave16(__m256i a, __m256i b) {
+  const __m512i pairs = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9,
+                                         40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33,
+                                         1, 32, 0);
+  return _mm512_permutex2var_epi16(_mm512_castsi256_si512(a), pairs, _mm512_castsi256_si512(b));
+}
+
+inline __m512 widenBf16(__m256i h) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+// Gradient pairs of one group of M contexts: gt[p * nq2 + v] = (g_2p,v, g_2p+1,v) and
+// gc[u * nq + q] = (g_u,2q, g_u,2q+1), bfloat16 in the low and high halves, a missing
+// partner (odd M or N) zero. nq2 = 2 nq columns, so a pair of targets reads gt[.. v]
+// and gt[.. v + 1] alike.
+void gradientPairs(const float* g, std::size_t n, std::size_t m, std::uint32_t* gt,
+                   std::uint32_t* gc) {
+  const std::size_t nq = (n + 1) / 2;
+  const __m512i lowHigh = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9,
+                                           24, 8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17,
+                                           1, 16, 0);
+  for (std::size_t p = 0; 2 * p < m; ++p) {
+    const float* lo = g + 2 * p * n;
+    const float* hi = lo + n;
+    const bool partner = 2 * p + 1 < m;
+    for (std::size_t v = 0; v < 2 * nq; v += 16) {
+      const std::size_t left = n > v ? n - v : 0;
+      const auto live = left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+      const __m512 a = _mm512_maskz_loadu_ps(live, lo + v);
+      const __m512 b = partner ? _mm512_maskz_loadu_ps(live, hi + v) : _mm512_setzero_ps();
+      const __m512i both = (__m512i)_mm512_cvtne2ps_pbh(b, a);  // NOLINT: a vector cast
+      const std::size_t out = std::min<std::size_t>(16, 2 * nq - v);
+      _mm512_mask_storeu_epi32(gt + p * 2 * nq + v, static_cast<__mmask16>((1u << out) - 1),
+                               _mm512_permutexvar_epi16(lowHigh, both));
+    }
+  }
+  for (std::size_t u = 0; u < m; ++u)
+    for (std::size_t q = 0; q < nq; q += 16) {
+      const std::size_t left = n - 2 * q;
+      // 32 values of row u from column 2q, the missing partner of an odd N zero.
+      const auto live = left >= 32 ? __mmask32(0xFFFFFFFFu)
+                                   : static_cast<__mmask32>((std::uint64_t{1} << left) - 1);
+      const float* row = g + u * n + 2 * q;
+      const __m512 a = _mm512_maskz_loadu_ps(static_cast<__mmask16>(live), row);
+      const __m512 b = _mm512_maskz_loadu_ps(static_cast<__mmask16>(live >> 16), row + 16);
+      const std::size_t out = std::min<std::size_t>(16, nq - q);
+      _mm512_mask_storeu_epi32(gc + u * nq + q, static_cast<__mmask16>((1u << out) - 1),
+                               (__m512i)_mm512_cvtne2ps_pbh(b, a));  // NOLINT: a vector cast
+    }
+}
+
+template <int M>
+void updateBf16(const Block16& b, std::size_t u0, Group16 group, ChunkBits& bits) {
+  constexpr int P = (M + 1) / 2;
+  // Locals, not b's fields: the 16-bit stores may alias anything, and would make
+  // the compiler reload every field (and the bits) after each of them.
+  std::uint16_t* const* ctx = b.ctx + u0;
+  std::uint16_t* const* tgt = b.tgt;
+  const std::size_t dim = b.dim, n = b.n, nq = (n + 1) / 2;
+  std::uint16_t* const oldBase = b.old16;
+  float* const nowBase = b.now;
+  std::uint32_t* const gt = b.pairs;
+  std::uint32_t* const gc = gt + static_cast<std::size_t>(P) * 2 * nq;
+  gradientPairs(b.g + u0 * n, n, M, gt, gc);
+  ChunkBits r = bits;
+  const bool load16 = group == Group16::Only || group == Group16::First;
+  const bool store16 = group == Group16::Only || group == Group16::Last;
+  for (std::size_t j = 0; j < dim; j += 16) {
+    const std::size_t left = dim - j;
+    const __mmask16 mask = left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+    __m512i cp[P];
+    __m512 dc[M];
+    for (int p = 0; p < P; ++p) {
+      const __m256i lo = _mm256_maskz_loadu_epi16(mask, ctx[2 * p] + j);
+      const __m256i hi = 2 * p + 1 < M ? _mm256_maskz_loadu_epi16(mask, ctx[2 * p + 1] + j)
+                                       : _mm256_setzero_si256();
+      cp[p] = interleave16(lo, hi);
+    }
+    for (int u = 0; u < M; ++u) dc[u] = _mm512_setzero_ps();
+    for (std::size_t q = 0; q < nq; ++q) {
+      const std::size_t v = 2 * q;
+      const bool second = v + 1 < n;
+      __m256i h0, h1;
+      __m512 now0, now1;
+      if (load16) {
+        h0 = _mm256_maskz_loadu_epi16(mask, tgt[v] + j);
+        h1 = second ? _mm256_maskz_loadu_epi16(mask, tgt[v + 1] + j) : _mm256_setzero_si256();
+        now0 = widenBf16(h0);
+        now1 = widenBf16(h1);
+        if (group == Group16::First) {
+          _mm256_mask_storeu_epi16(oldBase + v * dim + j, mask, h0);
+          if (second) _mm256_mask_storeu_epi16(oldBase + (v + 1) * dim + j, mask, h1);
+        }
+      } else {
+        h0 = _mm256_maskz_loadu_epi16(mask, oldBase + v * dim + j);
+        h1 = second ? _mm256_maskz_loadu_epi16(mask, oldBase + (v + 1) * dim + j)
+                    : _mm256_setzero_si256();
+        now0 = _mm512_maskz_loadu_ps(mask, nowBase + v * dim + j);
+        now1 = second ? _mm512_maskz_loadu_ps(mask, nowBase + (v + 1) * dim + j)
+                      : _mm512_setzero_ps();
+      }
+      const __m512bh tp = asBf16(interleave16(h0, h1));
+      for (int p = 0; p < P; ++p) {
+        const std::uint32_t* pg = gt + static_cast<std::size_t>(p) * 2 * nq + v;
+        now0 = _mm512_dpbf16_ps(now0, asBf16(cp[p]), asBf16(_mm512_set1_epi32(static_cast<int>(pg[0]))));
+        now1 = _mm512_dpbf16_ps(now1, asBf16(cp[p]), asBf16(_mm512_set1_epi32(static_cast<int>(pg[1]))));
+      }
+      for (int u = 0; u < M; ++u)
+        dc[u] = _mm512_dpbf16_ps(
+            dc[u], tp, asBf16(_mm512_set1_epi32(static_cast<int>(gc[static_cast<std::size_t>(u) * nq + q]))));
+      if (store16) {
+        storeBf16(tgt[v] + j, mask, now0, r.next());
+        if (second) storeBf16(tgt[v + 1] + j, mask, now1, r.next());
+      } else {
+        _mm512_mask_storeu_ps(nowBase + v * dim + j, mask, now0);
+        if (second) _mm512_mask_storeu_ps(nowBase + (v + 1) * dim + j, mask, now1);
+      }
+    }
+    for (int u = 0; u < M; ++u)
+      storeBf16(ctx[u] + j, mask, _mm512_add_ps(loadBf16(mask, ctx[u] + j), dc[u]), r.next());
+  }
+  bits = r;
+}
+
+template <std::size_t... I>
+void updateBf16Groups(const Block16& b, ChunkBits& bits, std::index_sequence<I...>) {
+  using Fn = void (*)(const Block16&, std::size_t, Group16, ChunkBits&);
+  static constexpr Fn table[] = {&updateBf16<static_cast<int>(I) + 1>...};
+  if (b.m <= kMaxRegisterRows) return table[b.m - 1](b, 0, Group16::Only, bits);
+  const std::size_t groups = (b.m + kMaxRegisterRows - 1) / kMaxRegisterRows;
+  const std::size_t size = (b.m + groups - 1) / groups;
+  for (std::size_t u0 = 0; u0 < b.m; u0 += size) {
+    const Group16 group = u0 == 0               ? Group16::First
+                          : u0 + size >= b.m ? Group16::Last
+                                               : Group16::Middle;
+    table[std::min(size, b.m - u0) - 1](b, u0, group, bits);
+  }
+}
+#endif
 
 // Loss and gradient coefficients of the k scores in g, 16 at a time: the table
 // lookups as gathers, the same interpolation as Sigmoid's scalar functions. Lanes
@@ -546,6 +794,50 @@ double blockArithmetic(float** cp, std::size_t mu, float** tp, std::size_t nu, s
                        const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
                        const Probe& probe);
 
+#if defined(POSVEC_FUSED_BF16)
+// One block on bfloat16 rows in place (Block16): one draw of state.rng seeds the
+// block's rounding bits, as for the scratch path.
+// A probe sees the rows as KernelBlock::valueBytes 2.
+template <typename Probe>
+double blockBf16(std::uint16_t* input, std::uint16_t* output, std::size_t dim,
+                 const std::int32_t* crow, std::size_t mu, const std::int32_t* trow,
+                 std::size_t nu, float alpha, const Sigmoid& sigmoid, ThreadState& state,
+                 const Probe& probe) {
+  state.pointers.resize(mu + nu);
+  float** fp = state.pointers.data();
+  for (std::size_t u = 0; u < mu; ++u)
+    fp[u] = reinterpret_cast<float*>(input + static_cast<std::size_t>(crow[u]) * dim);
+  for (std::size_t v = 0; v < nu; ++v)
+    fp[mu + v] = reinterpret_cast<float*>(output + static_cast<std::size_t>(trow[v]) * dim);
+  // Drawn before the probe, so a probe that skips the arithmetic leaves the draws
+  // (and the blocks after this one) as training has them.
+  const RoundingBits start(static_cast<std::uint32_t>(state.rng.next()));
+  KernelBlock seen{dim, fp, mu, fp + mu, nu, crow, trow, 2};
+  if (!probe.beforeUpdate(seen)) return 0;
+  state.rows16.resize(mu + nu);
+  std::uint16_t** cp = state.rows16.data();
+  std::uint16_t** tp = cp + mu;
+  for (std::size_t i = 0; i < mu + nu; ++i) cp[i] = reinterpret_cast<std::uint16_t*>(fp[i]);
+  state.hidden.resize(mu * nu);
+  float* g = state.hidden.data();
+  // Scratch: T's running values (nu x dim floats) and old values (nu x dim
+  // bfloat16) for blocks of several groups, then one group's gradient pairs
+  // (gradientPairs: at most (kMaxRegisterRows + 1) x (nu + 1) pairs).
+  const std::size_t groupScratch = mu > kMaxRegisterRows ? nu * dim + (nu * dim + 1) / 2 : 0;
+  state.grad.resize(groupScratch);
+  state.gradientPairs.resize((kMaxRegisterRows + 1) * (nu + 1));
+  float* now = state.grad.data();
+  auto* old16 = reinterpret_cast<std::uint16_t*>(now + nu * dim);  // intrinsics only
+  const Block16 b{dim, mu, nu, cp, tp, g, old16, now, state.gradientPairs.data()};
+  scoresTiled(TileRows<Bf16Rows>{b.ctx, b.tgt, b.dim, b.m, b.n}, g);
+  const double loss = lossAndGradientsAvx512(g, state.positive.data(), state.negative.data(),
+                                             mu * nu, alpha, sigmoid);
+  ChunkBits bits{_mm512_loadu_si512(start.lane)};
+  updateBf16Groups(b, bits, std::make_index_sequence<kMaxRegisterRows>{});
+  return loss;
+}
+#endif
+
 // `input` and `output` hold float32 or, with 16-bit `weights`, 16-bit values.
 template <typename Probe>
 double blockUpdate(float* input, float* output, std::size_t dim, const std::int32_t* crow,
@@ -562,6 +854,10 @@ double blockUpdate(float* input, float* output, std::size_t dim, const std::int3
   }
   auto* in16 = reinterpret_cast<std::uint16_t*>(input);
   auto* out16 = reinterpret_cast<std::uint16_t*>(output);
+#if defined(POSVEC_FUSED_BF16)
+  if (weights == WeightType::Bf16 && path != BatchedPath::Portable)
+    return blockBf16(in16, out16, dim, crow, mu, trow, nu, alpha, sigmoid, state, probe);
+#endif
   state.rows.resize((mu + nu) * dim);
   float* scratch = state.rows.data();
   for (std::size_t u = 0; u < mu; ++u) {

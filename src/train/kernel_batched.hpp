@@ -38,12 +38,18 @@ double batchedWindow(float* input, float* output, std::size_t dim, const std::in
                      WeightType weights = WeightType::Fp32);
 
 // 16-bit weights (WeightType Bf16 or Fp16): `input` and `output` above then hold
-// 16-bit values (cast to float*), each block's rows are widened to float32, updated
-// and written back with stochastic rounding, one draw of state.rng per block: it
-// seeds one RoundingBits stream (half.hpp) that the block's rows take in turn
-// (contexts first, then targets). widenRow converts dim values exactly; narrowRow
-// rounds them stochastically with the next bits of `bits` (stepped once per 32
-// values), or of a fresh RoundingBits(seed).
+// 16-bit values (cast to float*), and every block's new values are written back
+// with stochastic rounding, one draw of state.rng per block seeding one RoundingBits
+// stream (half.hpp). bfloat16 on the AVX-512 path of a CPU with AVX-512 BF16 is
+// updated in place (batchedBf16DotProducts). Otherwise each block's rows are
+// widened to float32 scratch, updated there and narrowed back, taking the stream in
+// turn (contexts first, then targets). widenRow converts dim values exactly;
+// narrowRow rounds them stochastically with the next bits of `bits` (stepped once
+// per 32 values), or of a fresh RoundingBits(seed).
+// True when this build updates bfloat16 weights in place with AVX-512 BF16 dot
+// products (the AVX-512 path): the gradient coefficients are then rounded to
+// bfloat16 before they multiply, every product and sum stays float32.
+bool batchedBf16DotProducts();
 void widenRow(const std::uint16_t* src, float* dst, std::size_t dim, WeightType type,
               BatchedPath path = BatchedPath::Auto);
 void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType type,

@@ -144,6 +144,9 @@ struct ThreadState {
   // Batched kernel: one window's ids, deduplicated rows and row pointers.
   std::vector<std::int32_t> window, ids;
   std::vector<float*> pointers;
+  // bfloat16 weights: the block's rows in place and its gradients as bfloat16 pairs.
+  std::vector<std::uint16_t*> rows16;
+  std::vector<std::uint32_t> gradientPairs;
   // Batched kernel: each score's weight as a positive and as a negative prediction
   // (repeat counts; a combined block can have both in one cell).
   std::vector<float> positive, negative;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "posvec/kernel_probe.hpp"
@@ -19,13 +20,19 @@ namespace posvec::bench {
 class RowTrafficProbe final : public KernelProbe {
  public:
   bool beforeUpdate(KernelBlock& b) override {
-    for (std::size_t u = 0; u < b.contextCount; ++u) touch(b.contexts[u], b.dim);
-    for (std::size_t v = 0; v < b.targetCount; ++v) touch(b.targets[v], b.dim);
+    for (std::size_t u = 0; u < b.contextCount; ++u) touch(b.contexts[u], b.dim, b.valueBytes);
+    for (std::size_t v = 0; v < b.targetCount; ++v) touch(b.targets[v], b.dim, b.valueBytes);
     return false;
   }
 
  private:
-  static void touch(float* row, std::size_t dim) {
+  static void touch(float* row, std::size_t dim, std::size_t valueBytes) {
+    if (valueBytes == 2) {  // bfloat16 rows: the same read and write of each value
+      auto* half = reinterpret_cast<std::uint16_t*>(row);
+#pragma omp simd
+      for (std::size_t j = 0; j < dim; ++j) half[j] |= 0;
+      return;
+    }
 #pragma omp simd
     for (std::size_t j = 0; j < dim; ++j) row[j] += 0.0f;
   }
@@ -47,12 +54,37 @@ class InCacheProbe final : public KernelProbe {
 
   bool beforeUpdate(KernelBlock& b) override {
     std::vector<float>& rows = standIn(b.dim);
+    if (b.valueBytes == 2) {  // bfloat16 rows: the stand-in rows' values in bfloat16
+      std::vector<std::uint16_t>& half = standInBf16(rows);
+      auto at = [&](std::size_t r) { return reinterpret_cast<float*>(half.data() + r * b.dim); };
+      for (std::size_t u = 0; u < b.contextCount; ++u)
+        b.contexts[u] = at(static_cast<std::size_t>(b.contextIds[u]) % kRows);
+      for (std::size_t v = 0; v < b.targetCount; ++v)
+        b.targets[v] = at(kRows + static_cast<std::size_t>(b.targetIds[v]) % kRows);
+      return true;
+    }
     for (std::size_t u = 0; u < b.contextCount; ++u)
       b.contexts[u] = rows.data() + static_cast<std::size_t>(b.contextIds[u]) % kRows * b.dim;
     for (std::size_t v = 0; v < b.targetCount; ++v)
       b.targets[v] =
           rows.data() + (kRows + static_cast<std::size_t>(b.targetIds[v]) % kRows) * b.dim;
     return true;
+  }
+  // The calling thread's stand-in rows in bfloat16 (each value's upper 16 bits,
+  // made once from `rows`).
+  static std::vector<std::uint16_t>& standInBf16(const std::vector<float>& rows) {
+    thread_local std::vector<std::uint16_t> half;
+    thread_local const float* from = nullptr;
+    if (from != rows.data() || half.size() != rows.size()) {
+      from = rows.data();
+      half.resize(rows.size());
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        std::uint32_t bits;
+        std::memcpy(&bits, &rows[i], 4);
+        half[i] = static_cast<std::uint16_t>(bits >> 16);
+      }
+    }
+    return half;
   }
 
   // The calling thread's stand-in model for this probe: kRows input rows, then
