@@ -294,3 +294,57 @@ TEST_CASE("kernels shrunk windows have every reach 1 to window equally likely", 
   // The standard error of the mean of 20000 totals is about 0.02.
   CHECK(std::abs(mean - expectedMean) < 0.1);
 }
+
+namespace {
+
+// SplitMix64 (Steele, Lea and Flood 2014), written out from the published algorithm.
+std::uint64_t splitMix(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Row r of the initial input matrix as kernels.hpp documents it: row r's stream
+// starts from the second SplitMix64 output after seed ^ (r * C + D), and value d is
+// (24 high bits of output d / 2^24 - 1/2) * 2 / dim.
+double expectedInitial(std::uint64_t seed, std::uint64_t r, std::size_t d, std::size_t dim) {
+  std::uint64_t s = seed ^ (r * 0xD1B54A32D192ED03ull + 0x8CB92BA72F3D8DD7ull);
+  splitMix(s);
+  std::uint64_t stream = splitMix(s);
+  std::uint64_t out = 0;
+  for (std::size_t i = 0; i <= d; ++i) out = splitMix(stream);
+  const double u = static_cast<double>(out >> 40) / 16777216.0;
+  return (u - 0.5) * 2.0 / static_cast<double>(dim);
+}
+
+}  // namespace
+
+TEST_CASE("kernels initial input matrix has the same bits at every thread count, large or small",
+          "[kernels]") {
+  // 9000 x 1000 floats: 36 MB, so each of 1 to 3 threads faults its range in at
+  // once (ranges of 8 MiB or more) and each of 5 threads writes page by page.
+  const Eigen::Index rows = 9000, dim = 1000;
+  MatrixF one(rows, dim);
+  detail::initInputMatrix(one, 42, 1);
+  for (const int threads : {2, 3, 5}) {
+    MatrixF other(rows, dim);
+    detail::initInputMatrix(other, 42, threads);
+    INFO("threads " << threads);
+    CHECK(std::memcmp(one.data(), other.data(), static_cast<std::size_t>(one.size()) * 4) == 0);
+  }
+  // Values from the algorithm itself, at rows on both sides of every thread boundary.
+  for (const Eigen::Index r : {Eigen::Index{0}, Eigen::Index{1799}, Eigen::Index{1800},
+                               Eigen::Index{2999}, Eigen::Index{3000}, Eigen::Index{4499},
+                               Eigen::Index{4500}, Eigen::Index{5999}, Eigen::Index{6000},
+                               rows - 1})
+    for (const std::size_t d : {std::size_t{0}, std::size_t{1}, std::size_t{999}}) {
+      INFO("row " << r << " column " << d);
+      CHECK(one(r, static_cast<Eigen::Index>(d)) ==
+            Approx(expectedInitial(42, static_cast<std::uint64_t>(r), d, 1000)).margin(1e-9));
+    }
+  // A matrix without rows is left alone.
+  MatrixF empty(0, 300);
+  detail::initInputMatrix(empty, 42, 2);
+  CHECK(empty.size() == 0);
+}
