@@ -14,7 +14,11 @@
               stream (the spread to compare with), scored by eval_vectors.py (analogy
               accuracy on questions-words, Spearman on WordSim-353 and SimLex-999):
               mean, min..max and standard deviation per cell, and whether each 16-bit
-              mean lies within float32's min..max and gensim's.
+              mean lies within float32's min..max and gensim's;
+  large       (not in the default parts) 1 epoch over 100M words: Brown x16 among
+              synthetic Zipf sentences (zipf_corpus, built with the benchmarks), the
+              --quality-trainers (gensim skipped) at --dims, seeds --seeds, the same
+              scores: whether 16 bits hold on a corpus of a size where they matter.
 When the posvec binary does not accept --weights (or accepts it and trains the same
 bits as float32), the 16-bit columns are skipped with the reason, and only float32
 (and gensim) are measured. --save FILE keeps every quality run as JSON; --load FILE
@@ -24,6 +28,7 @@ alpha 0.025 -> 0.0001."""
 import argparse
 import json
 import os
+import random
 import re
 import statistics
 import subprocess
@@ -216,6 +221,53 @@ def quality(args, work, brown, trainers, earlier):
     return results
 
 
+def large_corpus(brown, zipf, path, words=100_000_000, copies=16):
+    """Brown's lines in `copies` shuffled copies, and synthetic Zipf sentences (zipf_corpus:
+    exponent 1, 1M distinct words w0, w1, ...) up to `words` words, all lines shuffled
+    together (fixed seeds); kept if it exists."""
+    if os.path.exists(path) and os.path.getsize(path) > 0:
+        return
+    part = path + ".brown"
+    bench_train.shuffled_copies(brown, part, 100, copies, False)
+    have = bench_train.count_words(part)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as out:
+        gen = subprocess.run([zipf, str(words - have), "1000000", "1.0", "7"], check=True,
+                             stdout=subprocess.PIPE, text=True).stdout
+        out.write(gen)
+    with open(part) as f:
+        lines = f.readlines()
+    with open(tmp) as f:
+        lines += f.readlines()
+    random.Random(101).shuffle(lines)
+    with open(tmp, "w") as out:
+        out.writelines(lines)
+    os.replace(tmp, path)
+    os.remove(part)
+
+
+def large(args, work, brown, trainers):
+    """Analogy (and the word-pair scores) after 1 epoch over 100M words: Brown x16 inside
+    a synthetic Zipf corpus, whose words (w<rank>) share nothing with the test sets."""
+    corpus = os.path.join(HERE, "data", "brown-zipf-100m.txt")
+    large_corpus(brown, args.zipf, corpus)
+    print("\n== large: %s (100M words: Brown x16 and Zipf sentences, lines shuffled), 1 epoch, "
+          "%d threads, seeds %s, load average %s ==" % (
+              os.path.basename(corpus), args.threads, ",".join(map(str, args.seeds)), loadavg()))
+    results = {}
+    saved_epochs = args.epochs
+    args.epochs = 1
+    for dim in args.dims:
+        for t in trainers:
+            runs = quality_runs(args, work, corpus, t, dim)
+            results["%s/%d" % (t, dim)] = runs
+            cells = ["%.4f (%.4f..%.4f)" % cell(runs, k)[:3] for k in KEYS]
+            print("| %d | %s | %s |" % (dim, t, " | ".join(cells)), flush=True)
+    args.epochs = saved_epochs
+    print("load average after large: %s" % loadavg())
+    return results
+
+
 def save(path, results):
     if not path:
         return
@@ -245,6 +297,8 @@ def main():
     ap.add_argument("--quality-trainers", default="fp32,bf16,fp16,gensim")
     ap.add_argument("--save", help="write the quality runs (JSON) to this file")
     ap.add_argument("--load", help="add the quality cells of an earlier --save not measured now")
+    ap.add_argument("--zipf", default=os.path.join(ROOT, "build", "zipf_corpus"),
+                    help="the synthetic corpus generator of the large part")
     args = ap.parse_args()
     args.dims = [int(d) for d in args.dims.split(",")]
     args.seeds = [int(s) for s in args.seeds.split(",")]
@@ -278,6 +332,14 @@ def main():
                         if t == "gensim" or t in have]
             earlier = json.load(open(args.load)) if args.load else {}
             save(args.save, quality(args, work, brown, trainers, earlier))
+    if "large" in parts:
+        if not os.path.exists(os.path.join(args.data, "questions-words.txt")):
+            print("large: skipped (no %s/questions-words.txt)" % args.data)
+        elif not os.path.exists(args.zipf):
+            print("large: skipped (no %s: build the benchmarks, -DPOSVEC_BUILD_BENCH=ON)"
+                  % args.zipf)
+        else:
+            large(args, work, brown, [t for t in args.quality_trainers.split(",") if t in have])
     print("bench-half: load average at the end %s" % loadavg())
     if not os.listdir(work):
         os.rmdir(work)
