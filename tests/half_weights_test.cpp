@@ -215,27 +215,29 @@ TEST_CASE("half: one batched step in 16 bits against a float64 reference", "[hal
   // and |t| summed, plus float32 rounding (2^-24 relative per operation, a few
   // hundred operations: 1e-5 relative of the sums' magnitudes), plus, where the
   // bfloat16 update multiplies in bfloat16 (batchedBf16DotProducts), each g rounded
-  // to bfloat16 first: 2^-9 of sum |g t| (or sum |g c|). Stochastic rounding then
-  // stores one of y's two neighbours in 16 bits, so |stored - y| < one step at y:
+  // to bfloat16 first: 2^-8 (half a step of 8 significant bits) of sum |g t| (or of
+  // sum |g c|). Stochastic rounding then stores one of y's two neighbours in 16
+  // bits, so |stored - y| < one step at y:
   // step <= 2^-7 |y| for bfloat16 (8 significant bits) and <= 2^-10 |y| + 2^-24 for
   // binary16 (11 bits, subnormals spaced 2^-24), once per block however many groups
   // of contexts the update takes. Hence
   // |stored - reference| <= rel (|reference| + delta) + abs + delta.
   // Shapes: one group, three groups of contexts (26 > 12 kept in registers) with an
-  // odd number of targets and a dim that is no multiple of 16, one context alone.
+  // odd number of targets and a dim that is no multiple of 16, one context alone, and
+  // two groups against 35 targets (gradient pairs past their first 16 and 32 lanes).
   struct Shape {
     std::size_t m, n, dim;
   };
   const float alpha = 0.1f, scale = 0.5f;
   const Sigmoid sigmoid;
-  for (const Shape shape : {Shape{2, 3, 40}, Shape{26, 7, 37}, Shape{1, 6, 100}}) {
+  for (const Shape shape : {Shape{2, 3, 40}, Shape{26, 7, 37}, Shape{1, 6, 100}, Shape{13, 35, 33}}) {
     const std::size_t m = shape.m, n = shape.n, dim = shape.dim;
     for (const WeightType type : {WeightType::Bf16, WeightType::Fp16}) {
       const bool bf16 = type == WeightType::Bf16;
       const double rel = bf16 ? 0x1p-7 : 0x1p-10, absStep = bf16 ? 0.0 : 0x1p-24;
       for (const BatchedPath path : paths()) {
         const double gradRel =
-            bf16 && path != BatchedPath::Portable && batchedBf16DotProducts() ? 0x1p-9 : 0.0;
+            bf16 && path != BatchedPath::Portable && batchedBf16DotProducts() ? 0x1p-8 : 0.0;
         std::vector<std::uint16_t> in(m * dim), out(n * dim);
         const auto a = someFloats(m * dim, 1, scale), b = someFloats(n * dim, 2, scale);
         for (std::size_t i = 0; i < a.size(); ++i) in[i] = bf16 ? floatToBf16(a[i]) : floatToFp16(a[i]);
@@ -287,6 +289,63 @@ TEST_CASE("half: one batched step in 16 bits against a float64 reference", "[hal
         CHECK(changed > (m + n) * dim / 2);
       }
     }
+  }
+}
+
+TEST_CASE("half: the in-place bfloat16 step rounds without bias", "[half]") {
+  // The same step from the same 16-bit rows under 4096 seeds: each stored weight is
+  // one of the two bfloat16 neighbours of the kernel's float32 value y, chosen so that
+  // its mean is y. y is within delta of the float64 reference (the bound of the step
+  // test above, gradient rounding included), and the mean of N roundings is within
+  // 5 sigma / sqrt(N) of y, sigma <= step / 2 <= 2^-8 |y|. A rounding that truncated,
+  // or used biased bits, would be off by a fraction of a step on most weights.
+  if (!batchedBf16DotProducts()) POSVEC_SKIP("this build has no AVX-512 BF16 update");
+  const std::size_t m = 2, n = 3, dim = 40, runs = 4096;
+  const float alpha = 0.1f, scale = 0.5f;
+  const Sigmoid sigmoid;
+  std::vector<std::uint16_t> in0(m * dim), out0(n * dim);
+  const auto a = someFloats(m * dim, 1, scale), b = someFloats(n * dim, 2, scale);
+  for (std::size_t i = 0; i < a.size(); ++i) in0[i] = floatToBf16(a[i]);
+  for (std::size_t i = 0; i < b.size(); ++i) out0[i] = floatToBf16(b[i]);
+  std::vector<double> c(m * dim), t(n * dim), g(m * n);
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = bf16ToFloat(in0[i]);
+  for (std::size_t i = 0; i < t.size(); ++i) t[i] = bf16ToFloat(out0[i]);
+  for (std::size_t u = 0; u < m; ++u)
+    for (std::size_t v = 0; v < n; ++v) {
+      double sc = 0;
+      for (std::size_t j = 0; j < dim; ++j) sc += c[u * dim + j] * t[v * dim + j];
+      g[u * n + v] = ((v == 0 ? 1.0 : 0.0) - 1.0 / (1.0 + std::exp(-sc))) * alpha;
+    }
+  std::vector<double> sumIn(m * dim, 0.0), sumOut(n * dim, 0.0);
+  const std::int32_t contexts[] = {0, 1}, targets[] = {0, 1, 2};
+  for (std::size_t r = 0; r < runs; ++r) {
+    std::vector<std::uint16_t> in = in0, out = out0;
+    ThreadState state;
+    state.rng = Rng(1000 + r);
+    batchedWindow(reinterpret_cast<float*>(in.data()), reinterpret_cast<float*>(out.data()), dim,
+                  contexts, m, targets, n, alpha, sigmoid, state, BatchedPath::Avx512,
+                  WeightType::Bf16);
+    for (std::size_t i = 0; i < in.size(); ++i) sumIn[i] += bf16ToFloat(in[i]);
+    for (std::size_t i = 0; i < out.size(); ++i) sumOut[i] += bf16ToFloat(out[i]);
+  }
+  auto check = [&](double old, double sum, std::size_t partners, auto term) {
+    double ref = old, products = 0;
+    for (std::size_t k = 0; k < partners; ++k) {
+      ref += term(k);
+      products += std::fabs(term(k));
+    }
+    const double delta = static_cast<double>(partners) * alpha * 1e-5 * scale +
+                         1e-5 * (std::fabs(old) + products) + 0x1p-8 * products;
+    const double sigma = 0x1p-8 * (std::fabs(ref) + delta);
+    REQUIRE(std::fabs(sum / runs - ref) <= delta + 5 * sigma / std::sqrt(double(runs)));
+  };
+  for (std::size_t j = 0; j < dim; ++j) {
+    for (std::size_t u = 0; u < m; ++u)
+      check(c[u * dim + j], sumIn[u * dim + j], n,
+            [&](std::size_t v) { return g[u * n + v] * t[v * dim + j]; });
+    for (std::size_t v = 0; v < n; ++v)
+      check(t[v * dim + j], sumOut[v * dim + j], m,
+            [&](std::size_t u) { return g[u * n + v] * c[u * dim + j]; });
   }
 }
 

@@ -450,7 +450,7 @@ TEST_CASE("kernel_batched probes see bfloat16 rows in place", "[kernel_batched]"
   }
   CHECK_FALSE(identical(in[0], in0));
   // The stand-in's bfloat16 output rows (started at zero) moved.
-  const std::vector<std::uint16_t>& half = bench::InCacheProbe::standInBf16(cache.standIn(24));
+  const std::vector<std::uint16_t>& half = cache.standInBf16(24);
   std::size_t moved = 0;
   for (std::size_t i = 256 * 24; i < half.size(); ++i) moved += half[i] != 0;
   CHECK(moved >= 20 * 24);

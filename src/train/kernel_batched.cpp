@@ -827,7 +827,8 @@ double blockBf16(std::uint16_t* input, std::uint16_t* output, std::size_t dim,
   state.grad.resize(groupScratch);
   state.gradientPairs.resize((kMaxRegisterRows + 1) * (nu + 1));
   float* now = state.grad.data();
-  auto* old16 = reinterpret_cast<std::uint16_t*>(now + nu * dim);  // intrinsics only
+  auto* old16 = groupScratch ? reinterpret_cast<std::uint16_t*>(now + nu * dim)  // intrinsics only
+                             : nullptr;
   const Block16 b{dim, mu, nu, cp, tp, g, old16, now, state.gradientPairs.data()};
   scoresTiled(TileRows<Bf16Rows>{b.ctx, b.tgt, b.dim, b.m, b.n}, g);
   const double loss = lossAndGradientsAvx512(g, state.positive.data(), state.negative.data(),

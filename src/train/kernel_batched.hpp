@@ -46,16 +46,16 @@ double batchedWindow(float* input, float* output, std::size_t dim, const std::in
 // turn (contexts first, then targets). widenRow converts dim values exactly;
 // narrowRow rounds them stochastically with the next bits of `bits` (stepped once
 // per 32 values), or of a fresh RoundingBits(seed).
-// True when this build updates bfloat16 weights in place with AVX-512 BF16 dot
-// products (the AVX-512 path): the gradient coefficients are then rounded to
-// bfloat16 before they multiply, every product and sum stays float32.
-bool batchedBf16DotProducts();
 void widenRow(const std::uint16_t* src, float* dst, std::size_t dim, WeightType type,
               BatchedPath path = BatchedPath::Auto);
 void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType type,
                RoundingBits& bits, BatchedPath path = BatchedPath::Auto);
 void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType type,
                std::uint32_t seed, BatchedPath path = BatchedPath::Auto);
+// True when this build updates bfloat16 weights in place with AVX-512 BF16 dot
+// products (the AVX-512 path): the gradient coefficients are then rounded to
+// bfloat16 before they multiply, every product and sum stays float32.
+bool batchedBf16DotProducts();
 
 // Context combining (Rengasamy et al. 2017, "Optimizing Word2Vec Performance on
 // Multicore Systems"): `count` consecutive centre words of one sentence form one

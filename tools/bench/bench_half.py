@@ -144,6 +144,12 @@ def throughput(args, work, x16, words, weights):
                 line += " (target <= %.2fx: %s)" % (
                     TARGET_MEMORY[dim], "met" if memory <= TARGET_MEMORY[dim] else "NOT met")
             print(line, flush=True)
+            # Other tenants of the host slow whole runs down (user CPU time grows with
+            # the wall time): the fastest run of each is the least disturbed.
+            print("  %s / fp32 (dim %d): fastest runs %.2fx end to end (%.2f s / %.2f s), epoch "
+                  "alone %.2fx" % (w, dim, min(walls["fp32"]) / min(walls[w]), min(walls["fp32"]),
+                                   min(walls[w]), min(epochs["fp32"]) / min(epochs[w])),
+                  flush=True)
     print("load average after throughput: %s" % loadavg())
 
 

@@ -27,10 +27,15 @@ class RowTrafficProbe final : public KernelProbe {
 
  private:
   static void touch(float* row, std::size_t dim, std::size_t valueBytes) {
-    if (valueBytes == 2) {  // bfloat16 rows: the same read and write of each value
-      auto* half = reinterpret_cast<std::uint16_t*>(row);
-#pragma omp simd
-      for (std::size_t j = 0; j < dim; ++j) half[j] |= 0;
+    if (valueBytes == 2) {
+      // bfloat16 rows: their bytes as floats (pairs of values), read and written by
+      // the x + 0 below, which the compiler must keep (an integer x | 0 it drops);
+      // an odd last value by itself.
+      touch(row, dim / 2, 4);
+      if (dim % 2) {
+        volatile std::uint16_t* last = reinterpret_cast<std::uint16_t*>(row) + dim - 1;
+        *last = *last;
+      }
       return;
     }
 #pragma omp simd
@@ -55,7 +60,7 @@ class InCacheProbe final : public KernelProbe {
   bool beforeUpdate(KernelBlock& b) override {
     std::vector<float>& rows = standIn(b.dim);
     if (b.valueBytes == 2) {  // bfloat16 rows: the stand-in rows' values in bfloat16
-      std::vector<std::uint16_t>& half = standInBf16(rows);
+      std::vector<std::uint16_t>& half = standInBf16(rows, id_);
       auto at = [&](std::size_t r) { return reinterpret_cast<float*>(half.data() + r * b.dim); };
       for (std::size_t u = 0; u < b.contextCount; ++u)
         b.contexts[u] = at(static_cast<std::size_t>(b.contextIds[u]) % kRows);
@@ -70,13 +75,14 @@ class InCacheProbe final : public KernelProbe {
           rows.data() + (kRows + static_cast<std::size_t>(b.targetIds[v]) % kRows) * b.dim;
     return true;
   }
-  // The calling thread's stand-in rows in bfloat16 (each value's upper 16 bits,
-  // made once from `rows`).
-  static std::vector<std::uint16_t>& standInBf16(const std::vector<float>& rows) {
+  // The calling thread's stand-in rows in bfloat16 for the probe `owner` (each
+  // value's upper 16 bits, made once from `rows`).
+  static std::vector<std::uint16_t>& standInBf16(const std::vector<float>& rows,
+                                                 std::uint64_t owner) {
     thread_local std::vector<std::uint16_t> half;
-    thread_local const float* from = nullptr;
-    if (from != rows.data() || half.size() != rows.size()) {
-      from = rows.data();
+    thread_local std::uint64_t madeFor = 0;
+    if (madeFor != owner || half.size() != rows.size()) {
+      madeFor = owner;
       half.resize(rows.size());
       for (std::size_t i = 0; i < rows.size(); ++i) {
         std::uint32_t bits;
@@ -89,6 +95,10 @@ class InCacheProbe final : public KernelProbe {
 
   // The calling thread's stand-in model for this probe: kRows input rows, then
   // kRows output rows.
+  // This probe's bfloat16 stand-in rows on the calling thread (after a bfloat16 run).
+  std::vector<std::uint16_t>& standInBf16(std::size_t dim) const {
+    return standInBf16(standIn(dim), id_);
+  }
   std::vector<float>& standIn(std::size_t dim) const {
     thread_local std::vector<float> rows;
     thread_local std::uint64_t owner = 0;
