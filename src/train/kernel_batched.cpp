@@ -358,7 +358,6 @@ struct Block16 {
   std::uint16_t* const* ctx;  // M bfloat16 row pointers into input
   std::uint16_t* const* tgt;  // N bfloat16 row pointers into output
   const float* g;             // M x N
-  std::uint16_t* old16;       // N x dim: T's old values (blocks of several groups)
   float* now;                 // N x dim: T's float32 values between groups
   std::uint32_t* pairs;       // gradientPairs' scratch for one group
 };
@@ -398,8 +397,9 @@ inline void storeBf16(std::uint16_t* p, __mmask16 mask, __m512 x, __m512i r) {
 // a context's chunk (t_v, t_v+1) . (g_uv, g_u,v+1) per pair of targets, the gradient
 // coefficients rounded to bfloat16 (to nearest) and every sum in float32: half the
 // multiply-add instructions of float32's update. A block of several groups keeps
-// T's old values (`old`, bfloat16) and its running float32 values (`now`) in
-// scratch, so each row is rounded once a block, when the last group writes it.
+// T's running float32 values (`now`) in scratch and writes T's rows only in its
+// last group, so each row is rounded once a block and every group reads T's old
+// values from the rows themselves.
 enum class Group16 { Only, First, Middle, Last };
 
 // Lanes i of a and b as pairs (a_i, b_i), i = 0..15: 32 bfloat16 values.
@@ -462,7 +462,6 @@ void updateBf16(const Block16& b, std::size_t u0, Group16 group, ChunkBits& bits
   std::uint16_t* const* ctx = b.ctx + u0;
   std::uint16_t* const* tgt = b.tgt;
   const std::size_t dim = b.dim, n = b.n, nq = (n + 1) / 2;
-  std::uint16_t* const oldBase = b.old16;
   float* const nowBase = b.now;
   std::uint32_t* const gt = b.pairs;
   std::uint32_t* const gc = gt + static_cast<std::size_t>(P) * 2 * nq;
@@ -485,21 +484,15 @@ void updateBf16(const Block16& b, std::size_t u0, Group16 group, ChunkBits& bits
     for (std::size_t q = 0; q < nq; ++q) {
       const std::size_t v = 2 * q;
       const bool second = v + 1 < n;
-      __m256i h0, h1;
+      // T's old values: its rows are written by the last group only.
+      const __m256i h0 = _mm256_maskz_loadu_epi16(mask, tgt[v] + j);
+      const __m256i h1 =
+          second ? _mm256_maskz_loadu_epi16(mask, tgt[v + 1] + j) : _mm256_setzero_si256();
       __m512 now0, now1;
       if (load16) {
-        h0 = _mm256_maskz_loadu_epi16(mask, tgt[v] + j);
-        h1 = second ? _mm256_maskz_loadu_epi16(mask, tgt[v + 1] + j) : _mm256_setzero_si256();
         now0 = widenBf16(h0);
         now1 = widenBf16(h1);
-        if (group == Group16::First) {
-          _mm256_mask_storeu_epi16(oldBase + v * dim + j, mask, h0);
-          if (second) _mm256_mask_storeu_epi16(oldBase + (v + 1) * dim + j, mask, h1);
-        }
       } else {
-        h0 = _mm256_maskz_loadu_epi16(mask, oldBase + v * dim + j);
-        h1 = second ? _mm256_maskz_loadu_epi16(mask, oldBase + (v + 1) * dim + j)
-                    : _mm256_setzero_si256();
         now0 = _mm512_maskz_loadu_ps(mask, nowBase + v * dim + j);
         now1 = second ? _mm512_maskz_loadu_ps(mask, nowBase + (v + 1) * dim + j)
                       : _mm512_setzero_ps();
@@ -820,16 +813,12 @@ double blockBf16(std::uint16_t* input, std::uint16_t* output, std::size_t dim,
   for (std::size_t i = 0; i < mu + nu; ++i) cp[i] = reinterpret_cast<std::uint16_t*>(fp[i]);
   state.hidden.resize(mu * nu);
   float* g = state.hidden.data();
-  // Scratch: T's running values (nu x dim floats) and old values (nu x dim
-  // bfloat16) for blocks of several groups, then one group's gradient pairs
-  // (gradientPairs: at most (kMaxRegisterRows + 1) x (nu + 1) pairs).
-  const std::size_t groupScratch = mu > kMaxRegisterRows ? nu * dim + (nu * dim + 1) / 2 : 0;
-  state.grad.resize(groupScratch);
+  // Scratch: T's running values (nu x dim floats) for blocks of several groups, and
+  // one group's gradient pairs (gradientPairs: at most (kMaxRegisterRows + 1) x
+  // (nu + 1) pairs).
+  state.grad.resize(mu > kMaxRegisterRows ? nu * dim : 0);
   state.gradientPairs.resize((kMaxRegisterRows + 1) * (nu + 1));
-  float* now = state.grad.data();
-  auto* old16 = groupScratch ? reinterpret_cast<std::uint16_t*>(now + nu * dim)  // intrinsics only
-                             : nullptr;
-  const Block16 b{dim, mu, nu, cp, tp, g, old16, now, state.gradientPairs.data()};
+  const Block16 b{dim, mu, nu, cp, tp, g, state.grad.data(), state.gradientPairs.data()};
   scoresTiled(TileRows<Bf16Rows>{b.ctx, b.tgt, b.dim, b.m, b.n}, g);
   const double loss = lossAndGradientsAvx512(g, state.positive.data(), state.negative.data(),
                                              mu * nu, alpha, sigmoid);
