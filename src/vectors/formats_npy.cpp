@@ -1,5 +1,6 @@
 // NumPy .npy arrays: reading a (words, dimension) float32/float64 matrix with its
 // .vocab file, writing float32/float64 arrays in format 1.0.
+#include <algorithm>
 #include <filesystem>
 #include <limits>
 
@@ -127,7 +128,11 @@ void writeNpyImpl(std::ostream& out, const T* data, const std::vector<std::size_
   out.write(pre.data(), static_cast<std::streamsize>(pre.size()));
   out.write(dict.data(), static_cast<std::streamsize>(dict.size()));
   if constexpr (std::endian::native == std::endian::little) {
-    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(count * sizeof(T)));
+    // 1 MiB per call, as detail::writeFloats (one call for a whole matrix is slow).
+    constexpr std::size_t kChunk = (std::size_t{1} << 20) / sizeof(T);
+    for (std::size_t i = 0; i < count; i += kChunk)
+      out.write(reinterpret_cast<const char*>(data + i),
+                static_cast<std::streamsize>(std::min(kChunk, count - i) * sizeof(T)));
   } else {
     for (std::size_t i = 0; i < count; ++i) {
       const T v = fromLittle(data[i]);
