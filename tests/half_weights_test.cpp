@@ -467,9 +467,10 @@ TEST_CASE("half: kernels without 16-bit support refuse with one message", "[half
     if (which == 0) c.architecture = Architecture::Cbow;
     if (which == 1) c.loss = Loss::HierarchicalSoftmax;
     if (which == 2) c.kernel = Kernel::Classic;
-    if (which == 3) {
+    if (which == 3) {  // subword CBOW (subword skip-gram trains in 16 bits)
       c.subwords = true;
       c.bucket = 100;
+      c.architecture = Architecture::Cbow;
     }
     try {
       (void)train(corpus, c);
@@ -477,7 +478,7 @@ TEST_CASE("half: kernels without 16-bit support refuse with one message", "[half
     } catch (const ConfigError& e) {
       const std::string m = e.what();
       CHECK(m.find("bf16") != std::string::npos);
-      CHECK(m.find("batched kernel only") != std::string::npos);
+      CHECK(m.find("skip-gram with negative sampling") != std::string::npos);
       CHECK(m.find('\n') == std::string::npos);
     }
   }
@@ -498,7 +499,7 @@ TEST_CASE("half: posvec train --weights, resume across weight types, dry run", "
   CHECK(bad.err == "posvec: error: --weights: expected fp32, bf16 or fp16 (got 'fp8')\n");
   const test::RunResult cbow = test::runCli(train + "--epochs 1 -o - --weights bf16 --cbow");
   CHECK(cbow.status == 2);
-  CHECK(cbow.err.find("batched kernel only") != std::string::npos);
+  CHECK(cbow.err.find("skip-gram with negative sampling") != std::string::npos);
   CHECK(std::count(cbow.err.begin(), cbow.err.end(), '\n') == 1);
   // float32 -> bf16 -> fp32, each resumed from the last model file.
   const std::string m = test::quote(dir.file("m.posvec"));

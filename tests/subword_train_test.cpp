@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "half.hpp"
 #include "kernel_factory.hpp"
 #include "kernel_subword.hpp"
 #include "posvec/error.hpp"
@@ -140,9 +141,9 @@ TEST_CASE("subword training: one skip-gram update equals a double-precision refe
   const std::size_t dim = 8;
   const std::int64_t nwords = 3;
   const detail::SubwordRows rows = detail::subwordRowsOf(words, config, 1);
-  const auto expected = referenceRows("where", 0, 2, 3, 7, nwords);
-  REQUIRE(rows.count(0) == expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i) CHECK(rows.of(0)[i] == expected[i]);
+  const auto expected = referenceRows("here", 1, 2, 3, 7, nwords);
+  REQUIRE(rows.count(1) == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) CHECK(rows.of(1)[i] == expected[i]);
 
   std::mt19937 gen(5);
   std::uniform_real_distribution<float> u(-0.5f, 0.5f);
@@ -151,13 +152,14 @@ TEST_CASE("subword training: one skip-gram update equals a double-precision refe
   for (auto& x : out) x = u(gen);
   const double alpha = 0.05;
 
-  // The reference: context "where" (id 0) predicts centre "here" (1), negative "there" (2).
+  // The reference (fastText's orientation): centre "here" (id 1) predicts context
+  // "where" (0), negative "there" (2).
   std::vector<double> h(dim, 0.0), grad(dim, 0.0);
   for (const auto r : expected)
     for (std::size_t d = 0; d < dim; ++d) h[d] += in[static_cast<std::size_t>(r) * dim + d];
   for (auto& x : h) x /= static_cast<double>(expected.size());
   std::vector<double> refIn(in.begin(), in.end()), refOut(out.begin(), out.end());
-  for (const auto& [target, label] : {std::pair{1, 1.0}, std::pair{2, 0.0}}) {
+  for (const auto& [target, label] : {std::pair{0, 1.0}, std::pair{2, 0.0}}) {
     double s = 0;
     for (std::size_t d = 0; d < dim; ++d) s += h[d] * out[target * dim + d];
     const double g = alpha * (label - 1.0 / (1.0 + std::exp(-s)));
@@ -185,8 +187,105 @@ TEST_CASE("subword training: one skip-gram update equals a double-precision refe
     const double tol = 2 * alpha * 1e-5 * 0.5 + 40 * FLT_EPSILON * 0.5;
     for (std::size_t i = 0; i < in.size(); ++i) CHECK(std::fabs(kin[i] - refIn[i]) <= tol);
     for (std::size_t i = 0; i < out.size(); ++i) CHECK(std::fabs(kout[i] - refOut[i]) <= tol);
-    // Rows outside "where"'s list and outputs other than 1 and 2 did not move.
-    CHECK(kout[0] == out[0]);
+    // Rows outside "here"'s list and outputs other than 0 and 2 did not move.
+    for (std::size_t d = 0; d < dim; ++d) CHECK(kout[dim + d] == out[dim + d]);
+  }
+}
+
+TEST_CASE("subword training: one 16-bit skip-gram update against a float64 reference",
+          "[subword][half]") {
+  // As the float32 step above, on 16-bit rows: centre "here" (1) predicts context
+  // "where" (0) against negative "there" (2). The reference works in float64 from the
+  // stored (widened) values. The kernel's float32 result y of each weight is within
+  // delta of it (the sigmoid table's 1e-5 times alpha and the partner's magnitude,
+  // plus float32 rounding, 1e-5 relative of the magnitudes involved); stochastic
+  // rounding then stores one of y's two 16-bit neighbours, less than one step away:
+  // step <= 2^-7 |y| (bfloat16) or 2^-10 |y| + 2^-24 (binary16). An input row listed k
+  // times in "here"'s list takes the gradient k times, rounded each time: k steps at
+  // most, each at a magnitude of at most |old| + k |grad| + delta.
+  const std::vector<std::string> words{"where", "here", "there"};
+  TrainConfig config;
+  config.subwords = true;
+  config.minn = 2;
+  config.maxn = 3;
+  config.bucket = 5;  // few buckets: some rows are listed twice
+  const std::int64_t nwords = 3;
+  const detail::SubwordRows rows = detail::subwordRowsOf(words, config, 1);
+  const auto listed = referenceRows("here", 1, 2, 3, 5, nwords);
+  const double alpha = 0.05, scale = 0.5;
+  static const detail::Sigmoid sigmoid;
+  for (const std::size_t dim : {std::size_t{8}, std::size_t{37}}) {
+    for (const WeightType type : {WeightType::Bf16, WeightType::Fp16}) {
+      INFO(weightTypeName(type) << " dim " << dim);
+      const bool bf16 = type == WeightType::Bf16;
+      const double rel = bf16 ? 0x1p-7 : 0x1p-10, absStep = bf16 ? 0.0 : 0x1p-24;
+      auto pack = [&](float x) { return bf16 ? detail::floatToBf16(x) : detail::floatToFp16(x); };
+      auto value = [&](std::uint16_t h) {
+        return static_cast<double>(bf16 ? detail::bf16ToFloat(h) : detail::fp16ToFloat(h));
+      };
+      std::mt19937 gen(9);
+      std::uniform_real_distribution<float> u(-static_cast<float>(scale), static_cast<float>(scale));
+      std::vector<std::uint16_t> in((nwords + 5) * dim), out(nwords * dim);
+      for (auto& x : in) x = pack(u(gen));
+      for (auto& x : out) x = pack(u(gen));
+
+      std::vector<double> h(dim, 0.0), grad(dim, 0.0), refOut(out.size());
+      for (const auto r : listed)
+        for (std::size_t j = 0; j < dim; ++j) h[j] += value(in[static_cast<std::size_t>(r) * dim + j]);
+      for (auto& x : h) x /= static_cast<double>(listed.size());
+      for (std::size_t i = 0; i < out.size(); ++i) refOut[i] = value(out[i]);
+      for (const auto& [target, label] : {std::pair{0, 1.0}, std::pair{2, 0.0}}) {
+        const std::size_t t = static_cast<std::size_t>(target) * dim;
+        double sc = 0;
+        for (std::size_t j = 0; j < dim; ++j) sc += h[j] * value(out[t + j]);
+        const double g = alpha * (label - 1.0 / (1.0 + std::exp(-sc)));
+        for (std::size_t j = 0; j < dim; ++j) grad[j] += g * value(out[t + j]);
+        for (std::size_t j = 0; j < dim; ++j) refOut[t + j] += g * h[j];
+      }
+      std::vector<int> times(in.size() / dim, 0);
+      for (const auto r : listed) ++times[static_cast<std::size_t>(r)];
+
+      std::vector<std::vector<std::uint16_t>> results;
+      for (const auto path : {detail::BatchedPath::Portable, detail::BatchedPath::Auto}) {
+        std::vector<std::uint16_t> kin = in, kout = out;
+        const std::int32_t sentence[] = {0, 1};
+        const std::int32_t reach[] = {1};
+        const std::int32_t negatives[] = {2};
+        const detail::CombinedBlock block{sentence, 2, 1, 1, reach, negatives, 1, 1.0f};
+        detail::ThreadState state;
+        state.rng = detail::Rng(7);
+        std::int64_t predictions = 0;
+        detail::subwordBlock(reinterpret_cast<float*>(kin.data()),
+                             reinterpret_cast<float*>(kout.data()), dim, rows, block,
+                             static_cast<float>(alpha), sigmoid, state, path, predictions, type);
+        CHECK(predictions == 1);
+        const double delta = 2 * alpha * 1e-5 * scale;
+        for (std::size_t r = 0; r < times.size(); ++r)
+          for (std::size_t j = 0; j < dim; ++j) {
+            const std::size_t i = r * dim + j;
+            const double old = value(in[i]), k = times[r];
+            if (k == 0) {
+              REQUIRE(kin[i] == in[i]);
+              continue;
+            }
+            const double ref = old + k * grad[j];
+            const double d = delta + 1e-5 * (std::fabs(old) + k * std::fabs(grad[j]));
+            const double magnitude = std::fabs(old) + k * std::fabs(grad[j]) + d;
+            REQUIRE(std::fabs(value(kin[i]) - ref) <= k * (rel * magnitude + absStep) + d);
+          }
+        for (std::size_t i = 0; i < out.size(); ++i) {
+          const double d = delta + 1e-5 * (std::fabs(value(out[i])) + std::fabs(refOut[i]));
+          REQUIRE(std::fabs(value(kout[i]) - refOut[i]) <=
+                  rel * (std::fabs(refOut[i]) + d) + absStep + d);
+        }
+        // The output row of "here" (1) is no target: untouched.
+        for (std::size_t j = 0; j < dim; ++j) CHECK(kout[dim + j] == out[dim + j]);
+        kin.insert(kin.end(), kout.begin(), kout.end());
+        results.push_back(kin);
+      }
+      // The AVX-512 loops round with the same bits as the portable ones.
+      CHECK(results[0] == results[1]);
+    }
   }
 }
 
@@ -250,6 +349,44 @@ TEST_CASE("subword training puts planted classes together and an unknown word ne
             cosine(unknown, e.vectors().row(static_cast<Eigen::Index>(indexOf(m, wordOf(cls, i)))));
     for (int cls = 0; cls < kClasses; ++cls)
       if (cls != 2) CHECK(meanSim[2] > meanSim[static_cast<std::size_t>(cls)]);
+  }
+}
+
+TEST_CASE("subword training in 16 bits: planted classes, one seed's bits, composed vectors",
+          "[subword][half]") {
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(3, 1500));
+  for (const WeightType type : {WeightType::Bf16, WeightType::Fp16}) {
+    INFO(weightTypeName(type));
+    TrainConfig c = subwordConfig();
+    c.weights = type;
+    const ModelState m = train(corpus, c);
+    REQUIRE(m.packed != PackedWeights::None);
+    const auto nwords = static_cast<Eigen::Index>(m.words.size());
+    REQUIRE(m.input.rows() == nwords + static_cast<Eigen::Index>(c.bucket));
+    // The stored weights, widened (readWeightRow is exact: a 16-bit value is a float).
+    const auto d = static_cast<std::size_t>(c.dim);
+    MatrixF wide(m.input.rows(), m.input.cols());
+    for (Eigen::Index r = 0; r < wide.rows(); ++r) readWeightRow(m, m.input, r, wide.row(r).data());
+    // Each word's vector is the mean of its rows as an independent n-gram list names them.
+    const Embeddings e = embeddingsOf(m);
+    for (Eigen::Index w = 0; w < nwords; ++w) {
+      const auto rows = referenceRows(m.words[static_cast<std::size_t>(w)], w, c.minn, c.maxn,
+                                      c.bucket, nwords);
+      for (std::size_t j = 0; j < d; ++j) {
+        double mean = 0;
+        for (const auto r : rows) mean += wide(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(j));
+        mean /= static_cast<double>(rows.size());
+        REQUIRE(std::fabs(e.vectors()(w, static_cast<Eigen::Index>(j)) - mean) <=
+                1e-6 * (1 + std::fabs(mean)));
+      }
+    }
+    CHECK(plantedAccuracy(m) >= 0.9);
+    // One seed, one thread: the same bits.
+    const ModelState again = train(corpus, c);
+    CHECK(std::memcmp(m.input.data(), again.input.data(),
+                      static_cast<std::size_t>(m.input.size()) * 2) == 0);
+    CHECK(std::memcmp(m.output.data(), again.output.data(),
+                      static_cast<std::size_t>(m.output.size()) * 2) == 0);
   }
 }
 

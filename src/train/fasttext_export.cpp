@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "posvec/error.hpp"
+#include "posvec/model_state.hpp"
 
 namespace posvec {
 
@@ -36,6 +37,12 @@ FastTextArgs fastTextArgs(const TrainConfig& config) {
 }
 
 void saveFastTextModel(const ModelState& model, const std::string& path) {
+  if (model.packed != PackedWeights::None) {  // 16-bit weights: fastText's files hold float32
+    ModelState wide = model;
+    unpackWeights(wide);
+    saveFastTextModel(wide, path);
+    return;
+  }
   const FastTextArgs args = fastTextArgs(TrainConfig::deserialize(model.config));
   // Counts may be absent from a state built by hand: fastText needs one per word.
   const std::vector<std::int64_t> zeros(model.counts.empty() ? model.words.size() : 0, 0);

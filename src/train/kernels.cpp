@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include "kernels.hpp"
 
 #include <omp.h>
@@ -108,6 +109,16 @@ void initInputMatrix(MatrixF& input, std::uint64_t seed, int threads) {
   {
     const std::int64_t t = omp_get_thread_num(), k = omp_get_num_threads();
     const std::int64_t lo = rows * t / k, hi = rows * (t + 1) / k;
+#ifdef MADV_HUGEPAGE
+    if (std::getenv("HP")) {
+      const std::size_t all = static_cast<std::size_t>(rows) * dim * sizeof(float);
+      const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+      const auto b0 = reinterpret_cast<std::uintptr_t>(input.data());
+      const std::uintptr_t f0 = (b0 + page - 1) / page * page, l0 = (b0 + all) / page * page;
+      if (t == 0 && l0 > f0) ::madvise(reinterpret_cast<void*>(f0), l0 - f0, MADV_HUGEPAGE);
+    }
+#pragma omp barrier
+#endif
 #ifdef MADV_POPULATE_WRITE
     constexpr std::size_t kLarge = std::size_t{8} << 20;  // smaller: faulted by the writes
     const std::size_t bytes = static_cast<std::size_t>(hi - lo) * dim * sizeof(float);

@@ -150,9 +150,9 @@ struct ThreadState {
   // Batched kernel: each score's weight as a positive and as a negative prediction
   // (repeat counts; a combined block can have both in one cell).
   std::vector<float> positive, negative;
-  // Subword kernel: a block's composed input vectors and output rows, before and
-  // after, and its local ids.
-  std::vector<float> composed, outputs;
+  // Subword kernel: a block's composed input vectors, before and after, and its
+  // local ids.
+  std::vector<float> composed;
   std::vector<std::int32_t> local;
   // Batched kernel with 16-bit weights: the block's rows widened to float32.
   std::vector<float> rows;

@@ -31,14 +31,15 @@ namespace posvec {
 
 Embeddings embeddingsOf(const ModelState& model) {
   const auto v = static_cast<Eigen::Index>(model.words.size());
-  if (model.packed != PackedWeights::None) {  // 16-bit weights (never subwords)
-    MatrixF vectors(model.input.rows(), model.input.cols());
+  const bool subwords =
+      model.input.rows() != v && model.config.find("subwords=1\n") != std::string::npos;
+  if (model.packed != PackedWeights::None && !subwords) {  // 16-bit weights
+    MatrixF vectors(v, model.input.cols());
     for (Eigen::Index r = 0; r < vectors.rows(); ++r)
       readWeightRow(model, model.input, r, vectors.row(r).data());
     return Embeddings(model.words, std::move(vectors), model.counts);
   }
-  if (model.input.rows() == v || model.config.find("subwords=1\n") == std::string::npos)
-    return Embeddings(model.words, model.input, model.counts);
+  if (!subwords) return Embeddings(model.words, model.input, model.counts);
   // A subword model: each word's vector is the mean of its rows (what fastText's
   // .vec file holds), not its own row alone.
   const TrainConfig config = TrainConfig::deserialize(model.config);
@@ -46,10 +47,18 @@ Embeddings embeddingsOf(const ModelState& model) {
   const detail::SubwordRows rows = detail::subwordRowsOf(model.words, config, threads);
   MatrixF vectors(v, model.input.cols());
   const auto dim = static_cast<std::size_t>(model.input.cols());
+  const auto* packed = reinterpret_cast<const std::uint16_t*>(model.input.data());
+  const WeightType type =
+      model.packed == PackedWeights::Bf16 ? WeightType::Bf16 : WeightType::Fp16;
 #pragma omp parallel for num_threads(threads) schedule(static)
-  for (Eigen::Index w = 0; w < v; ++w)
-    detail::composeWord(model.input.data(), dim, rows, static_cast<std::int32_t>(w),
-                        vectors.row(w).data());
+  for (Eigen::Index w = 0; w < v; ++w) {
+    if (model.packed == PackedWeights::None)
+      detail::composeWord(model.input.data(), dim, rows, static_cast<std::int32_t>(w),
+                          vectors.row(w).data());
+    else
+      detail::composeWord(packed, dim, rows, static_cast<std::int32_t>(w), vectors.row(w).data(),
+                          type);
+  }
   return Embeddings(model.words, std::move(vectors), model.counts);
 }
 
@@ -419,11 +428,12 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
     tree = detail::buildHuffmanTree(vocab.counts());
   static const detail::Sigmoid sigmoid;
   if (config.weights != WeightType::Fp32) {
-    if (detail::kernelFor(config) != detail::KernelKind::BatchedSkipGram)
+    const auto kind = detail::kernelFor(config);
+    if (kind != detail::KernelKind::BatchedSkipGram && kind != detail::KernelKind::SubwordSkipGram)
       throw ConfigError(std::string("weights stored in ") + weightTypeName(config.weights) +
-                        " train word-only skip-gram with negative sampling and the batched "
-                        "kernel only; use float32 weights (fp32) for CBOW, hierarchical softmax, "
-                        "subwords or the classic kernel");
+                        " train skip-gram with negative sampling (the batched or the subword "
+                        "kernel) only; use float32 weights (fp32) for CBOW, hierarchical softmax "
+                        "or the classic kernel");
     if (sync)
       throw ConfigError(std::string("weights stored in ") + weightTypeName(config.weights) +
                         " train in one process; use float32 weights (fp32) across processes");
@@ -580,7 +590,8 @@ void initMatrices(ModelState& model, const TrainConfig& config, Eigen::Index v, 
     model.output = MatrixF::Zero(outRows, d);
     return;
   }
-  model.input.resize(v, d);
+  const Eigen::Index inRows = inputRows(v, config);  // subwords: the bucket rows too
+  model.input.resize(inRows, d);
   model.output.resize(outRows, d);
   const auto dim = static_cast<std::size_t>(d);
   auto* in = reinterpret_cast<std::uint16_t*>(model.input.data());
@@ -589,7 +600,7 @@ void initMatrices(ModelState& model, const TrainConfig& config, Eigen::Index v, 
   {
     std::vector<float> row(dim);
 #pragma omp for schedule(static)
-    for (Eigen::Index r = 0; r < v; ++r) {
+    for (Eigen::Index r = 0; r < inRows; ++r) {
       detail::initInputRow(row.data(), dim, config.seed, static_cast<std::uint64_t>(r));
       std::uint16_t* h = in + static_cast<std::size_t>(r) * dim;
       for (std::size_t j = 0; j < dim; ++j)

@@ -402,9 +402,9 @@ void saveModel(const ModelState& model, const std::string& path) {
     if (model.packed == PackedWeights::None) {
       writeFloats(out, model.input.data(), (v + extraRows) * d);
       if (outRows > 0) writeFloats(out, model.output.data(), outRows * d);
-    } else {  // 16-bit weights (never subwords): float32 in the file, a row at a time
+    } else {  // 16-bit weights: float32 in the file, a row at a time
       std::vector<float> row(d);
-      for (std::uint64_t i = 0; i < v; ++i) {
+      for (std::uint64_t i = 0; i < v + extraRows; ++i) {
         readWeightRow(model, model.input, static_cast<Eigen::Index>(i), row.data());
         writeFloats(out, row.data(), d);
       }

@@ -621,6 +621,7 @@ void writeResults(const Options& o, ModelState& model, const Plan& plan, Cluster
            plan.checkpoint != o.output)
     saveModel(model, plan.checkpoint);
   if (plan.fastText) {
+    unpackWeights(model);  // 16-bit weights: widened in place (fastText's files hold float32)
     saveFastTextModel(model, o.output);
   } else if (plan.format == VectorFormat::Model) {
     saveModel(model, o.output);
