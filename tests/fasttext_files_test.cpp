@@ -11,6 +11,7 @@
 #include "posvec/fasttext_export.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/subwords.hpp"
+#include "posvec/trainer.hpp"
 #include "test_util.hpp"
 
 using namespace posvec;
@@ -278,6 +279,51 @@ TEST_CASE("fastText writer: a training state with subwords, its settings in fast
     CHECK_THAT(e.what(), Catch::Matchers::Contains("needs subword training"));
   }
   CHECK_FALSE(fs::exists(path));
+}
+
+TEST_CASE("fastText writer: a model trained in 16 bits is written as its widened rows",
+          "[subwords][write][half]") {
+  TempDir tmp;
+  TrainConfig c;
+  c.dim = 40;  // 20,000 buckets of 40: the writer widens the input matrix in 4 chunks
+  c.epochs = 1;
+  c.minCount = 1;
+  c.threads = 1;
+  c.subwords = true;
+  c.bucket = 20000;
+  for (const WeightType type : {WeightType::Bf16, WeightType::Fp16}) {
+    c.weights = type;
+    std::vector<Sentence> text;
+    for (int i = 0; i < 50; ++i) text.push_back({"the", "black", "cat", "sat", "on", "a", "mat"});
+    const ModelState m = train(CorpusSource::fromSentences(text), c);
+    REQUIRE(m.packed != PackedWeights::None);
+    const std::string path = tmp.file(std::string("h-") + weightTypeName(type) + ".bin");
+    saveFastTextModel(m, path);
+    const SubwordModel back = SubwordModel::load(path);
+    REQUIRE(back.input().rows() == m.input.rows());
+    REQUIRE(back.output().rows() == m.output.rows());
+    // Each stored 16-bit value widened: bfloat16 its bits shifted, binary16 converted
+    // by the bit layout (sign, 5-bit exponent, 10-bit fraction) in float64.
+    auto widen = [&](const MatrixF& matrix, Eigen::Index r, Eigen::Index j) {
+      const auto* h = reinterpret_cast<const std::uint16_t*>(matrix.data());
+      const std::uint16_t x = h[static_cast<std::size_t>(r * matrix.cols() + j)];
+      if (type == WeightType::Bf16) {
+        const std::uint32_t bits = static_cast<std::uint32_t>(x) << 16;
+        float f;
+        std::memcpy(&f, &bits, 4);
+        return static_cast<double>(f);
+      }
+      const int e = (x >> 10) & 31, frac = x & 1023;
+      const double v = e == 0 ? std::ldexp(frac, -24) : std::ldexp(1024 + frac, e - 25);
+      return (x & 0x8000) ? -v : v;
+    };
+    for (Eigen::Index r = 0; r < m.input.rows(); ++r)
+      for (Eigen::Index j = 0; j < c.dim; ++j)
+        REQUIRE(static_cast<double>(back.input()(r, j)) == widen(m.input, r, j));
+    for (Eigen::Index r = 0; r < m.output.rows(); ++r)
+      for (Eigen::Index j = 0; j < c.dim; ++j)
+        REQUIRE(static_cast<double>(back.output()(r, j)) == widen(m.output, r, j));
+  }
 }
 
 TEST_CASE("posvec train --format fasttext refuses a word-only training in one line",

@@ -2,8 +2,11 @@
 // fastText's .bin through the vectors stage's writer.
 #include "posvec/fasttext_export.hpp"
 
+#include <algorithm>
 #include <limits>
+#include <vector>
 
+#include "formats_detail.hpp"
 #include "posvec/error.hpp"
 #include "posvec/model_state.hpp"
 
@@ -37,16 +40,33 @@ FastTextArgs fastTextArgs(const TrainConfig& config) {
 }
 
 void saveFastTextModel(const ModelState& model, const std::string& path) {
-  if (model.packed != PackedWeights::None) {  // 16-bit weights: fastText's files hold float32
-    ModelState wide = model;
-    unpackWeights(wide);
-    saveFastTextModel(wide, path);
-    return;
-  }
   const FastTextArgs args = fastTextArgs(TrainConfig::deserialize(model.config));
   // Counts may be absent from a state built by hand: fastText needs one per word.
   const std::vector<std::int64_t> zeros(model.counts.empty() ? model.words.size() : 0, 0);
   const auto& counts = model.counts.empty() ? zeros : model.counts;
+  if (model.packed != PackedWeights::None) {
+    // 16-bit weights: fastText's file holds float32, widened 1 MiB at a time (no
+    // float32 copy of a matrix: the bucket rows make the input matrix large).
+    auto widened = [&model](const MatrixF& m) {
+      return detail::FastTextMatrix{m.rows(), m.cols(), [&model, &m](std::ostream& out) {
+        const auto cols = static_cast<std::size_t>(m.cols());
+        const Eigen::Index chunk =
+            std::max<Eigen::Index>(1, static_cast<Eigen::Index>((std::size_t{1} << 18) / cols));
+        std::vector<float> rows(static_cast<std::size_t>(chunk) * cols);
+        for (Eigen::Index r = 0; r < m.rows(); r += chunk) {
+          const Eigen::Index n = std::min(chunk, m.rows() - r);
+          for (Eigen::Index i = 0; i < n; ++i)
+            readWeightRow(model, m, r + i, rows.data() + static_cast<std::size_t>(i) * cols);
+          detail::writeFloats(out, rows.data(), static_cast<std::size_t>(n) * cols);
+        }
+      }};
+    };
+    if (args.loss == FastTextLoss::HierarchicalSoftmax)
+      throw ConfigError("hierarchical softmax does not train in 16 bits: this model cannot be one");
+    detail::saveFastTextMatrices(path, model.words, counts, widened(model.input),
+                                 widened(model.output), args);
+    return;
+  }
   if (args.loss == FastTextLoss::HierarchicalSoftmax) {
     // Both build word2vec.c's Huffman tree from the counts (the same inner nodes, the
     // same rows), but posvec trains an inner node towards 1 - code (word2vec.c) and

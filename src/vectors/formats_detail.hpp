@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@
 #include "posvec/embeddings.hpp"
 #include "posvec/error.hpp"
 #include "posvec/formats.hpp"
+#include "posvec/subwords.hpp"
 #include "utf8.hpp"
 
 namespace posvec::detail {
@@ -344,5 +346,18 @@ class ModelChecksum {
 // yields the model's input vectors.
 Embeddings loadVectorsAs(const std::string& path, VectorFormat format,
                          const LoadOptions& options = {});
+
+// A matrix for saveFastTextMatrices(): its shape and how its rows x cols float32
+// values reach the stream (a float32 matrix as it is, 16-bit rows widened a chunk at
+// a time).
+struct FastTextMatrix {
+  Eigen::Index rows = 0, cols = 0;
+  std::function<void(std::ostream&)> write;
+};
+FastTextMatrix fastTextMatrix(const MatrixF& m);
+// saveFastText() with matrices given as FastTextMatrix.
+void saveFastTextMatrices(const std::string& path, const std::vector<std::string>& words,
+                          const std::vector<std::int64_t>& counts, const FastTextMatrix& input,
+                          const FastTextMatrix& output, const FastTextArgs& args);
 
 }  // namespace posvec::detail

@@ -31,8 +31,8 @@ std::string rowsText(Eigen::Index rows, Eigen::Index cols) {
 
 // Everything saveFastText() needs to be true, each failure one line naming the path.
 void checkFastText(const std::string& path, const std::vector<std::string>& words,
-                   const std::vector<std::int64_t>& counts, const MatrixF& input,
-                   const MatrixF& output, const FastTextArgs& a) {
+                   const std::vector<std::int64_t>& counts, const detail::FastTextMatrix& input,
+                   const detail::FastTextMatrix& output, const FastTextArgs& a) {
   const std::string what = "cannot save fastText model " + inQuotes(path) + ": ";
   auto fail = [&](const std::string& why) { throw InputError(what + why); };
   if (words.size() > static_cast<std::size_t>(kInt32Max))
@@ -50,14 +50,15 @@ void checkFastText(const std::string& path, const std::vector<std::string>& word
          " (skip-gram or CBOW)");
   const auto loss = static_cast<std::int32_t>(a.loss);
   if (loss < 1 || loss > 4) fail("unknown loss " + std::to_string(loss));
-  if (input.cols() != a.dim || input.rows() != nwords + a.bucket)
-    fail("the input matrix is " + rowsText(input.rows(), input.cols()) + " but " +
+  if (input.cols != a.dim || input.rows != nwords + a.bucket)
+    fail("the input matrix is " + rowsText(input.rows, input.cols) + " but " +
          std::to_string(nwords) + " words and " + std::to_string(a.bucket) +
          " buckets of dimension " + std::to_string(a.dim) + " need " +
          rowsText(nwords + a.bucket, a.dim));
-  const bool hsInner = a.loss == FastTextLoss::HierarchicalSoftmax && output.rows() == nwords - 1;
-  if (output.size() != 0 && (output.cols() != a.dim || (output.rows() != nwords && !hsInner)))
-    fail("the output matrix is " + rowsText(output.rows(), output.cols()) + ", expected " +
+  const bool hsInner = a.loss == FastTextLoss::HierarchicalSoftmax && output.rows == nwords - 1;
+  if (output.rows * output.cols != 0 &&
+      (output.cols != a.dim || (output.rows != nwords && !hsInner)))
+    fail("the output matrix is " + rowsText(output.rows, output.cols) + ", expected " +
          rowsText(nwords, a.dim) + " (one row per word)");
   std::unordered_set<std::string_view> seen;
   seen.reserve(words.size());
@@ -74,9 +75,17 @@ void checkFastText(const std::string& path, const std::vector<std::string>& word
 
 }  // namespace
 
-void saveFastText(const std::string& path, const std::vector<std::string>& words,
-                  const std::vector<std::int64_t>& counts, const MatrixF& input,
-                  const MatrixF& output, const FastTextArgs& a) {
+namespace detail {
+
+FastTextMatrix fastTextMatrix(const MatrixF& m) {
+  return {m.rows(), m.cols(), [&m](std::ostream& out) {
+            detail::writeFloats(out, m.data(), static_cast<std::size_t>(m.size()));
+          }};
+}
+
+void saveFastTextMatrices(const std::string& path, const std::vector<std::string>& words,
+                          const std::vector<std::int64_t>& counts, const FastTextMatrix& input,
+                          const FastTextMatrix& output, const FastTextArgs& a) {
   checkFastText(path, words, counts, input, output, a);
   const auto nwords = static_cast<std::int32_t>(words.size());
   std::int64_t ntokens = a.ntokens;
@@ -105,10 +114,10 @@ void saveFastText(const std::string& path, const std::vector<std::string>& words
       put(head, std::int8_t{0});  // a word, not a label
     }
     put(head, std::uint8_t{0});  // the input matrix is not quantized
-    put(head, static_cast<std::int64_t>(input.rows()));
-    put(head, static_cast<std::int64_t>(input.cols()));
+    put(head, static_cast<std::int64_t>(input.rows));
+    put(head, static_cast<std::int64_t>(input.cols));
     out.write(head.data(), static_cast<std::streamsize>(head.size()));
-    detail::writeFloats(out, input.data(), static_cast<std::size_t>(input.size()));
+    input.write(out);
 
     std::string mid;
     put(mid, std::uint8_t{0});  // nor the output matrix
@@ -117,13 +126,22 @@ void saveFastText(const std::string& path, const std::vector<std::string>& words
     out.write(mid.data(), static_cast<std::streamsize>(mid.size()));
     // Rows the caller has not got (an unknown output layer, or the last row a
     // hierarchical softmax of nwords - 1 inner nodes leaves) are zeros.
-    const auto have = static_cast<std::size_t>(output.size());
-    detail::writeFloats(out, output.data(), have);
+    const auto have = static_cast<std::size_t>(output.rows * output.cols);
+    if (have != 0) output.write(out);
     const std::vector<float> zeros(static_cast<std::size_t>(a.dim), 0.0f);
     for (std::size_t done = have; done < static_cast<std::size_t>(nwords) * zeros.size();
          done += zeros.size())
       detail::writeFloats(out, zeros.data(), zeros.size());
   });
+}
+
+}  // namespace detail
+
+void saveFastText(const std::string& path, const std::vector<std::string>& words,
+                  const std::vector<std::int64_t>& counts, const MatrixF& input,
+                  const MatrixF& output, const FastTextArgs& a) {
+  detail::saveFastTextMatrices(path, words, counts, detail::fastTextMatrix(input),
+                               detail::fastTextMatrix(output), a);
 }
 
 void SubwordModel::save(const std::string& path) const {

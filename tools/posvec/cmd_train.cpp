@@ -621,8 +621,7 @@ void writeResults(const Options& o, ModelState& model, const Plan& plan, Cluster
            plan.checkpoint != o.output)
     saveModel(model, plan.checkpoint);
   if (plan.fastText) {
-    unpackWeights(model);  // 16-bit weights: widened in place (fastText's files hold float32)
-    saveFastTextModel(model, o.output);
+    saveFastTextModel(model, o.output);  // 16-bit weights: widened as they are written
   } else if (plan.format == VectorFormat::Model) {
     saveModel(model, o.output);
   } else if (static_cast<std::size_t>(model.input.rows()) != model.words.size()) {
