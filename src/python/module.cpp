@@ -259,7 +259,11 @@ py::array_t<float> subwordVectors(const Model& m, const std::vector<std::string>
     std::vector<std::int64_t> rows = ngramRows(words[i], c.minn, c.maxn, c.bucket, nwords);
     if (auto it = index.find(words[i]); it != index.end()) rows.insert(rows.begin(), it->second);
     Eigen::RowVectorXf sum = Eigen::RowVectorXf::Zero(static_cast<Eigen::Index>(dim));
-    for (std::int64_t r : rows) sum += m.state.input.row(r);
+    Eigen::RowVectorXf row(static_cast<Eigen::Index>(dim));
+    for (std::int64_t r : rows) {  // 16-bit weights: each row widened
+      readWeightRow(m.state, m.state.input, static_cast<Eigen::Index>(r), row.data());
+      sum += row;
+    }
     if (!rows.empty()) sum *= 1.0f / static_cast<float>(rows.size());
     std::memcpy(p + i * dim, sum.data(), sizeof(float) * dim);
   }
@@ -554,12 +558,12 @@ void bindModel(py::module_& m) {
       .def_property_readonly(
           "input",
           [](const Model& m) {
-            // A copy, as output: resuming may reallocate the matrix.
+            // A copy, as output: resuming may reallocate the matrix (16-bit weights:
+            // widened row by row).
             py::array_t<float> out({static_cast<py::ssize_t>(m.state.input.rows()),
                                     static_cast<py::ssize_t>(m.state.input.cols())});
-            if (m.state.input.size())
-              std::memcpy(out.mutable_data(), m.state.input.data(),
-                          sizeof(float) * static_cast<std::size_t>(m.state.input.size()));
+            for (Eigen::Index r = 0; r < m.state.input.rows(); ++r)
+              readWeightRow(m.state, m.state.input, r, out.mutable_data() + r * m.state.input.cols());
             return out;
           })
       .def_property_readonly("words", [](const Model& m) { return m.state.words; })

@@ -240,6 +240,28 @@ def test_fasttext_unknown_word_is_the_mean_of_its_ngram_rows(trained):
         assert sim == pytest.approx(q @ v / np.linalg.norm(q) / np.linalg.norm(v), abs=1e-6)
 
 
+def test_fasttext_trains_in_bfloat16(tmp_path):
+    vocab = [s + e for s in STEMS for e in ENDINGS if s + e != "walkers"]
+    rng = np.random.default_rng(11)
+    sentences = [list(rng.choice(vocab, 10)) for _ in range(300)]
+    model = posvec.FastText(sentences=sentences, weights="bf16", **TRAIN)
+    wv = model.wv
+    grams = wv.vectors_ngrams
+    assert grams.shape == (500, 16) and np.isfinite(grams).all()
+    # Every stored weight is a bfloat16 value: the low 16 bits of its float32 are zero.
+    assert not (grams.view(np.uint32) & 0xFFFF).any()
+    assert not (wv.vectors_vocab.view(np.uint32) & 0xFFFF).any()
+    for w in ("walkers", "xyzzy"):
+        want = grams.astype(np.float64)[ngram_rows(w, 3, 5, 500)].mean(axis=0)
+        np.testing.assert_allclose(wv[w], want, rtol=0, atol=1e-6)
+    # fastText's .bin holds the widened values: read back, the same vectors.
+    path = tmp_path / "bf16.bin"
+    posvec.save_facebook_model(model, path)
+    back = posvec.load_facebook_vectors(path)
+    for w in ("walkers", "walk", "cafés"):
+        np.testing.assert_array_equal(back[w], wv[w])
+
+
 def test_fasttext_saved_bin_reads_back_in_gensim_and_posvec(trained, tmp_path, gensim_models):
     path = tmp_path / "ft.bin"
     posvec.save_facebook_model(trained, path)
