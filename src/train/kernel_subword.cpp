@@ -1,6 +1,7 @@
 #include "kernel_subword.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -244,6 +245,165 @@ class SubwordSkipGram final : public TrainKernel {
 
 
 
+
+// EXPERIMENTAL (POSVEC_SUBWORD_REFERENCE): plain per-pair skip-gram for comparing
+// with fastText's update. Tokens (comma separated): "context" composes the
+// context word and predicts the centre (word2vec.c's orientation; default
+// "centre", fastText's); "once" composes the centre once per window and scatters
+// the summed gradient at its end (default: composed again for every pair, rows
+// updated at once); "shared" draws the negatives once per centre for all its
+// pairs (default: `negative` fresh draws per pair, a draw equal to the target
+// drawn again, as fastText's getNegative).
+struct ReferenceOptions {
+  bool context = false, once = false, shared = false, stale = false;
+};
+
+class SubwordReference final : public TrainKernel {
+ public:
+  SubwordReference(const TrainConfig& c, const KernelShared& s, ReferenceOptions o)
+      : in_(s.input->data()),
+        out_(s.output->data()),
+        rows_(s.subwords),
+        noise_(s.noise),
+        sigmoid_(s.sigmoid),
+        dim_(c.dim),
+        window_(c.window),
+        shrink_(c.shrinkWindows),
+        negative_(static_cast<std::size_t>(c.negative)),
+        o_(o) {}
+
+  double sentence(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& st,
+                  std::int64_t& predictions) const override {
+    st.grad.resize(dim_);
+    st.hidden.resize(dim_);
+    st.local.resize(negative_);
+    float* grad = st.grad.data();
+    float* h = st.hidden.data();
+    std::int32_t* negs = st.local.data();
+    double loss = 0;
+    const auto len = static_cast<std::int64_t>(n);
+    if (o_.stale) return staleSentence(ids, n, alpha, st, predictions);
+    for (std::int64_t i = 0; i < len; ++i) {
+      const std::int64_t reach = drawReach(window_, shrink_, st.rng);
+      const std::int32_t centre = ids[i];
+      if (o_.shared)
+        for (std::size_t k = 0; k < negative_; ++k) negs[k] = noise_->draw(st.rng.next());
+      if (o_.once && !o_.context) {
+        composeWord(in_, dim_, *rows_, centre, h);
+        std::memset(grad, 0, dim_ * sizeof(float));
+      }
+      for (std::int64_t c = std::max<std::int64_t>(0, i - reach);
+           c <= std::min(len - 1, i + reach); ++c) {
+        if (c == i) continue;
+        const std::int32_t source = o_.context ? ids[c] : centre;
+        const std::int32_t target = o_.context ? centre : ids[c];
+        const bool now = o_.context || !o_.once;
+        if (now) {
+          composeWord(in_, dim_, *rows_, source, h);
+          std::memset(grad, 0, dim_ * sizeof(float));
+        }
+        loss += pairStep(h, target, alpha, grad, negs, st.rng);
+        ++predictions;
+        if (now) scatter(in_, dim_, rows_->of(source), rows_->count(source), grad);
+      }
+      if (o_.once && !o_.context) scatter(in_, dim_, rows_->of(centre), rows_->count(centre), grad);
+    }
+    return loss;
+  }
+
+  // Context orientation, negatives shared per centre, every score of a window
+  // from the values before it (the fast kernel with one centre per block).
+  double staleSentence(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& st,
+                       std::int64_t& predictions) const {
+    const auto len = static_cast<std::int64_t>(n);
+    const std::size_t cols = negative_ + 1, maxCtx = 2 * static_cast<std::size_t>(window_);
+    st.local.resize(cols + maxCtx);
+    std::int32_t* tg = st.local.data();
+    std::int32_t* ctx = tg + cols;
+    st.composed.resize(2 * maxCtx * dim_);
+    st.outputs.resize(2 * cols * dim_);
+    std::vector<float> g(maxCtx * cols);
+    double loss = 0;
+    for (std::int64_t i = 0; i < len; ++i) {
+      const std::int64_t reach = drawReach(window_, shrink_, st.rng);
+      tg[0] = ids[i];
+      for (std::size_t k = 1; k < cols; ++k) tg[k] = noise_->draw(st.rng.next());
+      std::size_t m = 0;
+      for (std::int64_t c = std::max<std::int64_t>(0, i - reach);
+           c <= std::min(len - 1, i + reach); ++c)
+        if (c != i) ctx[m++] = ids[c];
+      float* h = st.composed.data();
+      float* gin = h + maxCtx * dim_;
+      float* ob = st.outputs.data();
+      float* gout = ob + cols * dim_;
+      for (std::size_t j = 0; j < m; ++j) composeWord(in_, dim_, *rows_, ctx[j], h + j * dim_);
+      for (std::size_t t = 0; t < cols; ++t)
+        std::memcpy(ob + t * dim_, rowAt(out_, tg[t], dim_), dim_ * sizeof(float));
+      for (std::size_t j = 0; j < m; ++j)
+        for (std::size_t t = 0; t < cols; ++t) {
+          g[j * cols + t] = 0;
+          if (t > 0 && tg[t] == tg[0]) continue;
+          float f = 0;
+          for (std::size_t k = 0; k < dim_; ++k) f += h[j * dim_ + k] * ob[t * dim_ + k];
+          g[j * cols + t] = ((t == 0 ? 1.0f : 0.0f) - sigmoid_->sigmoid(f)) * alpha;
+          loss += sigmoid_->softplus(t == 0 ? -f : f);
+        }
+      std::memset(gin, 0, m * dim_ * sizeof(float));
+      std::memset(gout, 0, cols * dim_ * sizeof(float));
+      for (std::size_t j = 0; j < m; ++j)
+        for (std::size_t t = 0; t < cols; ++t)
+          for (std::size_t k = 0; k < dim_; ++k) {
+            gin[j * dim_ + k] += g[j * cols + t] * ob[t * dim_ + k];
+            gout[t * dim_ + k] += g[j * cols + t] * h[j * dim_ + k];
+          }
+      for (std::size_t j = 0; j < m; ++j)
+        scatter(in_, dim_, rows_->of(ctx[j]), rows_->count(ctx[j]), gin + j * dim_);
+      for (std::size_t t = 0; t < cols; ++t) addTo(rowAt(out_, tg[t], dim_), gout + t * dim_, dim_);
+      predictions += static_cast<std::int64_t>(m);
+    }
+    return loss;
+  }
+
+ private:
+  double pairStep(const float* h, std::int32_t target, float alpha, float* grad,
+                  const std::int32_t* negs, Rng& rng) const {
+    double loss = 0;
+    for (std::size_t d = 0; d <= negative_; ++d) {
+      std::int32_t t = target;
+      float label = 1.0f;
+      if (d > 0) {
+        label = 0.0f;
+        if (o_.shared) {
+          t = negs[d - 1];
+          if (t == target) continue;
+        } else {
+          do t = noise_->draw(rng.next());
+          while (t == target);
+        }
+      }
+      float* o = rowAt(out_, t, dim_);
+      float f = 0;
+      for (std::size_t k = 0; k < dim_; ++k) f += h[k] * o[k];
+      const float g = (label - sigmoid_->sigmoid(f)) * alpha;
+      loss += sigmoid_->softplus(d == 0 ? -f : f);
+      for (std::size_t k = 0; k < dim_; ++k) grad[k] += g * o[k];
+      for (std::size_t k = 0; k < dim_; ++k) o[k] += g * h[k];
+    }
+    return loss;
+  }
+
+  float* in_;
+  float* out_;
+  const SubwordRows* rows_;
+  const NoiseSampler* noise_;
+  const Sigmoid* sigmoid_;
+  std::size_t dim_;
+  std::int64_t window_;
+  bool shrink_;
+  std::size_t negative_;
+  ReferenceOptions o_;
+};
+
 // fastText's cbow: the mean of every row of every context word (a row listed
 // twice counts twice) predicts the centre word against `negative` noise words
 // (one equal to the centre is skipped, as posvec's classic CBOW skips it); every
@@ -316,6 +476,15 @@ std::unique_ptr<TrainKernel> makeSubwordKernel(const TrainConfig& config,
                       "subwords is not available");
   if (config.architecture == Architecture::Cbow)
     return std::make_unique<SubwordCbow>(config, shared);
+  if (const char* r = std::getenv("POSVEC_SUBWORD_REFERENCE")) {
+    const std::string t = r;
+    ReferenceOptions o;
+    o.context = t.find("context") != std::string::npos;
+    o.once = t.find("once") != std::string::npos;
+    o.shared = t.find("shared") != std::string::npos;
+    o.stale = t.find("stale") != std::string::npos;
+    return std::make_unique<SubwordReference>(config, shared, o);
+  }
   return std::make_unique<SubwordSkipGram>(config, shared, path);
 }
 
