@@ -1,23 +1,27 @@
 #include "kernel_subword.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <utility>
 
 #include "posvec/error.hpp"
 #include "posvec/subwords.hpp"
+#include "row_math.hpp"
 
 // How this follows fastText 0.9.2 (Model::update, unsupervised): a word's input
 // vector is the mean of its rows (computeHidden: the rows summed in order, then
 // scaled by 1 / count), and the gradient with respect to that mean is added to
 // every row whole (no 1 / count: fastText scales only for supervised models).
-// Skip-gram keeps posvec's orientation (the context word's composed vector
-// predicts the centre word, word2vec.c's and the batched kernel's) and its
-// context combining: a block's distinct context words are composed once into
-// scratch rows, combinedBlock() trains those and the block's output rows, and the
-// change of each scratch row is scattered once to its word's rows. Within a block
-// every score comes from the values before it, as in the batched kernel.
+// Skip-gram follows fastText's orientation and order too: the centre word's
+// composed vector predicts each context word with fresh negatives per pair, every
+// output row updated at once (subwordWindow). The centre is composed once per
+// window and its rows take the window's summed gradient at its end (fastText
+// composes it again for every pair; on Brown the two score alike). The blocked
+// update (subwordBlock: context words composed, a block's pairs and shared
+// negatives all scored from the values before the block, as the batched word
+// kernel does) trained faster but cost SimLex-999 and the unknown words about a
+// third of fastText's correlation: with composed vectors, the many contexts that
+// push one stale centre row overshoot.
 
 namespace posvec::detail {
 
@@ -47,6 +51,19 @@ inline void addTo(float* __restrict y, const float* __restrict x, std::size_t n)
 inline void prefetchRow(const float* row, std::size_t dim) {
   const char* p = reinterpret_cast<const char*>(row);
   for (std::size_t b = 0; b < dim * sizeof(float); b += 64) __builtin_prefetch(p + b, 1, 3);
+}
+
+// a · b over n floats in 8 partial sums added as a tree: one vector accumulator and
+// a short reduction (a 16-lane reduction summed lane by lane costs more than the
+// products at dim 100; the skip-gram kernel takes ~36 of these per centre word).
+inline float dot8(const float* __restrict a, const float* __restrict b, std::size_t n) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+#pragma omp simd
+    for (std::size_t l = 0; l < 8; ++l) acc[l] += a[i + l] * b[i + l];
+  for (std::size_t l = 0; i + l < n; ++l) acc[l] += a[i + l] * b[i + l];
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
 // Rows ahead that the sums prefetch.
@@ -188,13 +205,39 @@ double subwordBlock(float* input, float* output, std::size_t dim, const SubwordR
   return loss;
 }
 
+double subwordWindow(float* input, float* output, std::size_t dim, const SubwordRows& rows,
+                     std::int32_t centre, const std::int32_t* contexts, std::size_t m,
+                     const std::int32_t* negatives, std::size_t negative, float alpha,
+                     const Sigmoid& sigmoid, float* hidden, float* grad) {
+  composeWord(input, dim, rows, centre, hidden);
+  std::memset(grad, 0, dim * sizeof(float));
+  double loss = 0;
+  for (std::size_t j = 0; j < m; ++j)
+    for (std::size_t k = 0; k <= negative; ++k) {
+      const bool positive = k == 0;
+      const std::int32_t t = positive ? contexts[j] : negatives[j * negative + k - 1];
+      if (!positive && t == contexts[j]) continue;
+      float* o = rowAt(output, t, dim);
+      const float f = dot8(hidden, o, dim);
+      const float g = ((positive ? 1.0f : 0.0f) - sigmoid.sigmoid(f)) * alpha;
+      loss += sigmoid.softplus(positive ? -f : f);
+      rowAxpy(g, o, grad, dim);
+      rowAxpy(g, hidden, o, dim);
+    }
+  scatter(input, dim, rows.of(centre), rows.count(centre), grad);
+  return loss;
+}
+
 namespace {
 
-// Skip-gram: blocks of `combine` centre words as the batched kernel forms them
-// (one shrink drawn per centre, the block's shared negatives after them).
+// Skip-gram as fastText trains it: each centre word's composed vector, formed once
+// per window, predicts each of its context words (subwordWindow), with `negative`
+// fresh noise words per pair; a draw equal to the pair's context word is drawn again
+// (fastText's getNegative; after 16 such draws it is skipped). The window's negatives are drawn before its arithmetic
+// so that their output rows can be prefetched.
 class SubwordSkipGram final : public TrainKernel {
  public:
-  SubwordSkipGram(const TrainConfig& c, const KernelShared& s, BatchedPath path)
+  SubwordSkipGram(const TrainConfig& c, const KernelShared& s)
       : in_(s.input->data()),
         out_(s.output->data()),
         rows_(s.subwords),
@@ -203,193 +246,61 @@ class SubwordSkipGram final : public TrainKernel {
         dim_(c.dim),
         window_(c.window),
         shrink_(c.shrinkWindows),
-        path_(path),
-        combine_(static_cast<std::size_t>(c.combine)),
-        blockNegatives_(static_cast<std::size_t>(c.combine > 1 ? c.blockNegativesFor()
-                                                               : c.negative)),
-        weight_(static_cast<float>(c.negative) / static_cast<float>(blockNegatives_)) {}
+        negative_(static_cast<std::size_t>(c.negative)) {}
 
   double sentence(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& st,
                   std::int64_t& predictions) const override {
-    const std::size_t width = combine_ + blockNegatives_;
-    st.window.resize(width);
-    std::int32_t* reach = st.window.data();
-    std::int32_t* negatives = reach + combine_;
-    double loss = 0;
-    for (std::size_t first = 0; first < n; first += combine_) {
-      const std::size_t count = std::min(combine_, n - first);
-      for (std::size_t j = 0; j < count; ++j)
-        reach[j] = static_cast<std::int32_t>(drawReach(window_, shrink_, st.rng));
-      for (std::size_t i = 0; i < blockNegatives_; ++i) negatives[i] = noise_->draw(st.rng.next());
-      const CombinedBlock block{ids,   n,         first,           count,
-                                reach, negatives, blockNegatives_, weight_};
-      loss += subwordBlock(in_, out_, dim_, *rows_, block, alpha, *sigmoid_, st, path_,
-                           predictions);
-    }
-    return loss;
-  }
-
- private:
-  float* in_;
-  float* out_;
-  const SubwordRows* rows_;
-  const NoiseSampler* noise_;
-  const Sigmoid* sigmoid_;
-  std::size_t dim_;
-  std::int64_t window_;
-  bool shrink_;
-  BatchedPath path_;
-  std::size_t combine_, blockNegatives_;
-  float weight_;
-};
-
-
-
-
-// EXPERIMENTAL (POSVEC_SUBWORD_REFERENCE): plain per-pair skip-gram for comparing
-// with fastText's update. Tokens (comma separated): "context" composes the
-// context word and predicts the centre (word2vec.c's orientation; default
-// "centre", fastText's); "once" composes the centre once per window and scatters
-// the summed gradient at its end (default: composed again for every pair, rows
-// updated at once); "shared" draws the negatives once per centre for all its
-// pairs (default: `negative` fresh draws per pair, a draw equal to the target
-// drawn again, as fastText's getNegative).
-struct ReferenceOptions {
-  bool context = false, once = false, shared = false, stale = false;
-};
-
-class SubwordReference final : public TrainKernel {
- public:
-  SubwordReference(const TrainConfig& c, const KernelShared& s, ReferenceOptions o)
-      : in_(s.input->data()),
-        out_(s.output->data()),
-        rows_(s.subwords),
-        noise_(s.noise),
-        sigmoid_(s.sigmoid),
-        dim_(c.dim),
-        window_(c.window),
-        shrink_(c.shrinkWindows),
-        negative_(static_cast<std::size_t>(c.negative)),
-        o_(o) {}
-
-  double sentence(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& st,
-                  std::int64_t& predictions) const override {
+    if (n < 2) return 0;  // no context
+    // Two windows' contexts and negatives: window i + 1's are drawn and its rows
+    // prefetched (output rows are this kernel's cache misses) while window i computes.
+    const std::size_t maxContexts = 2 * static_cast<std::size_t>(window_);
+    const std::size_t stride = maxContexts * (1 + negative_);
     st.grad.resize(dim_);
     st.hidden.resize(dim_);
-    st.local.resize(negative_);
-    float* grad = st.grad.data();
-    float* h = st.hidden.data();
-    std::int32_t* negs = st.local.data();
+    st.local.resize(2 * stride);
+    std::size_t count[2] = {0, 0};
+    prepare(ids, n, 0, st.local.data(), count[0], st.rng);
     double loss = 0;
-    const auto len = static_cast<std::int64_t>(n);
-    if (o_.stale) return staleSentence(ids, n, alpha, st, predictions);
-    for (std::int64_t i = 0; i < len; ++i) {
-      const std::int64_t reach = drawReach(window_, shrink_, st.rng);
-      const std::int32_t centre = ids[i];
-      if (o_.shared)
-        for (std::size_t k = 0; k < negative_; ++k) negs[k] = noise_->draw(st.rng.next());
-      if (o_.once && !o_.context) {
-        composeWord(in_, dim_, *rows_, centre, h);
-        std::memset(grad, 0, dim_ * sizeof(float));
-      }
-      for (std::int64_t c = std::max<std::int64_t>(0, i - reach);
-           c <= std::min(len - 1, i + reach); ++c) {
-        if (c == i) continue;
-        const std::int32_t source = o_.context ? ids[c] : centre;
-        const std::int32_t target = o_.context ? centre : ids[c];
-        const bool now = o_.context || !o_.once;
-        if (now) {
-          composeWord(in_, dim_, *rows_, source, h);
-          std::memset(grad, 0, dim_ * sizeof(float));
-        }
-        loss += pairStep(h, target, alpha, grad, negs, st.rng);
-        ++predictions;
-        if (now) scatter(in_, dim_, rows_->of(source), rows_->count(source), grad);
-      }
-      if (o_.once && !o_.context) scatter(in_, dim_, rows_->of(centre), rows_->count(centre), grad);
-    }
-    return loss;
-  }
-
-  // Context orientation, negatives shared per centre, every score of a window
-  // from the values before it (the fast kernel with one centre per block).
-  double staleSentence(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& st,
-                       std::int64_t& predictions) const {
-    const auto len = static_cast<std::int64_t>(n);
-    const std::size_t cols = negative_ + 1, maxCtx = 2 * static_cast<std::size_t>(window_);
-    st.local.resize(cols + maxCtx);
-    std::int32_t* tg = st.local.data();
-    std::int32_t* ctx = tg + cols;
-    st.composed.resize(2 * maxCtx * dim_);
-    st.outputs.resize(2 * cols * dim_);
-    std::vector<float> g(maxCtx * cols);
-    double loss = 0;
-    for (std::int64_t i = 0; i < len; ++i) {
-      const std::int64_t reach = drawReach(window_, shrink_, st.rng);
-      tg[0] = ids[i];
-      for (std::size_t k = 1; k < cols; ++k) tg[k] = noise_->draw(st.rng.next());
-      std::size_t m = 0;
-      for (std::int64_t c = std::max<std::int64_t>(0, i - reach);
-           c <= std::min(len - 1, i + reach); ++c)
-        if (c != i) ctx[m++] = ids[c];
-      float* h = st.composed.data();
-      float* gin = h + maxCtx * dim_;
-      float* ob = st.outputs.data();
-      float* gout = ob + cols * dim_;
-      for (std::size_t j = 0; j < m; ++j) composeWord(in_, dim_, *rows_, ctx[j], h + j * dim_);
-      for (std::size_t t = 0; t < cols; ++t)
-        std::memcpy(ob + t * dim_, rowAt(out_, tg[t], dim_), dim_ * sizeof(float));
-      for (std::size_t j = 0; j < m; ++j)
-        for (std::size_t t = 0; t < cols; ++t) {
-          g[j * cols + t] = 0;
-          if (t > 0 && tg[t] == tg[0]) continue;
-          float f = 0;
-          for (std::size_t k = 0; k < dim_; ++k) f += h[j * dim_ + k] * ob[t * dim_ + k];
-          g[j * cols + t] = ((t == 0 ? 1.0f : 0.0f) - sigmoid_->sigmoid(f)) * alpha;
-          loss += sigmoid_->softplus(t == 0 ? -f : f);
-        }
-      std::memset(gin, 0, m * dim_ * sizeof(float));
-      std::memset(gout, 0, cols * dim_ * sizeof(float));
-      for (std::size_t j = 0; j < m; ++j)
-        for (std::size_t t = 0; t < cols; ++t)
-          for (std::size_t k = 0; k < dim_; ++k) {
-            gin[j * dim_ + k] += g[j * cols + t] * ob[t * dim_ + k];
-            gout[t * dim_ + k] += g[j * cols + t] * h[j * dim_ + k];
-          }
-      for (std::size_t j = 0; j < m; ++j)
-        scatter(in_, dim_, rows_->of(ctx[j]), rows_->count(ctx[j]), gin + j * dim_);
-      for (std::size_t t = 0; t < cols; ++t) addTo(rowAt(out_, tg[t], dim_), gout + t * dim_, dim_);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::int32_t* now = st.local.data() + (i & 1) * stride;
+      if (i + 1 < n)
+        prepare(ids, n, i + 1, st.local.data() + ((i + 1) & 1) * stride, count[(i + 1) & 1],
+                st.rng);
+      const std::size_t m = count[i & 1];
+      if (m == 0) continue;
+      loss += subwordWindow(in_, out_, dim_, *rows_, ids[i], now, m, now + maxContexts,
+                            negative_, alpha, *sigmoid_, st.hidden.data(), st.grad.data());
       predictions += static_cast<std::int64_t>(m);
     }
     return loss;
   }
 
  private:
-  double pairStep(const float* h, std::int32_t target, float alpha, float* grad,
-                  const std::int32_t* negs, Rng& rng) const {
-    double loss = 0;
-    for (std::size_t d = 0; d <= negative_; ++d) {
-      std::int32_t t = target;
-      float label = 1.0f;
-      if (d > 0) {
-        label = 0.0f;
-        if (o_.shared) {
-          t = negs[d - 1];
-          if (t == target) continue;
-        } else {
-          do t = noise_->draw(rng.next());
-          while (t == target);
-        }
+  // Window i's contexts into w[0..m) and their negatives after maxContexts slots,
+  // with their output rows and the centre's input rows prefetched.
+  void prepare(const std::int32_t* ids, std::size_t n, std::size_t i, std::int32_t* w,
+               std::size_t& m, Rng& rng) const {
+    const auto reach = static_cast<std::size_t>(drawReach(window_, shrink_, rng));
+    const std::size_t lo = i - std::min(i, reach), hi = std::min(n - 1, i + reach);
+    std::int32_t* negatives = w + 2 * static_cast<std::size_t>(window_);
+    m = 0;
+    for (std::size_t c = lo; c <= hi; ++c)
+      if (c != i) {
+        w[m++] = ids[c];
+        prefetchRow(rowAt(out_, ids[c], dim_), dim_);
       }
-      float* o = rowAt(out_, t, dim_);
-      float f = 0;
-      for (std::size_t k = 0; k < dim_; ++k) f += h[k] * o[k];
-      const float g = (label - sigmoid_->sigmoid(f)) * alpha;
-      loss += sigmoid_->softplus(d == 0 ? -f : f);
-      for (std::size_t k = 0; k < dim_; ++k) grad[k] += g * o[k];
-      for (std::size_t k = 0; k < dim_; ++k) o[k] += g * h[k];
-    }
-    return loss;
+    for (std::size_t j = 0; j < m; ++j)
+      for (std::size_t k = 0; k < negative_; ++k) {
+        // (Bounded: a vocabulary whose noise is all one word must not hang; a
+        // negative still equal to its context is skipped by subwordWindow.)
+        std::int32_t t = noise_->draw(rng.next());
+        for (int tries = 0; t == w[j] && tries < 16; ++tries) t = noise_->draw(rng.next());
+        negatives[j * negative_ + k] = t;
+        prefetchRow(rowAt(out_, t, dim_), dim_);
+      }
+    const std::int32_t* r = rows_->of(ids[i]);
+    for (std::size_t k = 0, c = rows_->count(ids[i]); k < c; ++k)
+      prefetchRow(rowAt(in_, r[k], dim_), dim_);
   }
 
   float* in_;
@@ -401,7 +312,6 @@ class SubwordReference final : public TrainKernel {
   std::int64_t window_;
   bool shrink_;
   std::size_t negative_;
-  ReferenceOptions o_;
 };
 
 // fastText's cbow: the mean of every row of every context word (a row listed
@@ -468,7 +378,7 @@ class SubwordCbow final : public TrainKernel {
 }  // namespace
 
 std::unique_ptr<TrainKernel> makeSubwordKernel(const TrainConfig& config,
-                                               const KernelShared& shared, BatchedPath path) {
+                                               const KernelShared& shared) {
   if (!shared.subwords)
     throw ConfigError("cannot build the training kernel: subword training needs each word's rows");
   if (config.loss != Loss::NegativeSampling)
@@ -476,16 +386,7 @@ std::unique_ptr<TrainKernel> makeSubwordKernel(const TrainConfig& config,
                       "subwords is not available");
   if (config.architecture == Architecture::Cbow)
     return std::make_unique<SubwordCbow>(config, shared);
-  if (const char* r = std::getenv("POSVEC_SUBWORD_REFERENCE")) {
-    const std::string t = r;
-    ReferenceOptions o;
-    o.context = t.find("context") != std::string::npos;
-    o.once = t.find("once") != std::string::npos;
-    o.shared = t.find("shared") != std::string::npos;
-    o.stale = t.find("stale") != std::string::npos;
-    return std::make_unique<SubwordReference>(config, shared, o);
-  }
-  return std::make_unique<SubwordSkipGram>(config, shared, path);
+  return std::make_unique<SubwordSkipGram>(config, shared);
 }
 
 }  // namespace posvec::detail

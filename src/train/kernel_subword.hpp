@@ -15,7 +15,20 @@
 
 namespace posvec::detail {
 
-// One combined block (kernel_batched.hpp's CombinedBlock, `block.ids` holding
+// One centre word's window as fastText's skip-gram trains it: the centre's composed
+// vector (its mean, formed once into hidden[0..dim)) predicts each of the m
+// contexts, each against its own `negative` noise words negatives[j * negative ..
+// (j + 1) * negative; one equal to its context is skipped); every output row is updated at once, each pair's input
+// gradient is summed into grad[0..dim) and added, whole, to each of the centre's
+// rows at the end. Returns the loss.
+double subwordWindow(float* input, float* output, std::size_t dim, const SubwordRows& rows,
+                     std::int32_t centre, const std::int32_t* contexts, std::size_t m,
+                     const std::int32_t* negatives, std::size_t negative, float alpha,
+                     const Sigmoid& sigmoid, float* hidden, float* grad);
+
+// The blocked update (no longer what training runs: its scores, all from the values
+// before the block, cost SimLex-999 and unknown words their quality; see
+// docs/benchmarks.md). One combined block (kernel_batched.hpp's CombinedBlock, `block.ids` holding
 // vocabulary ids) with composed input vectors: each distinct context word's mean
 // is formed once into scratch, combinedBlock() trains the scratch rows and the
 // block's output rows (gathered too, so one local id names both), then each
@@ -34,11 +47,10 @@ SubwordRows subwordRowsOf(const std::vector<std::string>& words, const TrainConf
 void composeWord(const float* input, std::size_t dim, const SubwordRows& rows, std::int32_t w,
                  float* out);
 
-// Skip-gram (combined blocks as the batched kernel trains them) or CBOW (the mean
-// of every row of every context word predicts the centre, fastText's cbow), both
-// with negative sampling, over composed vectors.
+// Skip-gram (subwordWindow for each centre word, fastText's skipgram) or CBOW (the
+// mean of every row of every context word predicts the centre, fastText's cbow),
+// both with negative sampling, over composed vectors.
 std::unique_ptr<TrainKernel> makeSubwordKernel(const TrainConfig& config,
-                                               const KernelShared& shared,
-                                               BatchedPath path = BatchedPath::Auto);
+                                               const KernelShared& shared);
 
 }  // namespace posvec::detail
