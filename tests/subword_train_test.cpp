@@ -2,6 +2,7 @@
 // composed vectors against an n-gram list computed here from the published
 // algorithm, planted classes, unknown words, determinism, resume and bad settings.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -188,6 +189,70 @@ TEST_CASE("subword training: one skip-gram update equals a double-precision refe
     // Rows outside "where"'s list and outputs other than 1 and 2 did not move.
     CHECK(kout[0] == out[0]);
   }
+}
+
+TEST_CASE("subword training: one fastText skip-gram window equals a double-precision reference",
+          "[subword]") {
+  // Centre "where" (0) with contexts "here" (1) and "there" (2), two negatives per pair:
+  // 2 and 1 for context 1 (the 1 equals its context and is skipped), 0 and 1 for
+  // context 2 (output row 1, the first pair's positive, is read again after its
+  // update: fastText updates output rows at once).
+  const std::vector<std::string> words{"where", "here", "there"};
+  TrainConfig config;
+  config.subwords = true;
+  config.minn = 2;
+  config.maxn = 3;
+  config.bucket = 7;
+  const std::size_t dim = 8, negative = 2;
+  const std::int64_t nwords = 3;
+  const detail::SubwordRows rows = detail::subwordRowsOf(words, config, 1);
+  const auto where = referenceRows("where", 0, 2, 3, 7, nwords);
+
+  std::mt19937 gen(9);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  std::vector<float> in((nwords + 7) * dim), out(nwords * dim);
+  for (auto& x : in) x = u(gen);
+  for (auto& x : out) x = u(gen);
+  const double alpha = 0.05;
+
+  // The reference, in double: the centre's mean once, each (context, target) in order.
+  std::vector<double> h(dim, 0.0), grad(dim, 0.0);
+  for (const auto r : where)
+    for (std::size_t d = 0; d < dim; ++d) h[d] += in[static_cast<std::size_t>(r) * dim + d];
+  for (auto& x : h) x /= static_cast<double>(where.size());
+  std::vector<double> refIn(in.begin(), in.end()), refOut(out.begin(), out.end());
+  const std::vector<std::pair<int, double>> steps{{1, 1.0}, {2, 0.0}, {2, 1.0}, {0, 0.0},
+                                                  {1, 0.0}};
+  for (const auto& [target, label] : steps) {
+    double s = 0;
+    for (std::size_t d = 0; d < dim; ++d) s += h[d] * refOut[target * dim + d];
+    const double g = alpha * (label - 1.0 / (1.0 + std::exp(-s)));
+    for (std::size_t d = 0; d < dim; ++d) grad[d] += g * refOut[target * dim + d];
+    for (std::size_t d = 0; d < dim; ++d) refOut[target * dim + d] += g * h[d];
+  }
+  for (const auto r : where)
+    for (std::size_t d = 0; d < dim; ++d) refIn[static_cast<std::size_t>(r) * dim + d] += grad[d];
+
+  std::vector<float> kin = in, kout = out, hidden(dim), g(dim);
+  const std::int32_t contexts[] = {1, 2};
+  const std::int32_t negatives[] = {2, 1, 0, 1};
+  static const detail::Sigmoid sigmoid;
+  const double loss =
+      detail::subwordWindow(kin.data(), kout.data(), dim, rows, 0, contexts, 2, negatives,
+                            negative, static_cast<float>(alpha), sigmoid, hidden.data(), g.data());
+  CHECK(loss > 0);
+  // Tolerance: the sigmoid table is within 1e-5 of the function (times alpha, five
+  // terms, rows below 0.6), plus float rounding of sums of ~20 values below 0.5.
+  const double tol = 5 * alpha * 1e-5 * 0.6 + 40 * FLT_EPSILON * 0.5;
+  double moved = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    CHECK(std::fabs(kin[i] - refIn[i]) <= tol);
+    moved = std::max(moved, std::fabs(refIn[i] - in[i]));
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) CHECK(std::fabs(kout[i] - refOut[i]) <= tol);
+  CHECK(moved > 100 * tol);  // the step is far larger than the tolerance
+  // Rows outside "where"'s list did not move ("here"'s own row 1 is not in it).
+  for (std::size_t d = 0; d < dim; ++d) CHECK(kin[dim + d] == in[dim + d]);
 }
 
 TEST_CASE("subword training: a word's vector is the mean of the rows an independent n-gram "
