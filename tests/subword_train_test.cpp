@@ -2,6 +2,7 @@
 // composed vectors against an n-gram list computed here from the published
 // algorithm, planted classes, unknown words, determinism, resume and bad settings.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -128,92 +129,32 @@ bool sameMatrix(const MatrixF& a, const MatrixF& b) {
 
 }  // namespace
 
-TEST_CASE("subword training: one skip-gram update equals a double-precision reference",
-          "[subword]") {
-  // Vocabulary: 0 "where", 1 "here", 2 "there"; 3 n-gram buckets of few rows so that
-  // rows repeat inside one word's list (each listed row takes the gradient once per listing).
-  const std::vector<std::string> words{"where", "here", "there"};
-  TrainConfig config;
-  config.subwords = true;
-  config.minn = 2;
-  config.maxn = 3;
-  config.bucket = 7;
-  const std::size_t dim = 8;
-  const std::int64_t nwords = 3;
-  const detail::SubwordRows rows = detail::subwordRowsOf(words, config, 1);
-  const auto expected = referenceRows("here", 1, 2, 3, 7, nwords);
-  REQUIRE(rows.count(1) == expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i) CHECK(rows.of(1)[i] == expected[i]);
-
-  std::mt19937 gen(5);
-  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
-  std::vector<float> in((nwords + 7) * dim), out(nwords * dim);
-  for (auto& x : in) x = u(gen);
-  for (auto& x : out) x = u(gen);
-  const double alpha = 0.05;
-
-  // The reference (fastText's orientation): centre "here" (id 1) predicts context
-  // "where" (0), negative "there" (2).
-  std::vector<double> h(dim, 0.0), grad(dim, 0.0);
-  for (const auto r : expected)
-    for (std::size_t d = 0; d < dim; ++d) h[d] += in[static_cast<std::size_t>(r) * dim + d];
-  for (auto& x : h) x /= static_cast<double>(expected.size());
-  std::vector<double> refIn(in.begin(), in.end()), refOut(out.begin(), out.end());
-  for (const auto& [target, label] : {std::pair{0, 1.0}, std::pair{2, 0.0}}) {
-    double s = 0;
-    for (std::size_t d = 0; d < dim; ++d) s += h[d] * out[target * dim + d];
-    const double g = alpha * (label - 1.0 / (1.0 + std::exp(-s)));
-    for (std::size_t d = 0; d < dim; ++d) grad[d] += g * out[target * dim + d];
-    for (std::size_t d = 0; d < dim; ++d) refOut[target * dim + d] += g * h[d];
-  }
-  for (const auto r : expected)
-    for (std::size_t d = 0; d < dim; ++d) refIn[static_cast<std::size_t>(r) * dim + d] += grad[d];
-
-  for (const auto path : {detail::BatchedPath::Portable, detail::BatchedPath::Auto}) {
-    std::vector<float> kin = in, kout = out;
-    const std::int32_t sentence[] = {0, 1};
-    const std::int32_t reach[] = {1};
-    const std::int32_t negatives[] = {2};
-    const detail::CombinedBlock block{sentence, 2, 1, 1, reach, negatives, 1, 1.0f};
-    detail::ThreadState state;
-    std::int64_t predictions = 0;
-    static const detail::Sigmoid sigmoid;
-    detail::subwordBlock(kin.data(), kout.data(), dim, rows, block, static_cast<float>(alpha),
-                         sigmoid, state, path, predictions);
-    CHECK(predictions == 1);
-    // Tolerance: the sigmoid table is within 1e-5 of the function (times alpha and a
-    // value below 0.5 per term, two terms), plus float rounding of sums of ~20
-    // values below 0.5 (20 x 2^-24 x 0.5 each).
-    const double tol = 2 * alpha * 1e-5 * 0.5 + 40 * FLT_EPSILON * 0.5;
-    for (std::size_t i = 0; i < in.size(); ++i) CHECK(std::fabs(kin[i] - refIn[i]) <= tol);
-    for (std::size_t i = 0; i < out.size(); ++i) CHECK(std::fabs(kout[i] - refOut[i]) <= tol);
-    // Rows outside "here"'s list and outputs other than 0 and 2 did not move.
-    for (std::size_t d = 0; d < dim; ++d) CHECK(kout[dim + d] == out[dim + d]);
-  }
-}
-
-TEST_CASE("subword training: one 16-bit skip-gram update against a float64 reference",
+TEST_CASE("subword training: one 16-bit skip-gram window against a float64 reference",
           "[subword][half]") {
-  // As the float32 step above, on 16-bit rows: centre "here" (1) predicts context
-  // "where" (0) against negative "there" (2). The reference works in float64 from the
-  // stored (widened) values. The kernel's float32 result y of each weight is within
-  // delta of it (the sigmoid table's 1e-5 times alpha and the partner's magnitude,
-  // plus float32 rounding, 1e-5 relative of the magnitudes involved); stochastic
-  // rounding then stores one of y's two 16-bit neighbours, less than one step away:
-  // step <= 2^-7 |y| (bfloat16) or 2^-10 |y| + 2^-24 (binary16). An input row listed k
-  // times in "here"'s list takes the gradient k times, rounded each time: k steps at
-  // most, each at a magnitude of at most |old| + k |grad| + delta.
-  const std::vector<std::string> words{"where", "here", "there"};
+  // As the float32 window below, on 16-bit rows: centre "where" (0) predicts contexts
+  // "here" (1) and "there" (2), one negative each ("these" (3) and "where"'s own
+  // output row 0), so every output row is read and rounded once. The reference works
+  // in float64 from the stored (widened) values. The kernel's float32 result y of each
+  // weight is within delta of it (the sigmoid table's 1e-5 times alpha and the
+  // partner's magnitude, plus float32 rounding, 1e-5 relative of the magnitudes
+  // involved); stochastic rounding then stores one of y's two 16-bit neighbours, less
+  // than one step away: step <= 2^-7 |y| (bfloat16) or 2^-10 |y| + 2^-24 (binary16). An
+  // input row listed k times in "where"'s list takes the gradient k times, rounded each
+  // time: k steps at most, each at a magnitude of at most |old| + k |grad| + delta.
+  const std::vector<std::string> words{"where", "here", "there", "these"};
   TrainConfig config;
   config.subwords = true;
   config.minn = 2;
   config.maxn = 3;
-  config.bucket = 5;  // few buckets: some rows are listed twice
-  const std::int64_t nwords = 3;
+  config.bucket = 5;  // 11 n-grams in 5 buckets: rows listed twice
+  const std::int64_t nwords = 4;
   const detail::SubwordRows rows = detail::subwordRowsOf(words, config, 1);
-  const auto listed = referenceRows("here", 1, 2, 3, 5, nwords);
+  const auto listed = referenceRows("where", 0, 2, 3, 5, nwords);
   const double alpha = 0.05, scale = 0.5;
   static const detail::Sigmoid sigmoid;
+  const std::int32_t contexts[] = {1, 2};
+  const std::int32_t negatives[] = {3, 0};
+  const std::vector<std::pair<int, double>> steps{{1, 1.0}, {3, 0.0}, {2, 1.0}, {0, 0.0}};
   for (const std::size_t dim : {std::size_t{8}, std::size_t{37}}) {
     for (const WeightType type : {WeightType::Bf16, WeightType::Fp16}) {
       INFO(weightTypeName(type) << " dim " << dim);
@@ -234,7 +175,7 @@ TEST_CASE("subword training: one 16-bit skip-gram update against a float64 refer
         for (std::size_t j = 0; j < dim; ++j) h[j] += value(in[static_cast<std::size_t>(r) * dim + j]);
       for (auto& x : h) x /= static_cast<double>(listed.size());
       for (std::size_t i = 0; i < out.size(); ++i) refOut[i] = value(out[i]);
-      for (const auto& [target, label] : {std::pair{0, 1.0}, std::pair{2, 0.0}}) {
+      for (const auto& [target, label] : steps) {
         const std::size_t t = static_cast<std::size_t>(target) * dim;
         double sc = 0;
         for (std::size_t j = 0; j < dim; ++j) sc += h[j] * value(out[t + j]);
@@ -244,22 +185,20 @@ TEST_CASE("subword training: one 16-bit skip-gram update against a float64 refer
       }
       std::vector<int> times(in.size() / dim, 0);
       for (const auto r : listed) ++times[static_cast<std::size_t>(r)];
+      REQUIRE(*std::max_element(times.begin(), times.end()) >= 2);
 
       std::vector<std::vector<std::uint16_t>> results;
       for (const auto path : {detail::BatchedPath::Portable, detail::BatchedPath::Auto}) {
         std::vector<std::uint16_t> kin = in, kout = out;
-        const std::int32_t sentence[] = {0, 1};
-        const std::int32_t reach[] = {1};
-        const std::int32_t negatives[] = {2};
-        const detail::CombinedBlock block{sentence, 2, 1, 1, reach, negatives, 1, 1.0f};
-        detail::ThreadState state;
-        state.rng = detail::Rng(7);
-        std::int64_t predictions = 0;
-        detail::subwordBlock(reinterpret_cast<float*>(kin.data()),
-                             reinterpret_cast<float*>(kout.data()), dim, rows, block,
-                             static_cast<float>(alpha), sigmoid, state, path, predictions, type);
-        CHECK(predictions == 1);
-        const double delta = 2 * alpha * 1e-5 * scale;
+        std::vector<float> hidden(dim), g(dim), wide(dim);
+        detail::RoundingBits bits(12345);
+        const double loss = detail::subwordWindow16(
+            kin.data(), kout.data(), dim, rows, 0, contexts, 2, negatives, 1,
+            static_cast<float>(alpha), sigmoid, type, hidden.data(), g.data(), wide.data(), bits,
+            path);
+        CHECK(loss > 0);
+        const double delta = 4 * alpha * 1e-5 * scale;
+        std::size_t moved = 0;
         for (std::size_t r = 0; r < times.size(); ++r)
           for (std::size_t j = 0; j < dim; ++j) {
             const std::size_t i = r * dim + j;
@@ -272,14 +211,15 @@ TEST_CASE("subword training: one 16-bit skip-gram update against a float64 refer
             const double d = delta + 1e-5 * (std::fabs(old) + k * std::fabs(grad[j]));
             const double magnitude = std::fabs(old) + k * std::fabs(grad[j]) + d;
             REQUIRE(std::fabs(value(kin[i]) - ref) <= k * (rel * magnitude + absStep) + d);
+            moved += kin[i] != in[i];
           }
         for (std::size_t i = 0; i < out.size(); ++i) {
           const double d = delta + 1e-5 * (std::fabs(value(out[i])) + std::fabs(refOut[i]));
           REQUIRE(std::fabs(value(kout[i]) - refOut[i]) <=
                   rel * (std::fabs(refOut[i]) + d) + absStep + d);
+          moved += kout[i] != out[i];
         }
-        // The output row of "here" (1) is no target: untouched.
-        for (std::size_t j = 0; j < dim; ++j) CHECK(kout[dim + j] == out[dim + j]);
+        CHECK(moved > dim);  // the step moved weights (it is larger than a 16-bit step)
         kin.insert(kin.end(), kout.begin(), kout.end());
         results.push_back(kin);
       }
@@ -287,6 +227,70 @@ TEST_CASE("subword training: one 16-bit skip-gram update against a float64 refer
       CHECK(results[0] == results[1]);
     }
   }
+}
+
+TEST_CASE("subword training: one fastText skip-gram window equals a double-precision reference",
+          "[subword]") {
+  // Centre "where" (0) with contexts "here" (1) and "there" (2), two negatives per pair:
+  // 2 and 1 for context 1 (the 1 equals its context and is skipped), 0 and 1 for
+  // context 2 (output row 1, the first pair's positive, is read again after its
+  // update: fastText updates output rows at once).
+  const std::vector<std::string> words{"where", "here", "there"};
+  TrainConfig config;
+  config.subwords = true;
+  config.minn = 2;
+  config.maxn = 3;
+  config.bucket = 7;
+  const std::size_t dim = 8, negative = 2;
+  const std::int64_t nwords = 3;
+  const detail::SubwordRows rows = detail::subwordRowsOf(words, config, 1);
+  const auto where = referenceRows("where", 0, 2, 3, 7, nwords);
+
+  std::mt19937 gen(9);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  std::vector<float> in((nwords + 7) * dim), out(nwords * dim);
+  for (auto& x : in) x = u(gen);
+  for (auto& x : out) x = u(gen);
+  const double alpha = 0.05;
+
+  // The reference, in double: the centre's mean once, each (context, target) in order.
+  std::vector<double> h(dim, 0.0), grad(dim, 0.0);
+  for (const auto r : where)
+    for (std::size_t d = 0; d < dim; ++d) h[d] += in[static_cast<std::size_t>(r) * dim + d];
+  for (auto& x : h) x /= static_cast<double>(where.size());
+  std::vector<double> refIn(in.begin(), in.end()), refOut(out.begin(), out.end());
+  const std::vector<std::pair<int, double>> steps{{1, 1.0}, {2, 0.0}, {2, 1.0}, {0, 0.0},
+                                                  {1, 0.0}};
+  for (const auto& [target, label] : steps) {
+    double s = 0;
+    for (std::size_t d = 0; d < dim; ++d) s += h[d] * refOut[target * dim + d];
+    const double g = alpha * (label - 1.0 / (1.0 + std::exp(-s)));
+    for (std::size_t d = 0; d < dim; ++d) grad[d] += g * refOut[target * dim + d];
+    for (std::size_t d = 0; d < dim; ++d) refOut[target * dim + d] += g * h[d];
+  }
+  for (const auto r : where)
+    for (std::size_t d = 0; d < dim; ++d) refIn[static_cast<std::size_t>(r) * dim + d] += grad[d];
+
+  std::vector<float> kin = in, kout = out, hidden(dim), g(dim);
+  const std::int32_t contexts[] = {1, 2};
+  const std::int32_t negatives[] = {2, 1, 0, 1};
+  static const detail::Sigmoid sigmoid;
+  const double loss =
+      detail::subwordWindow(kin.data(), kout.data(), dim, rows, 0, contexts, 2, negatives,
+                            negative, static_cast<float>(alpha), sigmoid, hidden.data(), g.data());
+  CHECK(loss > 0);
+  // Tolerance: the sigmoid table is within 1e-5 of the function (times alpha, five
+  // terms, rows below 0.6), plus float rounding of sums of ~20 values below 0.5.
+  const double tol = 5 * alpha * 1e-5 * 0.6 + 40 * FLT_EPSILON * 0.5;
+  double moved = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    CHECK(std::fabs(kin[i] - refIn[i]) <= tol);
+    moved = std::max(moved, std::fabs(refIn[i] - in[i]));
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) CHECK(std::fabs(kout[i] - refOut[i]) <= tol);
+  CHECK(moved > 100 * tol);  // the step is far larger than the tolerance
+  // Rows outside "where"'s list did not move ("here"'s own row 1 is not in it).
+  for (std::size_t d = 0; d < dim; ++d) CHECK(kin[dim + d] == in[dim + d]);
 }
 
 TEST_CASE("subword training: a word's vector is the mean of the rows an independent n-gram "

@@ -1054,14 +1054,6 @@ double batchedWindow(float* input, float* output, std::size_t dim, const std::in
                       NoProbe{}, weights);
 }
 
-double weightedBlock(float* input, float* output, std::size_t dim, const std::int32_t* inRows,
-                     std::size_t mu, const std::int32_t* outRows, std::size_t nu, float alpha,
-                     const Sigmoid& sigmoid, ThreadState& state, BatchedPath path) {
-  if (mu == 0 || nu == 0) return 0;
-  return blockUpdate(input, output, dim, inRows, mu, outRows, nu, alpha, sigmoid, state, path,
-                     NoProbe{});
-}
-
 double combinedBlock(float* input, float* output, std::size_t dim, const CombinedBlock& block,
                      float alpha, const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
                      std::int64_t& predictions) {

@@ -83,16 +83,6 @@ double combinedBlock(float* input, float* output, std::size_t dim, const Combine
                      float alpha, const Sigmoid& sigmoid, ThreadState& state,
                      BatchedPath path, std::int64_t& predictions);
 
-// The general block both of the above reduce to: rows inRows[0..mu) of `input`
-// against rows outRows[0..nu) of `output` (each list free of repeats, float32),
-// cell (u, v) weighted state.positive[u * nu + v] as a positive and
-// state.negative[u * nu + v] as a negative prediction (the caller fills both,
-// mu x nu). Every score comes from the values before the block. Returns the loss.
-double weightedBlock(float* input, float* output, std::size_t dim, const std::int32_t* inRows,
-                     std::size_t mu, const std::int32_t* outRows, std::size_t nu, float alpha,
-                     const Sigmoid& sigmoid, ThreadState& state,
-                     BatchedPath path = BatchedPath::Auto);
-
 // The skip-gram negative-sampling kernel built on batchedWindow, with the classic
 // kernel's window shrinking and noise distribution.
 std::unique_ptr<TrainKernel> makeBatchedSkipGram(const TrainConfig& config,

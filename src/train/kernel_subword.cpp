@@ -5,33 +5,32 @@
 #include <algorithm>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "posvec/error.hpp"
 #include "posvec/subwords.hpp"
+#include "row_math.hpp"
 
 // How this follows fastText 0.9.2 (Model::update, unsupervised): a word's input
 // vector is the mean of its rows (computeHidden: the rows summed in order, then
 // scaled by 1 / count), and the gradient with respect to that mean is added to
 // every row whole (no 1 / count: fastText scales only for supervised models).
-// Skip-gram has fastText's orientation: the centre word's composed vector
-// predicts each context word's output row. Centres are combined into blocks as
-// the batched kernel combines them: a block's distinct centre words are composed
-// once into scratch rows, weightedBlock() trains those against the output rows of
-// the windows' context words and the block's shared negatives, and the change of
-// each scratch row is scattered once to its word's rows. Within a block every
-// score comes from the values before it, as in the batched kernel.
+// Skip-gram follows fastText's orientation and order too: the centre word's
+// composed vector predicts each context word with fresh negatives per pair, every
+// output row updated at once (subwordWindow). The centre is composed once per
+// window and its rows take the window's summed gradient at its end (fastText
+// composes it again for every pair; on Brown the two score alike). The blocked
+// update this replaced (context words composed, a block's pairs and shared
+// negatives all scored from the values before the block, as the batched word
+// kernel does) trained faster but cost SimLex-999 and the unknown words about a
+// third of fastText's correlation: with composed vectors, the many contexts that
+// push one stale centre row overshoot (docs/benchmarks.md#subword-vectors).
+// With 16-bit weights every row is widened exactly for the arithmetic and rounded
+// back stochastically (docs/design/16-bit-weights.md).
 
 namespace posvec::detail {
 
 namespace {
-
-// Index of `id` in ids[0..k), appended when new (a block has a few dozen words).
-std::int32_t localOf(std::int32_t id, std::int32_t* ids, std::size_t& k) {
-  std::size_t j = 0;
-  while (j < k && ids[j] != id) ++j;
-  if (j == k) ids[k++] = id;
-  return static_cast<std::int32_t>(j);
-}
 
 inline const float* rowAt(const float* m, std::int32_t r, std::size_t dim) {
   return m + static_cast<std::size_t>(r) * dim;
@@ -49,6 +48,19 @@ inline void addTo(float* __restrict y, const float* __restrict x, std::size_t n)
 inline void prefetchRow(const float* row, std::size_t dim) {
   const char* p = reinterpret_cast<const char*>(row);
   for (std::size_t b = 0; b < dim * sizeof(float); b += 64) __builtin_prefetch(p + b, 1, 3);
+}
+
+// a · b over n floats in 8 partial sums added as a tree: one vector accumulator and
+// a short reduction (a 16-lane reduction summed lane by lane costs more than the
+// products at dim 100; the skip-gram kernel takes ~36 of these per centre word).
+inline float dot8(const float* __restrict a, const float* __restrict b, std::size_t n) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+#pragma omp simd
+    for (std::size_t l = 0; l < 8; ++l) acc[l] += a[i + l] * b[i + l];
+  for (std::size_t l = 0; i + l < n; ++l) acc[l] += a[i + l] * b[i + l];
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
 // Rows ahead that the sums prefetch.
@@ -221,136 +233,62 @@ void composeWord(const std::uint16_t* input, std::size_t dim, const SubwordRows&
   meanOfRows16(input, dim, rows.of(w), rows.count(w), out, wide.data(), type, BatchedPath::Auto);
 }
 
-double subwordBlock(float* input, float* output, std::size_t dim, const SubwordRows& rows,
-                    const CombinedBlock& k, float alpha, const Sigmoid& sigmoid,
-                    ThreadState& state, BatchedPath path, std::int64_t& predictions,
-                    WeightType weights) {
-  if (k.count == 0) return 0;
-  // Each centre's window, as positions from `lo`.
-  std::size_t lo = k.first, hi = k.first;
-  for (std::size_t j = 0; j < k.count; ++j) {
-    const std::size_t q = k.first + j, r = static_cast<std::size_t>(k.reach[j]);
-    lo = std::min(lo, q - std::min(q, r));
-    hi = std::max(hi, std::min(k.length - 1, q + r));
-  }
-  const std::size_t span = hi - lo + 1, negatives = k.negativeCount;
-  // Scratch ids: the distinct centre words (the block's inputs), their local index,
-  // the distinct output words (the windows' context words, then the negatives not
-  // among them), each span position's column (-1: in no window) and each
-  // negative's, and per column how many shared negatives it is.
-  state.local.resize(2 * k.count + 4 * span + 4 * negatives + 2);
-  std::int32_t* centres = state.local.data();
-  std::int32_t* centreAt = centres + k.count;
-  std::int32_t* outWords = centreAt + k.count;
-  std::int32_t* colAt = outWords + span + negatives;
-  std::int32_t* negCol = colAt + span;
-  std::int32_t* shared = negCol + negatives;
-  std::size_t mu = 0, nu = 0;
-  for (std::size_t j = 0; j < k.count; ++j)
-    centreAt[j] = localOf(k.ids[k.first + j], centres, mu);
-  std::fill(colAt, colAt + span, -1);
-  std::int64_t pairs = 0;
-  for (std::size_t j = 0; j < k.count; ++j) {
-    const std::size_t q = k.first + j, r = static_cast<std::size_t>(k.reach[j]);
-    const std::size_t a = q - std::min(q, r), z = std::min(k.length - 1, q + r);
-    pairs += static_cast<std::int64_t>(z - a);
-    for (std::size_t p = a; p <= z; ++p)
-      if (p != q && colAt[p - lo] < 0) colAt[p - lo] = localOf(k.ids[p], outWords, nu);
-  }
-  if (pairs == 0) return 0;
-  for (std::size_t i = 0; i < negatives; ++i) negCol[i] = localOf(k.negatives[i], outWords, nu);
-  predictions += pairs;
-
-  // Cell (u, v): the pairs of centre word u with context word v as positives; each
-  // pair meets every shared negative once with the block's weight, except a
-  // negative equal to the pair's context word (fastText skips a negative equal to
-  // the target), so a negative column v counts (u's pairs - its pairs with v) x
-  // (times v is a shared negative).
-  state.positive.assign(mu * nu, 0.0f);
-  state.negative.assign(mu * nu, 0.0f);
-  float* pos = state.positive.data();
-  float* neg = state.negative.data();
-  for (std::size_t j = 0; j < k.count; ++j) {
-    const std::size_t q = k.first + j, r = static_cast<std::size_t>(k.reach[j]);
-    const std::size_t a = q - std::min(q, r), z = std::min(k.length - 1, q + r);
-    float* row = pos + static_cast<std::size_t>(centreAt[j]) * nu;
-    for (std::size_t p = a; p <= z; ++p)
-      if (p != q) row[colAt[p - lo]] += 1;
-  }
-  std::fill(shared, shared + nu, 0);
-  for (std::size_t i = 0; i < negatives; ++i) ++shared[negCol[i]];
-  for (std::size_t u = 0; u < mu; ++u) {
-    const float* p = pos + u * nu;
-    float total = 0;
-    for (std::size_t v = 0; v < nu; ++v) total += p[v];
-    for (std::size_t v = 0; v < nu; ++v)
-      if (shared[v]) neg[u * nu + v] = (total - p[v]) * static_cast<float>(shared[v]) * k.negativeWeight;
-  }
-
-  // The centres' composed vectors in scratch (each followed by its copy from before
-  // the block). Float32 output rows are trained where they are; 16-bit ones in
-  // scratch, widened before and rounded back after.
-  const bool packed = weights != WeightType::Fp32;
-  state.composed.resize(2 * mu * dim + (packed ? (nu + 1) * dim : 0));
-  float* in = state.composed.data();
-  float* before = in + mu * dim;
-  float* outScratch = before + mu * dim;
-  float* wide = outScratch + nu * dim;
-  auto* in16 = reinterpret_cast<std::uint16_t*>(input);
-  auto* out16 = reinterpret_cast<std::uint16_t*>(output);
-  for (std::size_t u = 0; u < mu; ++u) {
-    const std::int32_t* r = rows.of(centres[u]);
-    if (packed) {
-      if (u + 1 < mu) prefetchRow16(rowAt16(in16, rows.of(centres[u + 1])[0], dim), dim);
-      meanOfRows16(in16, dim, r, rows.count(centres[u]), in + u * dim, wide, weights, path);
-    } else {
-      if (u + 1 < mu) prefetchRow(rowAt(input, rows.of(centres[u + 1])[0], dim), dim);
-      meanOfRows(input, dim, r, rows.count(centres[u]), in + u * dim);
+double subwordWindow(float* input, float* output, std::size_t dim, const SubwordRows& rows,
+                     std::int32_t centre, const std::int32_t* contexts, std::size_t m,
+                     const std::int32_t* negatives, std::size_t negative, float alpha,
+                     const Sigmoid& sigmoid, float* hidden, float* grad) {
+  composeWord(input, dim, rows, centre, hidden);
+  std::memset(grad, 0, dim * sizeof(float));
+  double loss = 0;
+  for (std::size_t j = 0; j < m; ++j)
+    for (std::size_t k = 0; k <= negative; ++k) {
+      const bool positive = k == 0;
+      const std::int32_t t = positive ? contexts[j] : negatives[j * negative + k - 1];
+      if (!positive && t == contexts[j]) continue;
+      float* o = rowAt(output, t, dim);
+      const float f = dot8(hidden, o, dim);
+      const float g = ((positive ? 1.0f : 0.0f) - sigmoid.sigmoid(f)) * alpha;
+      loss += sigmoid.softplus(positive ? -f : f);
+      rowAxpy(g, o, grad, dim);
+      rowAxpy(g, hidden, o, dim);
     }
-  }
-  std::memcpy(before, in, mu * dim * sizeof(float));
-  // Local input rows 0..mu-1 of the scratch (the centres' local index is no longer
-  // needed), and for 16-bit weights local output rows 0..nu-1.
-  std::int32_t* inRows = centreAt;
-  for (std::size_t u = 0; u < mu; ++u) inRows[u] = static_cast<std::int32_t>(u);
-  std::int32_t* outLocal = shared + nu;
-  double loss;
-  if (!packed) {
-    loss = weightedBlock(in, output, dim, inRows, mu, outWords, nu, alpha, sigmoid, state, path);
-  } else {
-    for (std::size_t v = 0; v < nu; ++v) {
-      outLocal[v] = static_cast<std::int32_t>(v);
-      widenRow(rowAt16(out16, outWords[v], dim), outScratch + v * dim, dim, weights, path);
-    }
-    loss = weightedBlock(in, outScratch, dim, inRows, mu, outLocal, nu, alpha, sigmoid, state,
-                         path);
-  }
-  // One draw of the thread's generator seeds the block's rounding bits (16-bit
-  // weights), as in the batched kernel: one seed and one thread give the same bits.
-  RoundingBits bits(packed ? static_cast<std::uint32_t>(state.rng.next()) : 0u);
-  if (packed)
-    for (std::size_t v = 0; v < nu; ++v)
-      narrowRow(outScratch + v * dim, rowAt16(out16, outWords[v], dim), dim, weights, bits, path);
+  scatter(input, dim, rows.of(centre), rows.count(centre), grad);
+  return loss;
+}
 
-  // Each centre word's change, once to every row of its word.
-  for (std::size_t u = 0; u < mu; ++u) {
-    const float* now = in + u * dim;
-    float* delta = before + u * dim;
-#pragma omp simd
-    for (std::size_t d = 0; d < dim; ++d) delta[d] = now[d] - delta[d];
-    if (packed)
-      scatter16(in16, dim, rows.of(centres[u]), rows.count(centres[u]), delta, wide, weights,
-                bits, path);
-    else
-      scatter(input, dim, rows.of(centres[u]), rows.count(centres[u]), delta);
-  }
+double subwordWindow16(std::uint16_t* input, std::uint16_t* output, std::size_t dim,
+                       const SubwordRows& rows, std::int32_t centre, const std::int32_t* contexts,
+                       std::size_t m, const std::int32_t* negatives, std::size_t negative,
+                       float alpha, const Sigmoid& sigmoid, WeightType type, float* hidden,
+                       float* grad, float* wide, RoundingBits& bits, BatchedPath path) {
+  meanOfRows16(input, dim, rows.of(centre), rows.count(centre), hidden, wide, type, path);
+  std::memset(grad, 0, dim * sizeof(float));
+  double loss = 0;
+  for (std::size_t j = 0; j < m; ++j)
+    for (std::size_t k = 0; k <= negative; ++k) {
+      const bool positive = k == 0;
+      const std::int32_t t = positive ? contexts[j] : negatives[j * negative + k - 1];
+      if (!positive && t == contexts[j]) continue;
+      std::uint16_t* o = rowAt16(output, t, dim);
+      widenRow(o, wide, dim, type, path);
+      const float f = dot8(hidden, wide, dim);
+      const float g = ((positive ? 1.0f : 0.0f) - sigmoid.sigmoid(f)) * alpha;
+      loss += sigmoid.softplus(positive ? -f : f);
+      rowAxpy(g, wide, grad, dim);
+      rowAxpy(g, hidden, wide, dim);
+      narrowRow(wide, o, dim, type, bits, path);
+    }
+  scatter16(input, dim, rows.of(centre), rows.count(centre), grad, wide, type, bits, path);
   return loss;
 }
 
 namespace {
 
-// Skip-gram: blocks of `combine` centre words as the batched kernel forms them
-// (one shrink drawn per centre, the block's shared negatives after them).
+// Skip-gram as fastText trains it: each centre word's composed vector, formed once
+// per window, predicts each of its context words (subwordWindow), with `negative`
+// fresh noise words per pair; a draw equal to the pair's context word is drawn again
+// (fastText's getNegative; after 16 such draws it is skipped). The window's negatives are drawn before its arithmetic
+// so that their output rows can be prefetched.
 class SubwordSkipGram final : public TrainKernel {
  public:
   SubwordSkipGram(const TrainConfig& c, const KernelShared& s, BatchedPath path)
@@ -362,49 +300,79 @@ class SubwordSkipGram final : public TrainKernel {
         dim_(c.dim),
         window_(c.window),
         shrink_(c.shrinkWindows),
-        path_(path),
-        combine_(static_cast<std::size_t>(c.combine)),
-        blockNegatives_(static_cast<std::size_t>(c.combine > 1 ? c.blockNegativesFor()
-                                                               : c.negative)),
-        weight_(static_cast<float>(c.negative) / static_cast<float>(blockNegatives_)),
+        negative_(static_cast<std::size_t>(c.negative)),
         weights_(c.weights),
+        path_(path),
         rowBytes_(c.dim * weightTypeBytes(c.weights)) {}
 
   double sentence(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& st,
                   std::int64_t& predictions) const override {
-    const std::size_t width = combine_ + blockNegatives_;
-    st.window.resize(width);
-    std::int32_t* reach = st.window.data();
-    std::int32_t* negatives = reach + combine_;
+    if (n < 2) return 0;  // no context
+    // Two windows' contexts and negatives: window i + 1's are drawn and its rows
+    // prefetched (output rows are this kernel's cache misses) while window i computes.
+    const std::size_t maxContexts = 2 * static_cast<std::size_t>(window_);
+    const std::size_t stride = maxContexts * (1 + negative_);
+    st.grad.resize(dim_);
+    st.hidden.resize(dim_);
+    st.composed.resize(dim_);  // 16-bit weights: a row widened
+    st.local.resize(2 * stride);
+    std::size_t count[2] = {0, 0};
+    prepare(ids, n, 0, st.local.data(), count[0], st.rng);
     double loss = 0;
-    prefetchWords(ids, std::min(combine_, n));
-    for (std::size_t first = 0; first < n; first += combine_) {
-      const std::size_t count = std::min(combine_, n - first);
-      // The next block's rows travel while this block computes (the n-gram rows are
-      // random rows of a large matrix: the misses of this kernel).
-      if (first + combine_ < n) prefetchWords(ids + first + combine_, std::min(combine_, n - first - combine_));
-      for (std::size_t j = 0; j < count; ++j)
-        reach[j] = static_cast<std::int32_t>(drawReach(window_, shrink_, st.rng));
-      for (std::size_t i = 0; i < blockNegatives_; ++i) negatives[i] = noise_->draw(st.rng.next());
-      const CombinedBlock block{ids,   n,         first,           count,
-                                reach, negatives, blockNegatives_, weight_};
-      loss += subwordBlock(in_, out_, dim_, *rows_, block, alpha, *sigmoid_, st, path_,
-                           predictions, weights_);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::int32_t* now = st.local.data() + (i & 1) * stride;
+      if (i + 1 < n)
+        prepare(ids, n, i + 1, st.local.data() + ((i + 1) & 1) * stride, count[(i + 1) & 1],
+                st.rng);
+      const std::size_t m = count[i & 1];
+      if (m == 0) continue;
+      if (weights_ == WeightType::Fp32) {
+        loss += subwordWindow(in_, out_, dim_, *rows_, ids[i], now, m, now + maxContexts,
+                              negative_, alpha, *sigmoid_, st.hidden.data(), st.grad.data());
+      } else {
+        // One draw of the thread's generator seeds the window's rounding bits.
+        RoundingBits bits(static_cast<std::uint32_t>(st.rng.next()));
+        loss += subwordWindow16(reinterpret_cast<std::uint16_t*>(in_),
+                                reinterpret_cast<std::uint16_t*>(out_), dim_, *rows_, ids[i], now,
+                                m, now + maxContexts, negative_, alpha, *sigmoid_, weights_,
+                                st.hidden.data(), st.grad.data(), st.composed.data(), bits, path_);
+      }
+      predictions += static_cast<std::int64_t>(m);
     }
     return loss;
   }
 
  private:
-  // Every row of the `count` centre words at ids.
-  void prefetchWords(const std::int32_t* ids, std::size_t count) const {
-    const char* base = reinterpret_cast<const char*>(in_);
-    for (std::size_t j = 0; j < count; ++j) {
-      const std::int32_t* r = rows_->of(ids[j]);
-      for (std::size_t i = 0, c = rows_->count(ids[j]); i < c; ++i) {
-        const char* p = base + static_cast<std::size_t>(r[i]) * rowBytes_;
-        for (std::size_t b = 0; b < rowBytes_; b += 64) __builtin_prefetch(p + b, 1, 3);
+  // Window i's contexts into w[0..m) and their negatives after maxContexts slots,
+  // with their output rows and the centre's input rows prefetched.
+  void prepare(const std::int32_t* ids, std::size_t n, std::size_t i, std::int32_t* w,
+               std::size_t& m, Rng& rng) const {
+    const auto reach = static_cast<std::size_t>(drawReach(window_, shrink_, rng));
+    const std::size_t lo = i - std::min(i, reach), hi = std::min(n - 1, i + reach);
+    std::int32_t* negatives = w + 2 * static_cast<std::size_t>(window_);
+    m = 0;
+    for (std::size_t c = lo; c <= hi; ++c)
+      if (c != i) {
+        w[m++] = ids[c];
+        prefetch(out_, ids[c]);
       }
-    }
+    for (std::size_t j = 0; j < m; ++j)
+      for (std::size_t k = 0; k < negative_; ++k) {
+        // (Bounded: a vocabulary whose noise is all one word must not hang; a
+        // negative still equal to its context is skipped by subwordWindow.)
+        std::int32_t t = noise_->draw(rng.next());
+        for (int tries = 0; t == w[j] && tries < 16; ++tries) t = noise_->draw(rng.next());
+        negatives[j * negative_ + k] = t;
+        prefetch(out_, t);
+      }
+    const std::int32_t* r = rows_->of(ids[i]);
+    for (std::size_t k = 0, c = rows_->count(ids[i]); k < c; ++k) prefetch(in_, r[k]);
+  }
+
+  // Row r of a matrix of float32 or 16-bit rows.
+  void prefetch(const float* matrix, std::int32_t r) const {
+    const char* p = reinterpret_cast<const char*>(matrix) + static_cast<std::size_t>(r) * rowBytes_;
+    for (std::size_t b = 0; b < rowBytes_; b += 64) __builtin_prefetch(p + b, 1, 3);
   }
 
   float* in_;
@@ -415,14 +383,11 @@ class SubwordSkipGram final : public TrainKernel {
   std::size_t dim_;
   std::int64_t window_;
   bool shrink_;
-  BatchedPath path_;
-  std::size_t combine_, blockNegatives_;
-  float weight_;
+  std::size_t negative_;
   WeightType weights_;
-  std::size_t rowBytes_;  // one stored input row (dim x 4 or 2 bytes)
+  BatchedPath path_;
+  std::size_t rowBytes_;  // one stored row (dim x 4 or 2 bytes)
 };
-
-
 
 // fastText's cbow: the mean of every row of every context word (a row listed
 // twice counts twice) predicts the centre word against `negative` noise words
@@ -488,7 +453,7 @@ class SubwordCbow final : public TrainKernel {
 }  // namespace
 
 std::unique_ptr<TrainKernel> makeSubwordKernel(const TrainConfig& config,
-                                               const KernelShared& shared, BatchedPath path) {
+                                               const KernelShared& shared) {
   if (!shared.subwords)
     throw ConfigError("cannot build the training kernel: subword training needs each word's rows");
   if (config.loss != Loss::NegativeSampling)
@@ -496,7 +461,7 @@ std::unique_ptr<TrainKernel> makeSubwordKernel(const TrainConfig& config,
                       "subwords is not available");
   if (config.architecture == Architecture::Cbow)
     return std::make_unique<SubwordCbow>(config, shared);
-  return std::make_unique<SubwordSkipGram>(config, shared, path);
+  return std::make_unique<SubwordSkipGram>(config, shared, BatchedPath::Auto);
 }
 
 }  // namespace posvec::detail

@@ -15,19 +15,28 @@
 
 namespace posvec::detail {
 
-// One combined block (kernel_batched.hpp's CombinedBlock, `block.ids` holding
-// vocabulary ids) in fastText's orientation: each distinct centre word's mean is
-// formed once into scratch, weightedBlock() trains the scratch rows against the
-// output rows of every context word in the centres' windows and of the shared
-// negatives, then each scratch row's change is added to every row of its word.
-// Returns the loss; adds the (centre, context) pairs to `predictions`. With 16-bit
-// `weights` both matrices hold 16-bit values (cast to float*): the sums are float32
-// on rows widened exactly, and every changed row is rounded back stochastically
-// from one stream of bits seeded by one draw of state.rng per block.
-double subwordBlock(float* input, float* output, std::size_t dim, const SubwordRows& rows,
-                    const CombinedBlock& block, float alpha, const Sigmoid& sigmoid,
-                    ThreadState& state, BatchedPath path, std::int64_t& predictions,
-                    WeightType weights = WeightType::Fp32);
+// One centre word's window as fastText's skip-gram trains it: the centre's composed
+// vector (its mean, formed once into hidden[0..dim)) predicts each of the m
+// contexts, each against its own `negative` noise words negatives[j * negative ..
+// (j + 1) * negative; one equal to its context is skipped); every output row is updated at once, each pair's input
+// gradient is summed into grad[0..dim) and added, whole, to each of the centre's
+// rows at the end. Returns the loss.
+double subwordWindow(float* input, float* output, std::size_t dim, const SubwordRows& rows,
+                     std::int32_t centre, const std::int32_t* contexts, std::size_t m,
+                     const std::int32_t* negatives, std::size_t negative, float alpha,
+                     const Sigmoid& sigmoid, float* hidden, float* grad);
+
+// subwordWindow on 16-bit rows (`type` Bf16 or Fp16; the model's packed matrices):
+// the centre's rows and each output row widened exactly, the arithmetic in float32,
+// each output row rounded back stochastically after its pair and each of the
+// centre's rows after the window's gradient is added (in that order, the bits from
+// `bits`). `wide` holds dim floats of scratch. BatchedPath::Portable keeps to the
+// portable loops; the AVX-512 ones round with the same bits.
+double subwordWindow16(std::uint16_t* input, std::uint16_t* output, std::size_t dim,
+                       const SubwordRows& rows, std::int32_t centre, const std::int32_t* contexts,
+                       std::size_t m, const std::int32_t* negatives, std::size_t negative,
+                       float alpha, const Sigmoid& sigmoid, WeightType type, float* hidden,
+                       float* grad, float* wide, RoundingBits& bits, BatchedPath path);
 
 // Each word's rows for config's n-gram settings: word i's own row i, then
 // ngramRows(word, minn, maxn, bucket, words.size()) (posvec/subwords.hpp).
@@ -40,11 +49,10 @@ void composeWord(const float* input, std::size_t dim, const SubwordRows& rows, s
 void composeWord(const std::uint16_t* input, std::size_t dim, const SubwordRows& rows,
                  std::int32_t w, float* out, WeightType type);
 
-// Skip-gram (combined blocks as the batched kernel trains them) or CBOW (the mean
-// of every row of every context word predicts the centre, fastText's cbow), both
-// with negative sampling, over composed vectors.
+// Skip-gram (subwordWindow for each centre word, fastText's skipgram) or CBOW (the
+// mean of every row of every context word predicts the centre, fastText's cbow),
+// both with negative sampling, over composed vectors.
 std::unique_ptr<TrainKernel> makeSubwordKernel(const TrainConfig& config,
-                                               const KernelShared& shared,
-                                               BatchedPath path = BatchedPath::Auto);
+                                               const KernelShared& shared);
 
 }  // namespace posvec::detail

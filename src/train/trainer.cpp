@@ -92,9 +92,7 @@ std::string describeConfig(const TrainConfig& c, int threads) {
   if (c.subwords)
     s << " (character n-grams of " << c.minn << " to " << c.maxn << ", " << c.bucket
       << " buckets)";
-  if ((detail::kernelFor(c) == detail::KernelKind::BatchedSkipGram ||
-       detail::kernelFor(c) == detail::KernelKind::SubwordSkipGram) &&
-      c.combine > 1)
+  if (detail::kernelFor(c) == detail::KernelKind::BatchedSkipGram && c.combine > 1)
     s << " (blocks of " << c.combine << " centre words, " << c.blockNegativesFor()
       << " shared negatives)";
   if (c.weights != WeightType::Fp32) s << ", weights " << weightTypeName(c.weights);
