@@ -63,6 +63,33 @@ inline float dot8(const float* __restrict a, const float* __restrict b, std::siz
   return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
+// scores[i] = h . rows[i] for n rows: four rows at a time, each with its own
+// accumulators, so the rows' loads and the products overlap (one dot product at a
+// time waits on each row's first miss and on its own chain of additions).
+void scoreRows(const float* __restrict h, float* const* rows, std::size_t n, std::size_t dim,
+               float* scores) {
+  std::size_t i = 0;
+#if defined(__AVX512F__)
+  for (; i + 4 <= n; i += 4) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (std::size_t j = 0; j < dim; j += 16) {
+      const std::size_t left = dim - j;
+      const __mmask16 m = left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+      const __m512 x = _mm512_maskz_loadu_ps(m, h + j);
+      a0 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, rows[i] + j), a0);
+      a1 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, rows[i + 1] + j), a1);
+      a2 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, rows[i + 2] + j), a2);
+      a3 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, rows[i + 3] + j), a3);
+    }
+    scores[i] = _mm512_reduce_add_ps(a0);
+    scores[i + 1] = _mm512_reduce_add_ps(a1);
+    scores[i + 2] = _mm512_reduce_add_ps(a2);
+    scores[i + 3] = _mm512_reduce_add_ps(a3);
+  }
+#endif
+  for (; i < n; ++i) scores[i] = dot8(h, rows[i], dim);
+}
+
 // Rows ahead that the sums prefetch.
 constexpr std::size_t kAhead = 4;
 
@@ -239,14 +266,46 @@ double subwordWindow(float* input, float* output, std::size_t dim, const Subword
                      const Sigmoid& sigmoid, float* hidden, float* grad) {
   composeWord(input, dim, rows, centre, hidden);
   std::memset(grad, 0, dim * sizeof(float));
+  // The window's predictions in fastText's order. The hidden vector stays fixed, so
+  // a prediction's score depends only on its output row, which changes only where an
+  // earlier prediction of the window updated it: all scores are computed at once from
+  // the rows before the window, and the few rows met twice are scored again when met.
+  thread_local std::vector<std::int32_t> targets;
+  thread_local std::vector<float*> outRows;
+  thread_local std::vector<float> scores;
+  const std::size_t most = m * (negative + 1);
+  targets.resize(most);
+  outRows.resize(most);
+  scores.resize(most);
+  std::size_t n = 0;
+  for (std::size_t j = 0; j < m; ++j)
+    for (std::size_t k = 0; k <= negative; ++k) {
+      const std::int32_t t = k == 0 ? contexts[j] : negatives[j * negative + k - 1];
+      if (k > 0 && t == contexts[j]) continue;
+      targets[n] = t;
+      outRows[n++] = rowAt(output, t, dim);
+    }
+  scoreRows(hidden, outRows.data(), n, dim, scores.data());
+  std::uint64_t seen[4] = {0, 0, 0, 0};  // a filter of the rows met so far
   double loss = 0;
+  std::size_t p = 0;
   for (std::size_t j = 0; j < m; ++j)
     for (std::size_t k = 0; k <= negative; ++k) {
       const bool positive = k == 0;
-      const std::int32_t t = positive ? contexts[j] : negatives[j * negative + k - 1];
-      if (!positive && t == contexts[j]) continue;
-      float* o = rowAt(output, t, dim);
-      const float f = dot8(hidden, o, dim);
+      if (!positive && negatives[j * negative + k - 1] == contexts[j]) continue;
+      const std::int32_t t = targets[p];
+      float* o = outRows[p];
+      const auto bit = static_cast<std::uint32_t>(t) * 0x9E3779B1u >> 24;
+      float f = scores[p];
+      if ((seen[bit >> 6] >> (bit & 63)) & 1u) {
+        for (std::size_t q = 0; q < p; ++q)
+          if (targets[q] == t) {
+            f = dot8(hidden, o, dim);  // updated earlier in this window
+            break;
+          }
+      }
+      seen[bit >> 6] |= std::uint64_t{1} << (bit & 63);
+      ++p;
       const float g = ((positive ? 1.0f : 0.0f) - sigmoid.sigmoid(f)) * alpha;
       loss += sigmoid.softplus(positive ? -f : f);
       rowAxpy(g, o, grad, dim);
