@@ -19,9 +19,9 @@
 // composes it again for every pair; on Brown the two score alike). The blocked
 // update (subwordBlock: context words composed, a block's pairs and shared
 // negatives all scored from the values before the block, as the batched word
-// kernel does) trained faster but cost SimLex-999 and the unknown words about a
-// third of fastText's correlation: with composed vectors, the many contexts that
-// push one stale centre row overshoot.
+// kernel does) trained faster but cost SimLex-999 and the unknown words a fifth to a
+// third of their correlation: most likely the many pairs that push one stale centre
+// row (and shared negatives) at once overshoot with composed vectors' large steps.
 
 namespace posvec::detail {
 
