@@ -196,7 +196,9 @@ TEST_CASE("subword training: one fastText skip-gram window equals a double-preci
   // Centre "where" (0) with contexts "here" (1) and "there" (2), two negatives per pair:
   // 2 and 1 for context 1 (the 1 equals its context and is skipped), 0 and 1 for
   // context 2 (output row 1, the first pair's positive, is read again after its
-  // update: fastText updates output rows at once).
+  // update: fastText updates output rows at once). "where"'s list repeats rows (3
+  // buckets for its n-grams): the second pair's mean must still be the first's
+  // rows after their update.
   const std::vector<std::string> words{"where", "here", "there"};
   TrainConfig config;
   config.subwords = true;
@@ -215,25 +217,30 @@ TEST_CASE("subword training: one fastText skip-gram window equals a double-preci
   for (auto& x : out) x = u(gen);
   const double alpha = 0.05;
 
-  // The reference, in double: the centre's mean once, each (context, target) in order.
-  std::vector<double> h(dim, 0.0), grad(dim, 0.0);
-  for (const auto r : where)
-    for (std::size_t d = 0; d < dim; ++d) h[d] += in[static_cast<std::size_t>(r) * dim + d];
-  for (auto& x : h) x /= static_cast<double>(where.size());
+  // The reference, in double, as fastText runs it: for each pair the centre's mean
+  // composed afresh from its rows, the pair's targets in order (each output row
+  // updated at once), then the pair's gradient added to every listed row.
   std::vector<double> refIn(in.begin(), in.end()), refOut(out.begin(), out.end());
-  const std::vector<std::pair<int, double>> steps{{1, 1.0}, {2, 0.0}, {2, 1.0}, {0, 0.0},
-                                                  {1, 0.0}};
-  for (const auto& [target, label] : steps) {
-    double s = 0;
-    for (std::size_t d = 0; d < dim; ++d) s += h[d] * refOut[target * dim + d];
-    const double g = alpha * (label - 1.0 / (1.0 + std::exp(-s)));
-    for (std::size_t d = 0; d < dim; ++d) grad[d] += g * refOut[target * dim + d];
-    for (std::size_t d = 0; d < dim; ++d) refOut[target * dim + d] += g * h[d];
+  const std::vector<std::vector<std::pair<int, double>>> pairs{{{1, 1.0}, {2, 0.0}},
+                                                               {{2, 1.0}, {0, 0.0}, {1, 0.0}}};
+  for (const auto& steps : pairs) {
+    std::vector<double> h(dim, 0.0), grad(dim, 0.0);
+    for (const auto r : where)
+      for (std::size_t d = 0; d < dim; ++d) h[d] += refIn[static_cast<std::size_t>(r) * dim + d];
+    for (auto& x : h) x /= static_cast<double>(where.size());
+    for (const auto& [target, label] : steps) {
+      double s = 0;
+      for (std::size_t d = 0; d < dim; ++d) s += h[d] * refOut[target * dim + d];
+      const double g = alpha * (label - 1.0 / (1.0 + std::exp(-s)));
+      for (std::size_t d = 0; d < dim; ++d) grad[d] += g * refOut[target * dim + d];
+      for (std::size_t d = 0; d < dim; ++d) refOut[target * dim + d] += g * h[d];
+    }
+    for (const auto r : where)
+      for (std::size_t d = 0; d < dim; ++d)
+        refIn[static_cast<std::size_t>(r) * dim + d] += grad[d];
   }
-  for (const auto r : where)
-    for (std::size_t d = 0; d < dim; ++d) refIn[static_cast<std::size_t>(r) * dim + d] += grad[d];
 
-  std::vector<float> kin = in, kout = out, hidden(dim), g(dim);
+  std::vector<float> kin = in, kout = out, hidden(2 * dim), g(dim);
   const std::int32_t contexts[] = {1, 2};
   const std::int32_t negatives[] = {2, 1, 0, 1};
   static const detail::Sigmoid sigmoid;

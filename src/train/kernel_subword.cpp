@@ -15,8 +15,8 @@
 // Skip-gram follows fastText's orientation and order too: the centre word's
 // composed vector predicts each context word with fresh negatives per pair, every
 // output row updated at once (subwordWindow). The centre is composed once per
-// window and its rows take the window's summed gradient at its end (fastText
-// composes it again for every pair; on Brown the two score alike). The blocked
+// window and moved after each pair as composing it again from updated rows would
+// move it; its rows take the window's summed gradient at the end. The blocked
 // update (subwordBlock: context words composed, a block's pairs and shared
 // negatives all scored from the values before the block, as the batched word
 // kernel does) trained faster but cost SimLex-999 and the unknown words a fifth to a
@@ -209,29 +209,49 @@ double subwordWindow(float* input, float* output, std::size_t dim, const Subword
                      std::int32_t centre, const std::int32_t* contexts, std::size_t m,
                      const std::int32_t* negatives, std::size_t negative, float alpha,
                      const Sigmoid& sigmoid, float* hidden, float* grad) {
-  composeWord(input, dim, rows, centre, hidden);
-  std::memset(grad, 0, dim * sizeof(float));
+  float* h = hidden;
+  float* total = hidden + dim;
+  composeWord(input, dim, rows, centre, h);
+  // A row listed c times takes a pair's gradient c times and counts c times in the
+  // mean, so composing again would move the mean by the gradient times
+  // (sum of c^2 over the rows) / (length of the list): 1 without repeats.
+  const std::int32_t* list = rows.of(centre);
+  const std::size_t n = rows.count(centre);
+  std::size_t squares = 0;
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = 0; b < n; ++b) squares += list[a] == list[b] ? 1 : 0;
+  const float moves = static_cast<float>(squares) / static_cast<float>(n);
+  std::memset(total, 0, dim * sizeof(float));
   double loss = 0;
-  for (std::size_t j = 0; j < m; ++j)
+  for (std::size_t j = 0; j < m; ++j) {
+    std::memset(grad, 0, dim * sizeof(float));
     for (std::size_t k = 0; k <= negative; ++k) {
       const bool positive = k == 0;
       const std::int32_t t = positive ? contexts[j] : negatives[j * negative + k - 1];
       if (!positive && t == contexts[j]) continue;
       float* o = rowAt(output, t, dim);
-      const float f = dot8(hidden, o, dim);
+      const float f = dot8(h, o, dim);
       const float g = ((positive ? 1.0f : 0.0f) - sigmoid.sigmoid(f)) * alpha;
       loss += sigmoid.softplus(positive ? -f : f);
       rowAxpy(g, o, grad, dim);
-      rowAxpy(g, hidden, o, dim);
+      rowAxpy(g, h, o, dim);
     }
-  scatter(input, dim, rows.of(centre), rows.count(centre), grad);
+    // The mean where fastText, which adds the pair's gradient to the rows at once,
+    // composes it again for the next pair.
+#pragma omp simd
+    for (std::size_t d = 0; d < dim; ++d) {
+      h[d] += moves * grad[d];
+      total[d] += grad[d];
+    }
+  }
+  scatter(input, dim, rows.of(centre), rows.count(centre), total);
   return loss;
 }
 
 namespace {
 
-// Skip-gram as fastText trains it: each centre word's composed vector, formed once
-// per window, predicts each of its context words (subwordWindow), with `negative`
+// Skip-gram as fastText trains it: each centre word's composed vector predicts each
+// of its context words (subwordWindow), with `negative`
 // fresh noise words per pair; a draw equal to the pair's context word is drawn again
 // (fastText's getNegative; after 16 such draws it is skipped). The window's negatives are drawn before its arithmetic
 // so that their output rows can be prefetched.
@@ -256,7 +276,7 @@ class SubwordSkipGram final : public TrainKernel {
     const std::size_t maxContexts = 2 * static_cast<std::size_t>(window_);
     const std::size_t stride = maxContexts * (1 + negative_);
     st.grad.resize(dim_);
-    st.hidden.resize(dim_);
+    st.hidden.resize(2 * dim_);
     st.local.resize(2 * stride);
     std::size_t count[2] = {0, 0};
     prepare(ids, n, 0, st.local.data(), count[0], st.rng);
