@@ -133,8 +133,9 @@ TEST_CASE("subword training: one 16-bit skip-gram window against a float64 refer
           "[subword][half]") {
   // As the float32 window below, on 16-bit rows: centre "where" (0) predicts contexts
   // "here" (1) and "there" (2), one negative each ("these" (3) and "where"'s own
-  // output row 0), so every output row is read and rounded once. The reference works
-  // in float64 from the stored (widened) values. The kernel's float32 result y of each
+  // output row 0), so every output row is read and rounded once; the composed vector
+  // moves after the first pair as subwordWindow's does. The reference works in
+  // float64 from the stored (widened) values. The kernel's float32 result y of each
   // weight is within delta of it (the sigmoid table's 1e-5 times alpha and the
   // partner's magnitude, plus float32 rounding, 1e-5 relative of the magnitudes
   // involved); stochastic rounding then stores one of y's two 16-bit neighbours, less
@@ -170,27 +171,41 @@ TEST_CASE("subword training: one 16-bit skip-gram window against a float64 refer
       for (auto& x : in) x = pack(u(gen));
       for (auto& x : out) x = pack(u(gen));
 
+      std::vector<int> times(in.size() / dim, 0);
+      for (const auto r : listed) ++times[static_cast<std::size_t>(r)];
+      REQUIRE(*std::max_element(times.begin(), times.end()) >= 2);
+      // After each pair the mean moves as composing it again from rows that took the
+      // pair's gradient (once per listing) would move it: sum over rows of
+      // times x (times x gradient) / length.
+      double moves = 0;
+      for (const int c : times) moves += static_cast<double>(c) * c;
+      moves /= static_cast<double>(listed.size());
       std::vector<double> h(dim, 0.0), grad(dim, 0.0), refOut(out.size());
       for (const auto r : listed)
         for (std::size_t j = 0; j < dim; ++j) h[j] += value(in[static_cast<std::size_t>(r) * dim + j]);
       for (auto& x : h) x /= static_cast<double>(listed.size());
       for (std::size_t i = 0; i < out.size(); ++i) refOut[i] = value(out[i]);
-      for (const auto& [target, label] : steps) {
-        const std::size_t t = static_cast<std::size_t>(target) * dim;
-        double sc = 0;
-        for (std::size_t j = 0; j < dim; ++j) sc += h[j] * value(out[t + j]);
-        const double g = alpha * (label - 1.0 / (1.0 + std::exp(-sc)));
-        for (std::size_t j = 0; j < dim; ++j) grad[j] += g * value(out[t + j]);
-        for (std::size_t j = 0; j < dim; ++j) refOut[t + j] += g * h[j];
+      for (std::size_t pair = 0; pair < 2; ++pair) {
+        std::vector<double> pairGrad(dim, 0.0);
+        for (std::size_t q = 0; q < 2; ++q) {
+          const auto& [target, label] = steps[2 * pair + q];
+          const std::size_t t = static_cast<std::size_t>(target) * dim;
+          double sc = 0;
+          for (std::size_t j = 0; j < dim; ++j) sc += h[j] * value(out[t + j]);
+          const double g = alpha * (label - 1.0 / (1.0 + std::exp(-sc)));
+          for (std::size_t j = 0; j < dim; ++j) pairGrad[j] += g * value(out[t + j]);
+          for (std::size_t j = 0; j < dim; ++j) refOut[t + j] += g * h[j];
+        }
+        for (std::size_t j = 0; j < dim; ++j) {
+          grad[j] += pairGrad[j];
+          h[j] += moves * pairGrad[j];
+        }
       }
-      std::vector<int> times(in.size() / dim, 0);
-      for (const auto r : listed) ++times[static_cast<std::size_t>(r)];
-      REQUIRE(*std::max_element(times.begin(), times.end()) >= 2);
 
       std::vector<std::vector<std::uint16_t>> results;
       for (const auto path : {detail::BatchedPath::Portable, detail::BatchedPath::Auto}) {
         std::vector<std::uint16_t> kin = in, kout = out;
-        std::vector<float> hidden(dim), g(dim), wide(dim);
+        std::vector<float> hidden(2 * dim), g(dim), wide(dim);
         detail::RoundingBits bits(12345);
         const double loss = detail::subwordWindow16(
             kin.data(), kout.data(), dim, rows, 0, contexts, 2, negatives, 1,
@@ -234,7 +249,9 @@ TEST_CASE("subword training: one fastText skip-gram window equals a double-preci
   // Centre "where" (0) with contexts "here" (1) and "there" (2), two negatives per pair:
   // 2 and 1 for context 1 (the 1 equals its context and is skipped), 0 and 1 for
   // context 2 (output row 1, the first pair's positive, is read again after its
-  // update: fastText updates output rows at once).
+  // update: fastText updates output rows at once). "where"'s list repeats rows (3
+  // buckets for its n-grams): the second pair's mean must still be the first's
+  // rows after their update.
   const std::vector<std::string> words{"where", "here", "there"};
   TrainConfig config;
   config.subwords = true;
@@ -253,25 +270,30 @@ TEST_CASE("subword training: one fastText skip-gram window equals a double-preci
   for (auto& x : out) x = u(gen);
   const double alpha = 0.05;
 
-  // The reference, in double: the centre's mean once, each (context, target) in order.
-  std::vector<double> h(dim, 0.0), grad(dim, 0.0);
-  for (const auto r : where)
-    for (std::size_t d = 0; d < dim; ++d) h[d] += in[static_cast<std::size_t>(r) * dim + d];
-  for (auto& x : h) x /= static_cast<double>(where.size());
+  // The reference, in double, as fastText runs it: for each pair the centre's mean
+  // composed afresh from its rows, the pair's targets in order (each output row
+  // updated at once), then the pair's gradient added to every listed row.
   std::vector<double> refIn(in.begin(), in.end()), refOut(out.begin(), out.end());
-  const std::vector<std::pair<int, double>> steps{{1, 1.0}, {2, 0.0}, {2, 1.0}, {0, 0.0},
-                                                  {1, 0.0}};
-  for (const auto& [target, label] : steps) {
-    double s = 0;
-    for (std::size_t d = 0; d < dim; ++d) s += h[d] * refOut[target * dim + d];
-    const double g = alpha * (label - 1.0 / (1.0 + std::exp(-s)));
-    for (std::size_t d = 0; d < dim; ++d) grad[d] += g * refOut[target * dim + d];
-    for (std::size_t d = 0; d < dim; ++d) refOut[target * dim + d] += g * h[d];
+  const std::vector<std::vector<std::pair<int, double>>> pairs{{{1, 1.0}, {2, 0.0}},
+                                                               {{2, 1.0}, {0, 0.0}, {1, 0.0}}};
+  for (const auto& steps : pairs) {
+    std::vector<double> h(dim, 0.0), grad(dim, 0.0);
+    for (const auto r : where)
+      for (std::size_t d = 0; d < dim; ++d) h[d] += refIn[static_cast<std::size_t>(r) * dim + d];
+    for (auto& x : h) x /= static_cast<double>(where.size());
+    for (const auto& [target, label] : steps) {
+      double s = 0;
+      for (std::size_t d = 0; d < dim; ++d) s += h[d] * refOut[target * dim + d];
+      const double g = alpha * (label - 1.0 / (1.0 + std::exp(-s)));
+      for (std::size_t d = 0; d < dim; ++d) grad[d] += g * refOut[target * dim + d];
+      for (std::size_t d = 0; d < dim; ++d) refOut[target * dim + d] += g * h[d];
+    }
+    for (const auto r : where)
+      for (std::size_t d = 0; d < dim; ++d)
+        refIn[static_cast<std::size_t>(r) * dim + d] += grad[d];
   }
-  for (const auto r : where)
-    for (std::size_t d = 0; d < dim; ++d) refIn[static_cast<std::size_t>(r) * dim + d] += grad[d];
 
-  std::vector<float> kin = in, kout = out, hidden(dim), g(dim);
+  std::vector<float> kin = in, kout = out, hidden(2 * dim), g(dim);
   const std::int32_t contexts[] = {1, 2};
   const std::int32_t negatives[] = {2, 1, 0, 1};
   static const detail::Sigmoid sigmoid;

@@ -18,15 +18,16 @@
 // Skip-gram follows fastText's orientation and order too: the centre word's
 // composed vector predicts each context word with fresh negatives per pair, every
 // output row updated at once (subwordWindow). The centre is composed once per
-// window and its rows take the window's summed gradient at its end (fastText
-// composes it again for every pair; on Brown the two score alike). The blocked
+// window and moved after each pair as composing it again from updated rows would
+// move it; its rows take the window's summed gradient at the end. The blocked
 // update this replaced (context words composed, a block's pairs and shared
 // negatives all scored from the values before the block, as the batched word
-// kernel does) trained faster but cost SimLex-999 and the unknown words about a
-// third of fastText's correlation: with composed vectors, the many contexts that
-// push one stale centre row overshoot (docs/benchmarks.md#subword-vectors).
-// With 16-bit weights every row is widened exactly for the arithmetic and rounded
-// back stochastically (docs/design/16-bit-weights.md).
+// kernel does) trained faster but cost SimLex-999 and the unknown words a fifth to a
+// third of their correlation: most likely the many pairs that push one stale centre
+// row (and shared negatives) at once overshoot with composed vectors' large steps
+// (docs/benchmarks.md#subword-vectors). With 16-bit weights every row is widened
+// exactly for the arithmetic and rounded back stochastically
+// (docs/design/16-bit-weights.md).
 
 namespace posvec::detail {
 
@@ -264,54 +265,63 @@ double subwordWindow(float* input, float* output, std::size_t dim, const Subword
                      std::int32_t centre, const std::int32_t* contexts, std::size_t m,
                      const std::int32_t* negatives, std::size_t negative, float alpha,
                      const Sigmoid& sigmoid, float* hidden, float* grad) {
-  composeWord(input, dim, rows, centre, hidden);
-  std::memset(grad, 0, dim * sizeof(float));
-  // The window's predictions in fastText's order. The hidden vector stays fixed, so
-  // a prediction's score depends only on its output row, which changes only where an
-  // earlier prediction of the window updated it: all scores are computed at once from
-  // the rows before the window, and the few rows met twice are scored again when met.
+  float* h = hidden;
+  float* total = hidden + dim;
+  composeWord(input, dim, rows, centre, h);
+  // A row listed c times takes a pair's gradient c times and counts c times in the
+  // mean, so composing again would move the mean by the gradient times
+  // (sum of c^2 over the rows) / (length of the list): 1 without repeats.
+  const std::int32_t* list = rows.of(centre);
+  const std::size_t n = rows.count(centre);
+  std::size_t squares = 0;
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = 0; b < n; ++b) squares += list[a] == list[b] ? 1 : 0;
+  const float moves = static_cast<float>(squares) / static_cast<float>(n);
+  std::memset(total, 0, dim * sizeof(float));
+  // One pair's targets (its context, then its negatives) and their rows and scores:
+  // the composed vector is fixed within a pair, so its scores are computed together,
+  // four rows at a time, from the rows as the pairs before left them; a row met twice
+  // within the pair is scored again when met.
   thread_local std::vector<std::int32_t> targets;
   thread_local std::vector<float*> outRows;
   thread_local std::vector<float> scores;
-  const std::size_t most = m * (negative + 1);
-  targets.resize(most);
-  outRows.resize(most);
-  scores.resize(most);
-  std::size_t n = 0;
-  for (std::size_t j = 0; j < m; ++j)
+  targets.resize(negative + 1);
+  outRows.resize(negative + 1);
+  scores.resize(negative + 1);
+  double loss = 0;
+  for (std::size_t j = 0; j < m; ++j) {
+    std::memset(grad, 0, dim * sizeof(float));
+    std::size_t count = 0;
     for (std::size_t k = 0; k <= negative; ++k) {
       const std::int32_t t = k == 0 ? contexts[j] : negatives[j * negative + k - 1];
       if (k > 0 && t == contexts[j]) continue;
-      targets[n] = t;
-      outRows[n++] = rowAt(output, t, dim);
+      targets[count] = t;
+      outRows[count++] = rowAt(output, t, dim);
     }
-  scoreRows(hidden, outRows.data(), n, dim, scores.data());
-  std::uint64_t seen[4] = {0, 0, 0, 0};  // a filter of the rows met so far
-  double loss = 0;
-  std::size_t p = 0;
-  for (std::size_t j = 0; j < m; ++j)
-    for (std::size_t k = 0; k <= negative; ++k) {
-      const bool positive = k == 0;
-      if (!positive && negatives[j * negative + k - 1] == contexts[j]) continue;
-      const std::int32_t t = targets[p];
-      float* o = outRows[p];
-      const auto bit = static_cast<std::uint32_t>(t) * 0x9E3779B1u >> 24;
-      float f = scores[p];
-      if ((seen[bit >> 6] >> (bit & 63)) & 1u) {
-        for (std::size_t q = 0; q < p; ++q)
-          if (targets[q] == t) {
-            f = dot8(hidden, o, dim);  // updated earlier in this window
-            break;
-          }
-      }
-      seen[bit >> 6] |= std::uint64_t{1} << (bit & 63);
-      ++p;
+    scoreRows(h, outRows.data(), count, dim, scores.data());
+    for (std::size_t q = 0; q < count; ++q) {
+      const bool positive = q == 0;
+      float* o = outRows[q];
+      float f = scores[q];
+      for (std::size_t r = 0; r < q; ++r)
+        if (targets[r] == targets[q]) {
+          f = dot8(h, o, dim);  // updated earlier in this pair
+          break;
+        }
       const float g = ((positive ? 1.0f : 0.0f) - sigmoid.sigmoid(f)) * alpha;
       loss += sigmoid.softplus(positive ? -f : f);
       rowAxpy(g, o, grad, dim);
-      rowAxpy(g, hidden, o, dim);
+      rowAxpy(g, h, o, dim);
     }
-  scatter(input, dim, rows.of(centre), rows.count(centre), grad);
+    // The mean where fastText, which adds the pair's gradient to the rows at once,
+    // composes it again for the next pair.
+#pragma omp simd
+    for (std::size_t d = 0; d < dim; ++d) {
+      h[d] += moves * grad[d];
+      total[d] += grad[d];
+    }
+  }
+  scatter(input, dim, rows.of(centre), rows.count(centre), total);
   return loss;
 }
 
@@ -320,31 +330,46 @@ double subwordWindow16(std::uint16_t* input, std::uint16_t* output, std::size_t 
                        std::size_t m, const std::int32_t* negatives, std::size_t negative,
                        float alpha, const Sigmoid& sigmoid, WeightType type, float* hidden,
                        float* grad, float* wide, RoundingBits& bits, BatchedPath path) {
-  meanOfRows16(input, dim, rows.of(centre), rows.count(centre), hidden, wide, type, path);
-  std::memset(grad, 0, dim * sizeof(float));
+  float* h = hidden;
+  float* total = hidden + dim;
+  const std::int32_t* list = rows.of(centre);
+  const std::size_t n = rows.count(centre);
+  meanOfRows16(input, dim, list, n, h, wide, type, path);
+  std::size_t squares = 0;  // as subwordWindow
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = 0; b < n; ++b) squares += list[a] == list[b] ? 1 : 0;
+  const float moves = static_cast<float>(squares) / static_cast<float>(n);
+  std::memset(total, 0, dim * sizeof(float));
   double loss = 0;
-  for (std::size_t j = 0; j < m; ++j)
+  for (std::size_t j = 0; j < m; ++j) {
+    std::memset(grad, 0, dim * sizeof(float));
     for (std::size_t k = 0; k <= negative; ++k) {
       const bool positive = k == 0;
       const std::int32_t t = positive ? contexts[j] : negatives[j * negative + k - 1];
       if (!positive && t == contexts[j]) continue;
       std::uint16_t* o = rowAt16(output, t, dim);
       widenRow(o, wide, dim, type, path);
-      const float f = dot8(hidden, wide, dim);
+      const float f = dot8(h, wide, dim);
       const float g = ((positive ? 1.0f : 0.0f) - sigmoid.sigmoid(f)) * alpha;
       loss += sigmoid.softplus(positive ? -f : f);
       rowAxpy(g, wide, grad, dim);
-      rowAxpy(g, hidden, wide, dim);
+      rowAxpy(g, h, wide, dim);
       narrowRow(wide, o, dim, type, bits, path);
     }
-  scatter16(input, dim, rows.of(centre), rows.count(centre), grad, wide, type, bits, path);
+#pragma omp simd
+    for (std::size_t d = 0; d < dim; ++d) {
+      h[d] += moves * grad[d];
+      total[d] += grad[d];
+    }
+  }
+  scatter16(input, dim, list, n, total, wide, type, bits, path);
   return loss;
 }
 
 namespace {
 
-// Skip-gram as fastText trains it: each centre word's composed vector, formed once
-// per window, predicts each of its context words (subwordWindow), with `negative`
+// Skip-gram as fastText trains it: each centre word's composed vector predicts each
+// of its context words (subwordWindow), with `negative`
 // fresh noise words per pair; a draw equal to the pair's context word is drawn again
 // (fastText's getNegative; after 16 such draws it is skipped). The window's negatives are drawn before its arithmetic
 // so that their output rows can be prefetched.
@@ -372,7 +397,7 @@ class SubwordSkipGram final : public TrainKernel {
     const std::size_t maxContexts = 2 * static_cast<std::size_t>(window_);
     const std::size_t stride = maxContexts * (1 + negative_);
     st.grad.resize(dim_);
-    st.hidden.resize(dim_);
+    st.hidden.resize(2 * dim_);
     st.composed.resize(dim_);  // 16-bit weights: a row widened
     st.local.resize(2 * stride);
     std::size_t count[2] = {0, 0};
@@ -425,7 +450,8 @@ class SubwordSkipGram final : public TrainKernel {
         prefetch(out_, t);
       }
     const std::int32_t* r = rows_->of(ids[i]);
-    for (std::size_t k = 0, c = rows_->count(ids[i]); k < c; ++k) prefetch(in_, r[k]);
+    for (std::size_t k = 0, c = rows_->count(ids[i]); k < c; ++k)
+      prefetch(in_, r[k]);
   }
 
   // Row r of a matrix of float32 or 16-bit rows.

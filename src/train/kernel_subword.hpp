@@ -16,11 +16,14 @@
 namespace posvec::detail {
 
 // One centre word's window as fastText's skip-gram trains it: the centre's composed
-// vector (its mean, formed once into hidden[0..dim)) predicts each of the m
-// contexts, each against its own `negative` noise words negatives[j * negative ..
-// (j + 1) * negative; one equal to its context is skipped); every output row is updated at once, each pair's input
-// gradient is summed into grad[0..dim) and added, whole, to each of the centre's
-// rows at the end. Returns the loss.
+// vector (its mean, in hidden[0..dim)) predicts each of the m contexts in turn, each
+// against its own `negative` noise words negatives[j * negative .. (j + 1) * negative)
+// (one equal to its context is skipped); every output row is updated at once, and
+// after each pair the composed vector moves as composing it again from rows that
+// took the pair's gradient would move it (the gradient, times sum c^2 / length for
+// rows listed c times), so each pair sees the ones before it as in fastText. The window's summed gradient is added,
+// whole, to each of the centre's rows at the end (hidden[dim..2 dim) holds it and
+// grad[0..dim) each pair's). Returns the loss.
 double subwordWindow(float* input, float* output, std::size_t dim, const SubwordRows& rows,
                      std::int32_t centre, const std::int32_t* contexts, std::size_t m,
                      const std::int32_t* negatives, std::size_t negative, float alpha,
