@@ -64,33 +64,6 @@ inline float dot8(const float* __restrict a, const float* __restrict b, std::siz
   return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
-// scores[i] = h . rows[i] for n rows: four rows at a time, each with its own
-// accumulators, so the rows' loads and the products overlap (one dot product at a
-// time waits on each row's first miss and on its own chain of additions).
-void scoreRows(const float* __restrict h, float* const* rows, std::size_t n, std::size_t dim,
-               float* scores) {
-  std::size_t i = 0;
-#if defined(__AVX512F__)
-  for (; i + 4 <= n; i += 4) {
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    for (std::size_t j = 0; j < dim; j += 16) {
-      const std::size_t left = dim - j;
-      const __mmask16 m = left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
-      const __m512 x = _mm512_maskz_loadu_ps(m, h + j);
-      a0 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, rows[i] + j), a0);
-      a1 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, rows[i + 1] + j), a1);
-      a2 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, rows[i + 2] + j), a2);
-      a3 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, rows[i + 3] + j), a3);
-    }
-    scores[i] = _mm512_reduce_add_ps(a0);
-    scores[i + 1] = _mm512_reduce_add_ps(a1);
-    scores[i + 2] = _mm512_reduce_add_ps(a2);
-    scores[i + 3] = _mm512_reduce_add_ps(a3);
-  }
-#endif
-  for (; i < n; ++i) scores[i] = dot8(h, rows[i], dim);
-}
-
 // Rows ahead that the sums prefetch.
 constexpr std::size_t kAhead = 4;
 
@@ -278,36 +251,15 @@ double subwordWindow(float* input, float* output, std::size_t dim, const Subword
     for (std::size_t b = 0; b < n; ++b) squares += list[a] == list[b] ? 1 : 0;
   const float moves = static_cast<float>(squares) / static_cast<float>(n);
   std::memset(total, 0, dim * sizeof(float));
-  // One pair's targets (its context, then its negatives) and their rows and scores:
-  // the composed vector is fixed within a pair, so its scores are computed together,
-  // four rows at a time, from the rows as the pairs before left them; a row met twice
-  // within the pair is scored again when met.
-  thread_local std::vector<std::int32_t> targets;
-  thread_local std::vector<float*> outRows;
-  thread_local std::vector<float> scores;
-  targets.resize(negative + 1);
-  outRows.resize(negative + 1);
-  scores.resize(negative + 1);
   double loss = 0;
   for (std::size_t j = 0; j < m; ++j) {
     std::memset(grad, 0, dim * sizeof(float));
-    std::size_t count = 0;
     for (std::size_t k = 0; k <= negative; ++k) {
-      const std::int32_t t = k == 0 ? contexts[j] : negatives[j * negative + k - 1];
-      if (k > 0 && t == contexts[j]) continue;
-      targets[count] = t;
-      outRows[count++] = rowAt(output, t, dim);
-    }
-    scoreRows(h, outRows.data(), count, dim, scores.data());
-    for (std::size_t q = 0; q < count; ++q) {
-      const bool positive = q == 0;
-      float* o = outRows[q];
-      float f = scores[q];
-      for (std::size_t r = 0; r < q; ++r)
-        if (targets[r] == targets[q]) {
-          f = dot8(h, o, dim);  // updated earlier in this pair
-          break;
-        }
+      const bool positive = k == 0;
+      const std::int32_t t = positive ? contexts[j] : negatives[j * negative + k - 1];
+      if (!positive && t == contexts[j]) continue;
+      float* o = rowAt(output, t, dim);
+      const float f = dot8(h, o, dim);
       const float g = ((positive ? 1.0f : 0.0f) - sigmoid.sigmoid(f)) * alpha;
       loss += sigmoid.softplus(positive ? -f : f);
       rowAxpy(g, o, grad, dim);
