@@ -26,8 +26,12 @@ struct LookupVectors {
   /// The vector of `word`: its row in `vectors`, else, with a subword model, the
   /// mean of its n-gram rows (SubwordModel::vector()); nullopt when it has neither.
   std::optional<Eigen::RowVectorXf> vector(std::string_view word) const;
-  /// True when `word` is not in `vectors` and a subword model builds its vector.
-  bool builds(std::string_view word) const { return subwords && !vectors.find(word); }
+  /// True when `word` is not in the vocabulary and a subword model builds its vector
+  /// (the model's own vocabulary when it was opened without `vectors`).
+  bool builds(std::string_view word) const {
+    if (!subwords) return false;
+    return vectors.size() > 0 ? !vectors.find(word) : !subwords->find(word);
+  }
 };
 
 /// Reads the vectors in `path`: a fastText `.bin` (recognised by its content) as

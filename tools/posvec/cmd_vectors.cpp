@@ -121,10 +121,12 @@ static Registrar similarityReg(30, [](CLI::App& app) {
   sub->add_option("words", o->words, "The two words (A B)")->required()->expected(2);
   sub->add_flag("--json", o->json, "Print JSON");
   sub->callback([o] {
-    QueryVectors q = loadQueryVectors(o->vectors, o->load);
+    // Two words: a fastText model is opened for lookups (its rows read on demand), not
+    // composed whole.
+    QueryVectors q = loadQueryVectors(o->vectors, o->load, false);
     const Eigen::RowVectorXf a = queryVector(q, o->words[0], o->vectors),
                              b = queryVector(q, o->words[1], o->vectors);
-    const double s = cosine(a.data(), b.data(), q.vectors.dim());
+    const double s = cosine(a.data(), b.data(), static_cast<std::size_t>(a.size()));
     noteBuilt(q);
     if (o->json) {
       writeOutput("-",
