@@ -501,6 +501,21 @@ TEST_CASE("half: posvec train --weights, resume across weight types, dry run", "
   CHECK(cbow.status == 2);
   CHECK(cbow.err.find("skip-gram with negative sampling") != std::string::npos);
   CHECK(std::count(cbow.err.begin(), cbow.err.end(), '\n') == 1);
+  // Refused before the corpus is read: without -q too, the error is the only line, and an
+  // output that was asked for is never written.
+  const std::string out = dir.file("never.vec");
+  const test::RunResult swCbow =
+      test::runCli("train --pretokenized --min-count 1 --dim 8 -t 1 " + test::quote(corpus) +
+                   " --subwords --cbow --weights fp16 -o " + test::quote(out));
+  CHECK(swCbow.status == 2);
+  CHECK(swCbow.err.rfind("posvec: error: weights stored in fp16 train skip-gram", 0) == 0);
+  CHECK(std::count(swCbow.err.begin(), swCbow.err.end(), '\n') == 1);
+  CHECK_FALSE(std::filesystem::exists(out));
+  // Subword skip-gram trains in 16 bits, and the dry run shows both sizes.
+  const test::RunResult swDry =
+      test::runCli(train + "--subwords --bucket 1000 -o - --weights bf16 --dry-run");
+  CHECK(swDry.status == 0);
+  CHECK(swDry.out.find("matrices with weights fp32: ") != std::string::npos);
   // float32 -> bf16 -> fp32, each resumed from the last model file.
   const std::string m = test::quote(dir.file("m.posvec"));
   REQUIRE(test::runCli(train + "--epochs 1 -o " + test::quote(dir.file("a.txt")) +

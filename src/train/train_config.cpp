@@ -95,6 +95,13 @@ void TrainConfig::validate() const {
       fail("subword training uses negative sampling; hierarchical softmax with subwords is "
            "not available");
   }
+  // (Before the corpus is read; training under mpirun refuses them too, once it knows.)
+  if (weights != WeightType::Fp32 &&
+      (architecture != Architecture::SkipGram || loss != Loss::NegativeSampling ||
+       (!subwords && kernel == Kernel::Classic)))
+    fail(std::string("weights stored in ") + weightTypeName(weights) +
+         " train skip-gram with negative sampling (the batched or the subword kernel) only; use "
+         "float32 weights (fp32) for CBOW, hierarchical softmax or the classic kernel");
   if (threads < 0 || threads > kMaxTrainThreads)
     fail("threads must be between 0 (all cores) and " + std::to_string(kMaxTrainThreads) +
          " (got " + std::to_string(threads) + ")");

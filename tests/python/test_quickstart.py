@@ -171,8 +171,9 @@ def test_quickstart_walks_from_a_clean_copy(tmp_path):
     files (what a clone has), with a HOME of its own; console blocks must print
     what the page shows."""
     cli = cli_path()
-    if not os.path.exists(os.path.join(DATA, "brown.txt")):
-        pytest.skip("needs tools/bench/data/brown.txt (tools/scripts/fetch-brown.sh fetches it)")
+    if not all(os.path.exists(os.path.join(DATA, n)) for n in ("brown.txt", "brown-raw.txt")):
+        pytest.skip("needs tools/bench/data/brown.txt and brown-raw.txt "
+                    "(tools/scripts/fetch-brown.sh fetches them)")
     shared = os.path.dirname(shared_data("questions-words.txt"))
     listed = run(["git", "-C", SOURCE_DIR, "ls-files", "--cached", "--others", "--exclude-standard", "-z"])
     if listed.returncode != 0:

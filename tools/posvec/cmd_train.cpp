@@ -369,10 +369,10 @@ void printDryRun(const Options& o, const Plan& plan) {
   config.loss = o.hs ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
   if (!o.resume.empty()) throw ConfigError("--dry-run estimates a new training, not --resume");
   const MemoryEstimate e = estimateTrainingMemory(corpus, config);
-  // 16-bit weights train word-only skip-gram with negative sampling and the batched kernel.
-  const bool halfPossible = !config.subwords && config.architecture == Architecture::SkipGram &&
+  // 16-bit weights train skip-gram with negative sampling: the batched or the subword kernel.
+  const bool halfPossible = config.architecture == Architecture::SkipGram &&
                             config.loss == Loss::NegativeSampling &&
-                            config.kernel == Kernel::Batched;
+                            (config.subwords || config.kernel == Kernel::Batched);
   if (o.json) {
     nlohmann::json j;
     j["words"] = e.words;
