@@ -318,10 +318,10 @@ TEST_CASE("fastText writer: a model trained in 16 bits is written as its widened
       return (x & 0x8000) ? -v : v;
     };
     for (Eigen::Index r = 0; r < m.input.rows(); ++r)
-      for (Eigen::Index j = 0; j < c.dim; ++j)
+      for (Eigen::Index j = 0; j < static_cast<Eigen::Index>(c.dim); ++j)
         REQUIRE(static_cast<double>(back.input()(r, j)) == widen(m.input, r, j));
     for (Eigen::Index r = 0; r < m.output.rows(); ++r)
-      for (Eigen::Index j = 0; j < c.dim; ++j)
+      for (Eigen::Index j = 0; j < static_cast<Eigen::Index>(c.dim); ++j)
         REQUIRE(static_cast<double>(back.output()(r, j)) == widen(m.output, r, j));
   }
 }

@@ -217,7 +217,7 @@ std::vector<Piece> piecesOf(const CorpusSource& corpus, int rank, int size) {
 // (FNV-1a, 64 bits) up to 64 KiB at the start, the middle and the end, so two
 // copies that differ in length or at either end, or whose middle was edited,
 // are told apart in three reads however large the file is.
-std::string corpusFingerprint(const CorpusSource& corpus) {
+[[maybe_unused]] std::string corpusFingerprint(const CorpusSource& corpus) {  // MPI builds only
   std::string lines;
   std::vector<char> buf(1 << 16);
   for (const auto& path : corpus.paths()) {
