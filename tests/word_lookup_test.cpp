@@ -209,3 +209,44 @@ TEST_CASE("LookupVectors: a word2vec file knows its words only", "[subwords]") {
   CHECK_FALSE(v.vector("zz"));
   CHECK_FALSE(v.builds("zz"));
 }
+
+TEST_CASE("LookupVectors: a fastText model's vocabulary, its rows read whole or as needed",
+          "[subwords]") {
+  // Three words with 3-character n-grams: 4 to 6 rows each. With 5000 buckets they list
+  // under an eighth of the input matrix (read as needed); with 5 buckets far more (read
+  // whole). Either way each word's vector is the mean of its rows, computed here from
+  // the rows the test wrote.
+  TempDir tmp;
+  const std::vector<std::string> words{"ab", "abc", "xyz"};
+  const std::vector<std::int64_t> counts{5, 3, 2};
+  for (const std::int32_t bucket : {5000, 5}) {
+    INFO("buckets " << bucket);
+    posvec::FastTextArgs args;
+    args.dim = 4;
+    args.bucket = bucket;
+    args.minn = 3;
+    args.maxn = 3;
+    posvec::MatrixF input(3 + bucket, 4), output(3, 4);
+    for (Eigen::Index r = 0; r < input.rows(); ++r)
+      for (Eigen::Index j = 0; j < 4; ++j) input(r, j) = static_cast<float>(r * 4 + j) / 1000.0f;
+    output.setZero();
+    const std::string path = tmp.file("m" + std::to_string(bucket) + ".bin");
+    posvec::saveFastText(path, words, counts, input, output, args);
+    const posvec::LookupVectors v = posvec::loadLookupVectors(path);
+    REQUIRE(v.subwords);
+    CHECK(v.subwords->input().size() == (bucket == 5000 ? 0 : input.size()));
+    REQUIRE(v.vectors.size() == 3);
+    for (std::size_t w = 0; w < words.size(); ++w) {
+      const auto rows = posvec::ngramRows(words[w], 3, 3, static_cast<std::uint32_t>(bucket), 3);
+      for (Eigen::Index j = 0; j < 4; ++j) {
+        double sum = input(static_cast<Eigen::Index>(w), j);
+        for (const auto r : rows) sum += input(static_cast<Eigen::Index>(r), j);
+        const double mean = sum / static_cast<double>(rows.size() + 1);
+        CHECK(v.vectors.vectors()(static_cast<Eigen::Index>(w), j) == Approx(mean).margin(1e-6));
+      }
+    }
+    // Unknown words still come from the n-gram rows, and are the ones noted.
+    CHECK(v.builds("abd"));
+    CHECK_FALSE(v.builds("abc"));
+  }
+}

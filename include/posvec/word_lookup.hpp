@@ -34,9 +34,11 @@ struct LookupVectors {
   }
 };
 
-/// Reads the vectors in `path`: a fastText `.bin` (recognised by its content) as
-/// SubwordModel::load() reads it, with its composed vocabulary in `vectors`; any
-/// other file as loadVectors(path, options) reads it. With `vocabulary` false a
+/// Reads the vectors in `path`: a fastText `.bin` (recognised by its content) with
+/// its composed vocabulary in `vectors` (the model read whole by SubwordModel::load(),
+/// or, when the vocabulary's rows are under an eighth of the input matrix, opened by
+/// SubwordModel::open() and only those rows read); any other file as
+/// loadVectors(path, options) reads it. With `vocabulary` false a
 /// fastText model is opened without its matrix (SubwordModel::open()) and
 /// `vectors` stays empty: for looking up a few words in a model of any size.
 LookupVectors loadLookupVectors(const std::string& path, const LoadOptions& options = {},

@@ -1,6 +1,10 @@
 // Vectors for word lookups, with a fastText model's n-grams for unknown words.
 #include "posvec/word_lookup.hpp"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 namespace posvec {
 
 std::optional<Eigen::RowVectorXf> LookupVectors::vector(std::string_view word) const {
@@ -13,8 +17,23 @@ LookupVectors loadLookupVectors(const std::string& path, const LoadOptions& opti
                                 bool vocabulary) {
   LookupVectors v;
   if (SubwordModel::isFastTextFile(path)) {
-    v.subwords = vocabulary ? SubwordModel::load(path) : SubwordModel::open(path);
-    if (vocabulary) v.vectors = v.subwords->wordVectors();
+    v.subwords = SubwordModel::open(path);
+    if (vocabulary) {
+      // The vocabulary's vectors read each word's rows. When those are a small share of
+      // the input matrix (a model with many more buckets than its words use), they are
+      // read as they are needed; otherwise the matrix is read whole, in one pass.
+      const std::vector<std::string>& words = v.subwords->words();
+      const std::size_t sample = std::min<std::size_t>(words.size(), 1000);
+      std::uint64_t listed = 0;
+      for (std::size_t i = 0; i < sample; ++i) listed += v.subwords->rows(words[i]).size();
+      const double estimate =
+          sample ? static_cast<double>(listed) / static_cast<double>(sample) *
+                       static_cast<double>(words.size())
+                 : 0.0;
+      const double matrixRows = static_cast<double>(words.size()) + v.subwords->bucket();
+      if (estimate > matrixRows / 8) v.subwords = SubwordModel::load(path);
+      v.vectors = v.subwords->wordVectors();
+    }
   } else {
     v.vectors = loadVectors(path, options);
   }
