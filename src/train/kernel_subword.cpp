@@ -220,6 +220,15 @@ SubwordRows subwordRowsOf(const std::vector<std::string>& words, const TrainConf
     *to++ = static_cast<std::int32_t>(i);
     for (const std::int64_t row : lists[i]) *to++ = static_cast<std::int32_t>(row);
   }
+  r.moves.resize(v);
+  for (std::size_t i = 0; i < v; ++i) {
+    const std::int32_t* list = r.rows.data() + r.offsets[i];
+    const std::size_t n = 1 + lists[i].size();
+    std::size_t squares = 0;  // pairs of listings of one row
+    for (std::size_t a = 0; a < n; ++a)
+      for (std::size_t b = 0; b < n; ++b) squares += list[a] == list[b] ? 1 : 0;
+    r.moves[i] = static_cast<float>(squares) / static_cast<float>(n);
+  }
   return r;
 }
 
@@ -243,13 +252,8 @@ double subwordWindow(float* input, float* output, std::size_t dim, const Subword
   composeWord(input, dim, rows, centre, h);
   // A row listed c times takes a pair's gradient c times and counts c times in the
   // mean, so composing again would move the mean by the gradient times
-  // (sum of c^2 over the rows) / (length of the list): 1 without repeats.
-  const std::int32_t* list = rows.of(centre);
-  const std::size_t n = rows.count(centre);
-  std::size_t squares = 0;
-  for (std::size_t a = 0; a < n; ++a)
-    for (std::size_t b = 0; b < n; ++b) squares += list[a] == list[b] ? 1 : 0;
-  const float moves = static_cast<float>(squares) / static_cast<float>(n);
+  // (sum of c^2 over the rows) / (length of the list): SubwordRows::moves.
+  const float moves = rows.moves[static_cast<std::size_t>(centre)];
   std::memset(total, 0, dim * sizeof(float));
   double loss = 0;
   for (std::size_t j = 0; j < m; ++j) {
@@ -287,10 +291,7 @@ double subwordWindow16(std::uint16_t* input, std::uint16_t* output, std::size_t 
   const std::int32_t* list = rows.of(centre);
   const std::size_t n = rows.count(centre);
   meanOfRows16(input, dim, list, n, h, wide, type, path);
-  std::size_t squares = 0;  // as subwordWindow
-  for (std::size_t a = 0; a < n; ++a)
-    for (std::size_t b = 0; b < n; ++b) squares += list[a] == list[b] ? 1 : 0;
-  const float moves = static_cast<float>(squares) / static_cast<float>(n);
+  const float moves = rows.moves[static_cast<std::size_t>(centre)];  // as subwordWindow
   std::memset(total, 0, dim * sizeof(float));
   double loss = 0;
   for (std::size_t j = 0; j < m; ++j) {

@@ -110,6 +110,10 @@ void initInputRow(float* row, std::size_t dim, std::uint64_t seed, std::uint64_t
 struct SubwordRows {
   std::vector<std::int64_t> offsets;
   std::vector<std::int32_t> rows;
+  // Per word, how far its mean moves for a gradient g added once per listing of each of
+  // its rows: g times (sum over its rows of listings^2) / (length of its list); 1 when
+  // no row is listed twice.
+  std::vector<float> moves;
   std::size_t count(std::int32_t w) const {
     return static_cast<std::size_t>(offsets[static_cast<std::size_t>(w) + 1] -
                                     offsets[static_cast<std::size_t>(w)]);
