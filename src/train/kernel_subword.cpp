@@ -120,38 +120,9 @@ inline void addBf16Row(float* __restrict out, const std::uint16_t* row, std::siz
                           _mm512_add_ps(_mm512_maskz_loadu_ps(m, out + j), loadBf16Row(row + j, m)));
   }
 }
-// The bfloat16 row + delta, rounded back with the next bits of `bits`: the same
-// values and bits as widenRow, the sum and narrowRow (kernel_batched.cpp).
-inline void addBf16RowRounded(std::uint16_t* row, const float* delta, std::size_t dim,
-                              RoundingBits& bits) {
-  __m512i lanes = _mm512_loadu_si512(bits.lane);
-  const __m512i low = _mm512_set1_epi32(0xFFFF);
-  const __m512i upper = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37,
-                                         35, 33, 31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7,
-                                         5, 3, 1);
-  for (std::size_t j = 0; j < dim; j += 32) {
-    lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 13));
-    lanes = _mm512_xor_si512(lanes, _mm512_srli_epi32(lanes, 17));
-    lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 5));
-    const std::size_t left = dim - j;
-    const __mmask32 mask =
-        left >= 32 ? __mmask32(0xFFFFFFFFu) : static_cast<__mmask32>((1u << left) - 1);
-    const auto m0 = static_cast<__mmask16>(mask), m1 = static_cast<__mmask16>(mask >> 16);
-    const __m512 x0 = _mm512_add_ps(loadBf16Row(row + j, m0), _mm512_maskz_loadu_ps(m0, delta + j));
-    const __m512 x1 =
-        _mm512_add_ps(loadBf16Row(row + j + 16, m1), _mm512_maskz_loadu_ps(m1, delta + j + 16));
-    const __m512i r0 = _mm512_and_si512(lanes, low), r1 = _mm512_srli_epi32(lanes, 16);
-    const __m512i h = _mm512_permutex2var_epi16(_mm512_add_epi32(_mm512_castps_si512(x0), r0),
-                                                upper,
-                                                _mm512_add_epi32(_mm512_castps_si512(x1), r1));
-    _mm512_mask_storeu_epi16(row + j, mask, h);
-  }
-  _mm512_storeu_si512(bits.lane, lanes);
-}
 #else
 constexpr bool kFusedBf16 = false;
 inline void addBf16Row(float*, const std::uint16_t*, std::size_t) {}
-inline void addBf16RowRounded(std::uint16_t*, const float*, std::size_t, RoundingBits&) {}
 #endif
 
 // As meanOfRows; `wide` holds dim floats of scratch.
@@ -180,14 +151,9 @@ void meanOfRows16(const std::uint16_t* input, std::size_t dim, const std::int32_
 void scatter16(std::uint16_t* input, std::size_t dim, const std::int32_t* rows, std::size_t n,
                const float* delta, float* __restrict wide, WeightType type, RoundingBits& bits,
                BatchedPath path) {
-  const bool fused = kFusedBf16 && type == WeightType::Bf16 && path != BatchedPath::Portable;
   for (std::size_t i = 0; i < n; ++i) {
     if (i + 2 < n) prefetchRow16(rowAt16(input, rows[i + 2], dim), dim);
     std::uint16_t* row = rowAt16(input, rows[i], dim);
-    if (fused) {
-      addBf16RowRounded(row, delta, dim, bits);
-      continue;
-    }
     widenRow(row, wide, dim, type, path);
     addTo(wide, delta, dim);
     narrowRow(wide, row, dim, type, bits, path);
@@ -243,17 +209,19 @@ void composeWord(const std::uint16_t* input, std::size_t dim, const SubwordRows&
   meanOfRows16(input, dim, rows.of(w), rows.count(w), out, wide.data(), type, BatchedPath::Auto);
 }
 
-double subwordWindow(float* input, float* output, std::size_t dim, const SubwordRows& rows,
-                     std::int32_t centre, const std::int32_t* contexts, std::size_t m,
-                     const std::int32_t* negatives, std::size_t negative, float alpha,
-                     const Sigmoid& sigmoid, float* hidden, float* grad) {
+namespace {
+
+// The predictions of one window after the centre's mean is in h (hidden[0..dim)):
+// fastText's order, each output row taken by `open(t)` as float32 values to update
+// and handed back by `close(t, row)`; the window's summed gradient is left in
+// total (hidden[dim..2 dim)) for the centre's rows.
+template <typename Open, typename Close>
+double windowPredictions(float* hidden, float* grad, std::size_t dim, float moves,
+                         const std::int32_t* contexts, std::size_t m,
+                         const std::int32_t* negatives, std::size_t negative, float alpha,
+                         const Sigmoid& sigmoid, Open open, Close close) {
   float* h = hidden;
   float* total = hidden + dim;
-  composeWord(input, dim, rows, centre, h);
-  // A row listed c times takes a pair's gradient c times and counts c times in the
-  // mean, so composing again would move the mean by the gradient times
-  // (sum of c^2 over the rows) / (length of the list): SubwordRows::moves.
-  const float moves = rows.moves[static_cast<std::size_t>(centre)];
   std::memset(total, 0, dim * sizeof(float));
   double loss = 0;
   for (std::size_t j = 0; j < m; ++j) {
@@ -262,12 +230,13 @@ double subwordWindow(float* input, float* output, std::size_t dim, const Subword
       const bool positive = k == 0;
       const std::int32_t t = positive ? contexts[j] : negatives[j * negative + k - 1];
       if (!positive && t == contexts[j]) continue;
-      float* o = rowAt(output, t, dim);
+      float* o = open(t);
       const float f = dot8(h, o, dim);
       const float g = ((positive ? 1.0f : 0.0f) - sigmoid.sigmoid(f)) * alpha;
       loss += sigmoid.softplus(positive ? -f : f);
       rowAxpy(g, o, grad, dim);
       rowAxpy(g, h, o, dim);
+      close(t, o);
     }
     // The mean where fastText, which adds the pair's gradient to the rows at once,
     // composes it again for the next pair.
@@ -277,7 +246,24 @@ double subwordWindow(float* input, float* output, std::size_t dim, const Subword
       total[d] += grad[d];
     }
   }
-  scatter(input, dim, rows.of(centre), rows.count(centre), total);
+  return loss;
+}
+
+}  // namespace
+
+double subwordWindow(float* input, float* output, std::size_t dim, const SubwordRows& rows,
+                     std::int32_t centre, const std::int32_t* contexts, std::size_t m,
+                     const std::int32_t* negatives, std::size_t negative, float alpha,
+                     const Sigmoid& sigmoid, float* hidden, float* grad) {
+  composeWord(input, dim, rows, centre, hidden);
+  // A row listed c times takes a pair's gradient c times and counts c times in the
+  // mean, so composing again would move the mean by the gradient times
+  // (sum of c^2 over the rows) / (length of the list): SubwordRows::moves.
+  const double loss = windowPredictions(
+      hidden, grad, dim, rows.moves[static_cast<std::size_t>(centre)], contexts, m, negatives,
+      negative, alpha, sigmoid, [&](std::int32_t t) { return rowAt(output, t, dim); },
+      [](std::int32_t, float*) {});
+  scatter(input, dim, rows.of(centre), rows.count(centre), hidden + dim);
   return loss;
 }
 
@@ -286,36 +272,18 @@ double subwordWindow16(std::uint16_t* input, std::uint16_t* output, std::size_t 
                        std::size_t m, const std::int32_t* negatives, std::size_t negative,
                        float alpha, const Sigmoid& sigmoid, WeightType type, float* hidden,
                        float* grad, float* wide, RoundingBits& bits, BatchedPath path) {
-  float* h = hidden;
-  float* total = hidden + dim;
   const std::int32_t* list = rows.of(centre);
   const std::size_t n = rows.count(centre);
-  meanOfRows16(input, dim, list, n, h, wide, type, path);
-  const float moves = rows.moves[static_cast<std::size_t>(centre)];  // as subwordWindow
-  std::memset(total, 0, dim * sizeof(float));
-  double loss = 0;
-  for (std::size_t j = 0; j < m; ++j) {
-    std::memset(grad, 0, dim * sizeof(float));
-    for (std::size_t k = 0; k <= negative; ++k) {
-      const bool positive = k == 0;
-      const std::int32_t t = positive ? contexts[j] : negatives[j * negative + k - 1];
-      if (!positive && t == contexts[j]) continue;
-      std::uint16_t* o = rowAt16(output, t, dim);
-      widenRow(o, wide, dim, type, path);
-      const float f = dot8(h, wide, dim);
-      const float g = ((positive ? 1.0f : 0.0f) - sigmoid.sigmoid(f)) * alpha;
-      loss += sigmoid.softplus(positive ? -f : f);
-      rowAxpy(g, wide, grad, dim);
-      rowAxpy(g, h, wide, dim);
-      narrowRow(wide, o, dim, type, bits, path);
-    }
-#pragma omp simd
-    for (std::size_t d = 0; d < dim; ++d) {
-      h[d] += moves * grad[d];
-      total[d] += grad[d];
-    }
-  }
-  scatter16(input, dim, list, n, total, wide, type, bits, path);
+  meanOfRows16(input, dim, list, n, hidden, wide, type, path);
+  const double loss = windowPredictions(
+      hidden, grad, dim, rows.moves[static_cast<std::size_t>(centre)], contexts, m, negatives,
+      negative, alpha, sigmoid,
+      [&](std::int32_t t) {
+        widenRow(rowAt16(output, t, dim), wide, dim, type, path);
+        return wide;
+      },
+      [&](std::int32_t t, float* o) { narrowRow(o, rowAt16(output, t, dim), dim, type, bits, path); });
+  scatter16(input, dim, list, n, hidden + dim, wide, type, bits, path);
   return loss;
 }
 
