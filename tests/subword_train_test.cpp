@@ -472,6 +472,87 @@ TEST_CASE("subword training resumed from a saved model equals an uninterrupted r
   CHECK(sameMatrix(fromFile.vectors(), composed.vectors()));
 }
 
+// Training gathers the rows its words use into a dense matrix and draws a new
+// model's other rows only when the model is seen: whether it is seen at the end,
+// at a stop or at a checkpoint, the rows no word lists hold what drawing the whole
+// matrix first gives (initInputMatrix, the path without the dense rows), and the
+// listed ones what training gave them.
+TEST_CASE("subword training keeps the rows no word uses at their drawn values",
+          "[subword]") {
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(7, 4000));
+  for (const auto weights : {WeightType::Fp32, WeightType::Bf16}) {
+    CAPTURE(weightTypeName(weights));
+    TrainConfig c = subwordConfig();
+    c.epochs = 1;
+    c.weights = weights;
+    ModelState whole = train(corpus, c);
+    const auto v = static_cast<std::int64_t>(whole.words.size());
+    std::vector<char> listed(static_cast<std::size_t>(whole.input.rows()), 0);
+    for (std::int64_t w = 0; w < v; ++w)
+      for (const std::int64_t r : referenceRows(whole.words[static_cast<std::size_t>(w)], w, c.minn,
+                                                c.maxn, c.bucket, v))
+        listed[static_cast<std::size_t>(r)] = 1;
+    MatrixF drawn(whole.input.rows(), whole.input.cols());
+    detail::initInputMatrix(drawn, c.seed, 1);
+    // bfloat16 rounding to nearest, even on ties, written from its definition.
+    const auto bf16 = [](float x) {
+      std::uint32_t u;
+      std::memcpy(&u, &x, 4);
+      u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+      float y;
+      std::memcpy(&y, &u, 4);
+      return y;
+    };
+    const auto unusedAtDraw = [&](ModelState m) {
+      unpackWeights(m);
+      std::int64_t unused = 0, unusedSame = 0, usedMoved = 0, used = 0;
+      for (Eigen::Index r = 0; r < m.input.rows(); ++r) {
+        bool same = true;
+        for (Eigen::Index d = 0; d < m.input.cols(); ++d) {
+          const float want = weights == WeightType::Fp32 ? drawn(r, d) : bf16(drawn(r, d));
+          same = same && m.input(r, d) == want;
+        }
+        if (listed[static_cast<std::size_t>(r)]) {
+          ++used;
+          usedMoved += !same;
+        } else {
+          ++unused;
+          unusedSame += same;
+        }
+      }
+      CHECK(unused > 1000);  // most of the 5000 buckets
+      CHECK(unusedSame == unused);
+      CHECK(usedMoved > used * 9 / 10);  // trained (a row only of rare words may not move)
+    };
+    unusedAtDraw(whole);
+
+    // Stopped inside the epoch, and checkpointed at the same point and then finished:
+    // the stopped model and the checkpoint are the same bits; the finished run equals
+    // the uninterrupted one.
+    ModelState checkpoint;
+    int points = 0;
+    TrainObserver takeOne;
+    takeOne.interrupt = [&] { return ++points == 2 ? Interrupt::Checkpoint : Interrupt::None; };
+    takeOne.checkpoint = [&](const ModelState& m) { checkpoint = m; };
+    const ModelState finished = train(corpus, c, takeOne);
+    REQUIRE(checkpoint.partial.active());
+    // (16-bit matrices compared unpacked: a packed matrix's second half is not used.)
+    const auto same = [](ModelState a, ModelState b) {
+      unpackWeights(a);
+      unpackWeights(b);
+      return sameMatrix(a.input, b.input) && sameMatrix(a.output, b.output);
+    };
+    CHECK(same(finished, whole));
+    int stops = 0;
+    TrainObserver stopOne;
+    stopOne.interrupt = [&] { return ++stops == 2 ? Interrupt::Stop : Interrupt::None; };
+    const ModelState stopped = train(corpus, c, stopOne);
+    REQUIRE(stopped.partial.active());
+    CHECK(same(stopped, checkpoint));
+    unusedAtDraw(stopped);
+  }
+}
+
 TEST_CASE("subword training refuses bad settings with one line", "[subword]") {
   const auto corpus = CorpusSource::fromSentences(plantedCorpus(7, 50));
   auto message = [&](const TrainConfig& c) {

@@ -1,4 +1,3 @@
-#include <cstdlib>
 #include "kernels.hpp"
 
 #include <omp.h>
@@ -95,13 +94,24 @@ void initInputRow(float* row, std::size_t dim, std::uint64_t seed, std::uint64_t
   for (std::size_t d = 0; d < dim; ++d) row[d] = (rng.uniform() - 0.5f) * scale;
 }
 
+void populatePages(void* begin, std::size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  constexpr std::size_t kLarge = std::size_t{8} << 20;  // smaller: faulted by the writes
+  if (bytes < kLarge) return;
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto at = reinterpret_cast<std::uintptr_t>(begin);
+  const std::uintptr_t first = (at + page - 1) / page * page;
+  const std::uintptr_t last = (at + bytes) / page * page;
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE);
+#else
+  (void)begin;
+  (void)bytes;
+#endif
+}
+
 // Each thread fills one contiguous range of rows (the values depend on the row
-// only, so any thread count gives the same bits). A fresh 2.4 GB matrix (2M
-// bucket rows at dim 300) spends most of its fill in page faults: each thread
-// first faults its range in with one call (MADV_POPULATE_WRITE, Linux 5.14),
-// which took 0.95 to 1.2 s where faulting page by page took 1.35 to 1.4 s
-// (docs/benchmarks.md#subword-vectors). Advice only: where the kernel refuses,
-// the writes fault the pages in.
+// only, so any thread count gives the same bits), its pages faulted in first with
+// one call (populatePages).
 void initInputMatrix(MatrixF& input, std::uint64_t seed, int threads) {
   const auto rows = static_cast<std::int64_t>(input.rows());
   const auto dim = static_cast<std::size_t>(input.cols());
@@ -109,27 +119,8 @@ void initInputMatrix(MatrixF& input, std::uint64_t seed, int threads) {
   {
     const std::int64_t t = omp_get_thread_num(), k = omp_get_num_threads();
     const std::int64_t lo = rows * t / k, hi = rows * (t + 1) / k;
-#ifdef MADV_HUGEPAGE
-    if (std::getenv("HP")) {
-      const std::size_t all = static_cast<std::size_t>(rows) * dim * sizeof(float);
-      const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-      const auto b0 = reinterpret_cast<std::uintptr_t>(input.data());
-      const std::uintptr_t f0 = (b0 + page - 1) / page * page, l0 = (b0 + all) / page * page;
-      if (t == 0 && l0 > f0) ::madvise(reinterpret_cast<void*>(f0), l0 - f0, MADV_HUGEPAGE);
-    }
-#pragma omp barrier
-#endif
-#ifdef MADV_POPULATE_WRITE
-    constexpr std::size_t kLarge = std::size_t{8} << 20;  // smaller: faulted by the writes
-    const std::size_t bytes = static_cast<std::size_t>(hi - lo) * dim * sizeof(float);
-    if (bytes >= kLarge) {
-      const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-      const auto begin = reinterpret_cast<std::uintptr_t>(input.row(lo).data());
-      const std::uintptr_t first = (begin + page - 1) / page * page;
-      const std::uintptr_t last = (begin + bytes) / page * page;
-      if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE);
-    }
-#endif
+    if (hi > lo)
+      populatePages(input.row(lo).data(), static_cast<std::size_t>(hi - lo) * dim * sizeof(float));
     for (std::int64_t r = lo; r < hi; ++r)
       initInputRow(input.row(r).data(), dim, seed, static_cast<std::uint64_t>(r));
   }

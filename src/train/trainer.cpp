@@ -11,11 +11,13 @@
 #include <iomanip>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 #include <sstream>
 #include <thread>
 
 #include "corpus_detail.hpp"
+#include "dense_rows.hpp"
 #include "half.hpp"
 #include "kernel_factory.hpp"
 #include "kernel_subword.hpp"
@@ -351,12 +353,18 @@ bool allFinite(const MatrixF& m) {
   return sum == 0;
 }
 
-// Every weight finite (packed or not).
-bool weightsFinite(const ModelState& model) {
+// Every weight finite (packed or not); the input rows are the dense ones while a
+// subword model trains them gathered (the model's own are stale or not drawn).
+bool weightsFinite(const ModelState& model, const detail::DenseRows* dense) {
+  if (dense) {
+    if (!dense->finite()) return false;
+    if (model.packed == PackedWeights::None) return allFinite(model.output);
+  }
   if (model.packed == PackedWeights::None) return allFinite(model.input) && allFinite(model.output);
   // A 16-bit value is infinite or NaN when its exponent bits are all ones.
   const std::uint16_t exponent = model.packed == PackedWeights::Bf16 ? 0x7F80 : 0x7C00;
   for (const MatrixF* m : {&model.input, &model.output}) {
+    if (dense && m == &model.input) continue;
     const auto* h = reinterpret_cast<const std::uint16_t*>(m->data());
     const auto n = static_cast<std::size_t>(m->size());
     std::uint16_t bad = 0;
@@ -375,7 +383,8 @@ PackedWeights packingOf(WeightType type) {
 // A finished epoch: the shards' totals merged (and, distributed, every row
 // combined), checked for divergence and recorded in the model.
 EpochReport endEpoch(const EpochContext& c, ModelState& model, const EpochProgress& progress,
-                     std::int64_t wordsBefore, Clock::time_point epochStart) {
+                     std::int64_t wordsBefore, Clock::time_point epochStart,
+                     const detail::DenseRows* dense) {
   // Fixed merge order: the loss does not depend on which thread finished first.
   double loss = 0;
   std::int64_t predictions = 0;
@@ -395,7 +404,7 @@ EpochReport endEpoch(const EpochContext& c, ModelState& model, const EpochProgre
   report.seconds = secondsSince(epochStart);
   report.predictions = predictions;
   // Weights can overflow without the loss showing it yet (the last updates of the epoch).
-  if ((predictions > 0 && !std::isfinite(report.loss)) || !weightsFinite(model))
+  if ((predictions > 0 && !std::isfinite(report.loss)) || !weightsFinite(model, dense))
     throwDiverged(c.epoch + 1, report.loss, c.config.alpha);
   // Distributed: ranks whose combined steps are too long make the loss grow epoch
   // over epoch long before anything overflows. A healthy run's epoch loss falls
@@ -412,9 +421,11 @@ EpochReport endEpoch(const EpochContext& c, ModelState& model, const EpochProgre
 
 // Runs epochs [model.epochsDone, totalEpochs) of the schedule for totalEpochs,
 // finishing model.partial first when the model was stopped inside an epoch.
+// `undrawnFrom`: a new subword model's input rows from there on are not drawn yet
+// (trainPrepared); -1 when the model is whole.
 void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const TrainConfig& config,
                int totalEpochs, const TrainObserver& observer, detail::EpochSync* sync,
-               KernelProbe* probe = nullptr) {
+               KernelProbe* probe = nullptr, Eigen::Index undrawnFrom = -1) {
   const int threads = detail::resolveThreads(config.threads);
   const Vocabulary& vocab = corpus.vocabulary;
   const detail::Subsampler subsample(vocab, config.sample);
@@ -441,8 +452,20 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
   if (config.subwords) subwordRows = detail::subwordRowsOf(model.words, config, threads);
   // 16-bit weights train packed (and the model stays so); float32 ones unpacked.
   packWeights(model, packingOf(config.weights));
-  detail::KernelShared shared{&model.input, &model.output, &noise, &tree, &sigmoid,
-                              config.subwords ? &subwordRows : nullptr};
+  // One process trains a subword model's used rows gathered (dense_rows.hpp) and
+  // copies them back where the model is seen: a checkpoint, a stop, the end.
+  // Across processes the exchanges address the model's own rows.
+  std::optional<detail::DenseRows> dense;
+  if (config.subwords && !sync) {
+    dense.emplace(subwordRows, static_cast<std::size_t>(model.input.cols()), model.packed);
+    dense->gather(model.input, undrawnFrom, config.seed, threads);
+  }
+  // `last`: no more training, the dense rows' memory given back as they are copied.
+  const auto expose = [&](bool last) {
+    if (dense) dense->scatter(model.input, threads, last);
+  };
+  detail::KernelShared shared{dense ? &dense->matrix() : &model.input, &model.output, &noise,
+                              &tree, &sigmoid, config.subwords ? &subwordRows : nullptr};
   const auto kernel = detail::makeKernel(config, shared, probe);
   const Schedule schedule = scheduleOf(model, corpus, config, totalEpochs, sync);
   const int firstEpoch = model.epochsDone;
@@ -468,19 +491,28 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
       const Interrupt how = trainShards(context, progress, threads);
       if (how == Interrupt::None) break;
       model.partial = progress;
+      expose(how == Interrupt::Stop);
       if (how == Interrupt::Stop) return;
       if (observer.checkpoint) observer.checkpoint(model);
       model.partial = EpochProgress{};
     }
 
-    const EpochReport report = endEpoch(context, model, progress, wordsBefore, epochStart);
+    const EpochReport report =
+        endEpoch(context, model, progress, wordsBefore, epochStart, dense ? &*dense : nullptr);
     if (observer.epochEnd) observer.epochEnd(report);
     if (observer.interrupt) {
       const Interrupt how = observer.interrupt();
-      if (how == Interrupt::Stop && epoch + 1 < totalEpochs) return;
-      if (how == Interrupt::Checkpoint && observer.checkpoint) observer.checkpoint(model);
+      if (how == Interrupt::Stop && epoch + 1 < totalEpochs) {
+        expose(true);
+        return;
+      }
+      if (how == Interrupt::Checkpoint && observer.checkpoint) {
+        expose(false);
+        observer.checkpoint(model);
+      }
     }
   }
+  expose(true);
   if (sync) sync->finish(model);
 }
 
@@ -576,38 +608,39 @@ Eigen::Index inputRows(Eigen::Index words, const TrainConfig& config) {
   return static_cast<Eigen::Index>(rows);
 }
 
-// The matrices of a new model: input rows from the seed, output rows zero; with
-// 16-bit weights written packed at once (the float32 matrices are never filled, so
-// their second halves are never given memory).
+// The matrices of a new model: input rows from the seed (the first `drawn` of them;
+// the rest are left for DenseRows to draw), output rows zero; with 16-bit weights
+// written packed at once (the float32 matrices are never filled, so their second
+// halves are never given memory).
 void initMatrices(ModelState& model, const TrainConfig& config, Eigen::Index v, Eigen::Index d,
-                  int threads) {
+                  int threads, Eigen::Index drawn) {
   const Eigen::Index outRows = config.loss == Loss::HierarchicalSoftmax ? v - 1 : v;
+  const Eigen::Index inRows = inputRows(v, config);  // subwords: the bucket rows too
+  model.input.resize(inRows, d);
   if (config.weights == WeightType::Fp32) {
-    model.input.resize(inputRows(v, config), d);
-    detail::initInputMatrix(model.input, config.seed, threads);
+    if (drawn >= inRows) {
+      detail::initInputMatrix(model.input, config.seed, threads);
+    } else {
+#pragma omp parallel for num_threads(threads) schedule(static)
+      for (Eigen::Index r = 0; r < drawn; ++r)
+        detail::initInputRow(model.input.row(r).data(), static_cast<std::size_t>(d), config.seed,
+                             static_cast<std::uint64_t>(r));
+    }
     model.output = MatrixF::Zero(outRows, d);
     return;
   }
-  const Eigen::Index inRows = inputRows(v, config);  // subwords: the bucket rows too
-  model.input.resize(inRows, d);
   model.output.resize(outRows, d);
   const auto dim = static_cast<std::size_t>(d);
   auto* in = reinterpret_cast<std::uint16_t*>(model.input.data());
-  const bool bf16 = config.weights == WeightType::Bf16;
-#pragma omp parallel num_threads(threads)
-  {
-    std::vector<float> row(dim);
-#pragma omp for schedule(static)
-    for (Eigen::Index r = 0; r < inRows; ++r) {
-      detail::initInputRow(row.data(), dim, config.seed, static_cast<std::uint64_t>(r));
-      std::uint16_t* h = in + static_cast<std::size_t>(r) * dim;
-      for (std::size_t j = 0; j < dim; ++j)
-        h[j] = bf16 ? detail::floatToBf16(row[j]) : detail::floatToFp16(row[j]);
-    }
-  }
+  const PackedWeights packed = packingOf(config.weights);
+  drawn = std::min(drawn, inRows);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (Eigen::Index r = 0; r < drawn; ++r)
+    detail::drawStoredRow(in + static_cast<std::size_t>(r) * dim, dim, config.seed,
+                          static_cast<std::uint64_t>(r), packed);
   // +0 is the all-zero bit pattern in both 16-bit types.
   std::memset(model.output.data(), 0, static_cast<std::size_t>(model.output.size()) * 2);
-  model.packed = packingOf(config.weights);
+  model.packed = packed;
 }
 
 ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& config,
@@ -651,8 +684,12 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
   model.words = prepared.vocabulary.words();
   model.counts = prepared.vocabulary.counts();
   model.config = config.serialize() + reading;
-  initMatrices(model, config, v, d, threads);
-  runEpochs(model, prepared, config, config.epochs, observer, hooks.sync, hooks.probe);
+  // One process draws a subword model's n-gram rows as training needs them
+  // (dense_rows.hpp); the exchanges of several address the model's own rows.
+  const Eigen::Index drawn = config.subwords && !hooks.sync ? v : inputRows(v, config);
+  initMatrices(model, config, v, d, threads, drawn);
+  runEpochs(model, prepared, config, config.epochs, observer, hooks.sync, hooks.probe,
+            drawn < model.input.rows() ? drawn : -1);
   return model;
 }
 

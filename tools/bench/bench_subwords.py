@@ -47,6 +47,9 @@ def timed(cmd, cap=None, stdin=None):
     """Runs cmd under /usr/bin/time -v (and `timeout cap` when cap is given); returns
     (wall seconds, peak RSS MiB, stdout, capped, CPU seconds user + system)."""
     full = ["/usr/bin/time", "-v"] + (["timeout", str(cap)] if cap else []) + cmd
+    # The previous run's model (gigabytes at dim 300) written out first: its pages
+    # still to be written would slow this run's own writes.
+    os.sync()
     start = time.perf_counter()
     r = subprocess.run(full, capture_output=True, text=True, input=stdin)
     wall = time.perf_counter() - start  # /usr/bin/time's own figure has 10 ms steps

@@ -1,0 +1,62 @@
+// Subword training's input rows, gathered into one dense matrix for its epochs.
+// Of a model's 2M n-gram buckets, the vocabulary's words use a small share (about
+// 150k on Brown's 28k words): trained in place, the rows a word composes lie on
+// pages spread over a 0.8 to 2.4 GB matrix. Gathered, each word's own row sits
+// beside its n-grams and the most frequent words' rows come first, so a window's
+// rows share pages, and cache lines, with the rows the next windows read.
+//
+// A new model's unused rows need not exist while it trains: trainPrepared leaves
+// the rows after the words undrawn, the dense matrix draws the rows it holds, and
+// the model is completed (its unused rows drawn, the dense rows copied back) only
+// when it is seen. The values are the ones drawing the whole matrix first gives
+// (each row's depend on its number and the seed only).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels.hpp"
+#include "posvec/model_state.hpp"
+#include "posvec/types.hpp"
+
+namespace posvec::detail {
+
+// Row r's initial values for `seed` as the model stores them (float32, or rounded
+// to nearest in a 16-bit type), into to[0..dim).
+void drawStoredRow(void* to, std::size_t dim, std::uint64_t seed, std::uint64_t r,
+                   PackedWeights packed);
+
+class DenseRows {
+ public:
+  // Renumbers `rows` (each word's input rows, as subwordRowsOf lists them) to
+  // positions in the dense matrix: word 0's rows first (its own, then its n-grams
+  // in order), then each next word's rows not placed yet.
+  DenseRows(SubwordRows& rows, std::size_t dim, PackedWeights packed);
+
+  // Fills the dense matrix from `input`'s rows; rows from `undrawnFrom` on (when
+  // not negative) are not drawn in `input` yet and are drawn here for `seed`.
+  void gather(const MatrixF& input, std::int64_t undrawnFrom, std::uint64_t seed, int threads);
+
+  // Makes `input` the model being trained: the dense rows copied back and, the
+  // first time, the undrawn rows no word uses drawn. `release`: training is over;
+  // the dense matrix's memory is given back as it is copied, so that the peak
+  // stays near the model's own size.
+  void scatter(MatrixF& input, int threads, bool release);
+
+  // Every dense value finite.
+  bool finite() const;
+
+  MatrixF& matrix() { return dense_; }
+
+ private:
+  std::vector<std::int32_t> source_;  // model row of each dense position
+  std::size_t dim_;
+  PackedWeights packed_;
+  std::size_t rowBytes_;
+  MatrixF dense_;
+  std::int64_t undrawnFrom_ = -1;  // the model's rows from here are not drawn yet
+  std::uint64_t seed_ = 0;
+};
+
+}  // namespace posvec::detail
