@@ -51,10 +51,30 @@ inline void prefetchRow(const float* row, std::size_t dim) {
   for (std::size_t b = 0; b < dim * sizeof(float); b += 64) __builtin_prefetch(p + b, 1, 3);
 }
 
-// a · b over n floats in 8 partial sums added as a tree: one vector accumulator and
-// a short reduction (a 16-lane reduction summed lane by lane costs more than the
-// products at dim 100; the skip-gram kernel takes ~36 of these per centre word).
-inline float dot8(const float* __restrict a, const float* __restrict b, std::size_t n) {
+#if defined(__AVX512F__)
+// a · b in four 16-lane sums: one accumulator would chain n / 8 dependent additions
+// into every score, and a window's 36 or so scores wait on them (an epoch about a
+// tenth shorter at dims 100 and 300: docs/benchmarks.md#subword-vectors).
+inline float rowDot(const float* __restrict a, const float* __restrict b, std::size_t n) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  std::size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+    s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
+    s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32), s2);
+    s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 48), _mm512_loadu_ps(b + i + 48), s3);
+  }
+  for (; i + 16 <= n; i += 16)
+    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+  if (i < n) {
+    const auto m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), s1);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+#else
+// a · b over n floats in 8 partial sums added as a tree.
+inline float rowDot(const float* __restrict a, const float* __restrict b, std::size_t n) {
   float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -63,6 +83,7 @@ inline float dot8(const float* __restrict a, const float* __restrict b, std::siz
   for (std::size_t l = 0; i + l < n; ++l) acc[l] += a[i + l] * b[i + l];
   return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
+#endif
 
 // Rows ahead that the sums prefetch.
 constexpr std::size_t kAhead = 4;
@@ -231,7 +252,7 @@ double windowPredictions(float* hidden, float* grad, std::size_t dim, float move
       const std::int32_t t = positive ? contexts[j] : negatives[j * negative + k - 1];
       if (!positive && t == contexts[j]) continue;
       float* o = open(t);
-      const float f = dot8(h, o, dim);
+      const float f = rowDot(h, o, dim);
       const float g = ((positive ? 1.0f : 0.0f) - sigmoid.sigmoid(f)) * alpha;
       loss += sigmoid.softplus(positive ? -f : f);
       rowAxpy(g, o, grad, dim);
