@@ -4,7 +4,8 @@
 # halves, WordSim-353, SimLex-999, pairs with words outside the vocabulary) and loading
 # a 1M-bucket dim-300 fastText model.
 #   bash tools/bench/bench-subwords.sh [--parts speed,quality,load] [--scale 4,16]
-#        [--dims 100,300] [--gensim-cap S] [--gensim-max-scale N] [--json FILE] ...
+#        [--dims 100,300] [--trainers posvec,posvec-bf16,fasttext,gensim] [--repeat N]
+#        [--gensim-cap S] [--gensim-max-scale N] [--json FILE] ...
 # A short run: --parts speed --scale 4 --dims 100. Without `posvec train --subwords`
 # (build/posvec from before subword training) the peers run alone. Needs fasttext,
 # /usr/bin/python3 with gensim and SciPy, /usr/bin/time; ../shared/data for quality.

@@ -171,8 +171,9 @@ def speed(args, posvec, results):
     brown = brown_path()
     brown_words = count_words(brown)
     work = tempfile.mkdtemp(prefix="posvec-bench-subwords-", dir=args.work)
-    trainers = [t for t in args.trainers.split(",") if t != "posvec" or posvec.subwords]
-    if "posvec" in args.trainers.split(",") and not posvec.subwords:
+    trainers = [t for t in args.trainers.split(",")
+                if not t.startswith("posvec") or posvec.subwords]
+    if any(t.startswith("posvec") for t in args.trainers.split(",")) and not posvec.subwords:
         print("speed: %s has no `train --subwords`: posvec not run" % posvec.path)
     print("speed: 1 epoch, skip-gram, %s, %d threads, lr %g; wall, CPU (user + system) and peak RSS of the whole "
           "process, model file written (posvec %s, fastText .bin + .vec, gensim "
@@ -185,44 +186,61 @@ def speed(args, posvec, results):
         corpus = corpus_xn(brown, n)
         words = brown_words * n
         for dim in args.dims:
+            runs = {}  # trainer -> its runs, the trainers alternating
+            for rep in range(args.repeat):
+                for t in trainers:
+                    if t == "gensim" and args.gensim_max_scale and n > args.gensim_max_scale:
+                        if rep == 0:
+                            print("  %-11s Brown x%-2d dim %3d  not run (--gensim-max-scale %d)" % (
+                                t, n, dim, args.gensim_max_scale), flush=True)
+                        continue
+                    stem = os.path.join(work, "%s-x%d-%d" % (t, n, dim))
+                    cap = None
+                    if t.startswith("posvec"):
+                        cmd, out = posvec.train_cmd(corpus, stem, dim, 1, args.threads, 1,
+                                                    args.alpha, True)
+                        if t == "posvec-bf16":
+                            cmd[-2:-2] = ["--weights", "bf16"]
+                        outs = [out]
+                    elif t == "fasttext":
+                        cmd = fasttext_cmd(corpus, stem, dim, 1, args.threads, 1, args.alpha)
+                        outs = [stem + ".bin", stem + ".vec"]
+                    else:
+                        cmd = gensim_cmd(corpus, stem + ".bin", dim, 1, args.threads, 1,
+                                         args.alpha, "file")
+                        outs = [stem + ".bin"]
+                        cap = args.gensim_cap
+                    wall, rss, _, capped, cpu = timed(cmd, cap)
+                    size = sum(os.path.getsize(p) for p in outs if os.path.exists(p)) / 1e6
+                    remove(*outs)
+                    r = {"trainer": t, "scale": n, "dim": dim, "words": words, "wall": wall,
+                         "rss": rss, "capped": capped, "file_mb": size, "cpu": cpu, "run": rep + 1}
+                    runs.setdefault(t, []).append(r)
+                    rows.append(r)
+                    print("  %-11s Brown x%-2d dim %3d  wall %-14s CPU %7.1f s  %9s words/s  "
+                          "peak RSS %6.0f MiB  file %5.0f MB" % (
+                              t, n, dim, fmt_wall(r), cpu,
+                              "-" if capped else "%.0f" % (words / wall), rss, size), flush=True)
+            # Each trainer's median wall and CPU time (of the runs alternating with the
+            # others'), and its largest peak.
             got = {}
-            for t in trainers:
-                if t == "gensim" and args.gensim_max_scale and n > args.gensim_max_scale:
-                    print("  %-8s Brown x%-2d dim %3d  not run (--gensim-max-scale %d)" % (
-                        t, n, dim, args.gensim_max_scale), flush=True)
+            for t, rs in runs.items():
+                got[t] = {"wall": statistics.median(r["wall"] for r in rs),
+                          "cpu": statistics.median(r["cpu"] for r in rs),
+                          "rss": max(r["rss"] for r in rs),
+                          "capped": any(r["capped"] for r in rs)}
+                if args.repeat > 1:
+                    print("  %-11s Brown x%-2d dim %3d  median of %d: wall %.1f s, CPU %.1f s" % (
+                        t, n, dim, len(rs), got[t]["wall"], got[t]["cpu"]), flush=True)
+            for mine in ("posvec", "posvec-bf16"):
+                if mine not in got:
                     continue
-                stem = os.path.join(work, "%s-x%d-%d" % (t, n, dim))
-                cap = None
-                if t == "posvec":
-                    cmd, out = posvec.train_cmd(corpus, stem, dim, 1, args.threads, 1, args.alpha,
-                                                True)
-                    outs = [out]
-                elif t == "fasttext":
-                    cmd = fasttext_cmd(corpus, stem, dim, 1, args.threads, 1, args.alpha)
-                    outs = [stem + ".bin", stem + ".vec"]
-                else:
-                    cmd = gensim_cmd(corpus, stem + ".bin", dim, 1, args.threads, 1, args.alpha,
-                                     "file")
-                    outs = [stem + ".bin"]
-                    cap = args.gensim_cap
-                wall, rss, _, capped, cpu = timed(cmd, cap)
-                size = sum(os.path.getsize(p) for p in outs if os.path.exists(p)) / 1e6
-                remove(*outs)
-                r = {"trainer": t, "scale": n, "dim": dim, "words": words, "wall": wall,
-                     "rss": rss, "capped": capped, "file_mb": size, "cpu": cpu}
-                got[t] = r
-                rows.append(r)
-                print("  %-8s Brown x%-2d dim %3d  wall %-14s CPU %7.1f s  %9s words/s  peak RSS "
-                      "%6.0f MiB  file %5.0f MB" % (
-                          t, n, dim, fmt_wall(r), cpu,
-                          "-" if capped else "%.0f" % (words / wall), rss, size), flush=True)
-            if "posvec" in got:
                 for peer in ("fasttext", "gensim"):
                     if peer in got:
-                        p, m = got[peer], got["posvec"]
-                        print("  ratio posvec/%s (Brown x%d, dim %d): speed (wall) %s%.1fx, CPU "
+                        p, m = got[peer], got[mine]
+                        print("  ratio %s/%s (Brown x%d, dim %d): speed (wall) %s%.1fx, CPU "
                               "time %s%.1fx, peak RSS %.2fx" % (
-                                  peer, n, dim, ">= " if p["capped"] else "",
+                                  mine, peer, n, dim, ">= " if p["capped"] else "",
                                   p["wall"] / m["wall"], ">= " if p["capped"] else "",
                                   p["cpu"] / m["cpu"], m["rss"] / p["rss"]), flush=True)
     shutil.rmtree(work, ignore_errors=True)
@@ -432,7 +450,10 @@ def main():
     ap.add_argument("--parts", default="speed,quality,load")
     ap.add_argument("--scale", default="4,16", help="Brown copies for the speed part")
     ap.add_argument("--dims", default="100,300", help="dimensions for the speed part")
-    ap.add_argument("--trainers", default="posvec,fasttext,gensim", help="speed part")
+    ap.add_argument("--trainers", default="posvec,fasttext,gensim",
+                    help="speed part: posvec, posvec-bf16 (--weights bf16), fasttext, gensim")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="speed part: runs of each trainer, alternating; medians compared")
     ap.add_argument("--quality-trainers", default="posvec,fasttext,posvec-word")
     ap.add_argument("--posvec", default=os.path.join(ROOT, "build", "posvec"))
     ap.add_argument("--data", default=os.environ.get("POSVEC_SHARED_DATA", shared_data()),
