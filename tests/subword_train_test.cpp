@@ -156,7 +156,7 @@ TEST_CASE("subword training: one 16-bit skip-gram window against a float64 refer
   const std::int32_t contexts[] = {1, 2};
   const std::int32_t negatives[] = {3, 0};
   const std::vector<std::pair<int, double>> steps{{1, 1.0}, {3, 0.0}, {2, 1.0}, {0, 0.0}};
-  for (const std::size_t dim : {std::size_t{8}, std::size_t{37}}) {
+  for (const std::size_t dim : {std::size_t{8}, std::size_t{37}, std::size_t{100}}) {
     for (const WeightType type : {WeightType::Bf16, WeightType::Fp16}) {
       INFO(weightTypeName(type) << " dim " << dim);
       const bool bf16 = type == WeightType::Bf16;

@@ -55,7 +55,7 @@ inline void prefetchRow(const float* row, std::size_t dim) {
 // a · b in four 16-lane sums: one accumulator would chain n / 8 dependent additions
 // into every score, and a window's 36 or so scores wait on them (an epoch about a
 // tenth shorter at dims 100 and 300: docs/benchmarks.md#subword-vectors).
-inline float rowDot(const float* __restrict a, const float* __restrict b, std::size_t n) {
+inline float scoreRow(const float* __restrict a, const float* __restrict b, std::size_t n) {
   __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
   std::size_t i = 0;
   for (; i + 64 <= n; i += 64) {
@@ -74,7 +74,7 @@ inline float rowDot(const float* __restrict a, const float* __restrict b, std::s
 }
 #else
 // a · b over n floats in 8 partial sums added as a tree.
-inline float rowDot(const float* __restrict a, const float* __restrict b, std::size_t n) {
+inline float scoreRow(const float* __restrict a, const float* __restrict b, std::size_t n) {
   float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -233,14 +233,14 @@ void composeWord(const std::uint16_t* input, std::size_t dim, const SubwordRows&
 namespace {
 
 // The predictions of one window after the centre's mean is in h (hidden[0..dim)):
-// fastText's order, each output row taken by `open(t)` as float32 values to update
-// and handed back by `close(t, row)`; the window's summed gradient is left in
-// total (hidden[dim..2 dim)) for the centre's rows.
-template <typename Open, typename Close>
+// fastText's order. `score(t)` gives h · (output row t); `update(t, g)` adds g times
+// that row to grad and then g h to the row (both from the row's value before). The
+// window's summed gradient is left in total (hidden[dim..2 dim)) for the centre's rows.
+template <typename Score, typename Update>
 double windowPredictions(float* hidden, float* grad, std::size_t dim, float moves,
                          const std::int32_t* contexts, std::size_t m,
                          const std::int32_t* negatives, std::size_t negative, float alpha,
-                         const Sigmoid& sigmoid, Open open, Close close) {
+                         const Sigmoid& sigmoid, Score score, Update update) {
   float* h = hidden;
   float* total = hidden + dim;
   std::memset(total, 0, dim * sizeof(float));
@@ -251,13 +251,10 @@ double windowPredictions(float* hidden, float* grad, std::size_t dim, float move
       const bool positive = k == 0;
       const std::int32_t t = positive ? contexts[j] : negatives[j * negative + k - 1];
       if (!positive && t == contexts[j]) continue;
-      float* o = open(t);
-      const float f = rowDot(h, o, dim);
+      const float f = score(t);
       const float g = ((positive ? 1.0f : 0.0f) - sigmoid.sigmoid(f)) * alpha;
       loss += sigmoid.softplus(positive ? -f : f);
-      rowAxpy(g, o, grad, dim);
-      rowAxpy(g, h, o, dim);
-      close(t, o);
+      update(t, g);
     }
     // The mean where fastText, which adds the pair's gradient to the rows at once,
     // composes it again for the next pair.
@@ -270,6 +267,63 @@ double windowPredictions(float* hidden, float* grad, std::size_t dim, float move
   return loss;
 }
 
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+// A bfloat16 output row scored and updated with its values widened in registers,
+// never through a float32 copy: the same sums as scoreRow on the widened row, and the
+// update rounded back as narrowRow rounds it (the same bits drawn in the same order).
+inline float scoreRowBf16(const float* __restrict h, const std::uint16_t* o, std::size_t n) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  const __mmask16 all = 0xFFFF;
+  std::size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(h + i), loadBf16Row(o + i, all), s0);
+    s1 = _mm512_fmadd_ps(_mm512_loadu_ps(h + i + 16), loadBf16Row(o + i + 16, all), s1);
+    s2 = _mm512_fmadd_ps(_mm512_loadu_ps(h + i + 32), loadBf16Row(o + i + 32, all), s2);
+    s3 = _mm512_fmadd_ps(_mm512_loadu_ps(h + i + 48), loadBf16Row(o + i + 48, all), s3);
+  }
+  for (; i + 16 <= n; i += 16)
+    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(h + i), loadBf16Row(o + i, all), s0);
+  if (i < n) {
+    const auto m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, h + i), loadBf16Row(o + i, m), s1);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+
+// grad += g o; o += g h, rounded stochastically (floatToBf16Stochastic) with `bits`.
+inline void rowUpdateBf16(float g, const float* __restrict h, std::uint16_t* o,
+                          float* __restrict grad, std::size_t n, RoundingBits& bits) {
+  __m512i lanes = _mm512_loadu_si512(bits.lane);
+  const __m512i low = _mm512_set1_epi32(0xFFFF);
+  // Word 2k + 1 of (first, second): the upper halves of both vectors' 32 lanes.
+  const __m512i upper = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37,
+                                         35, 33, 31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7,
+                                         5, 3, 1);
+  const __m512 gv = _mm512_set1_ps(g);
+  for (std::size_t j = 0; j < n; j += 32) {
+    lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 13));
+    lanes = _mm512_xor_si512(lanes, _mm512_srli_epi32(lanes, 17));
+    lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 5));
+    const std::size_t left = n - j;
+    const __mmask32 mask =
+        left >= 32 ? __mmask32(0xFFFFFFFFu) : static_cast<__mmask32>((1u << left) - 1);
+    const auto m0 = static_cast<__mmask16>(mask), m1 = static_cast<__mmask16>(mask >> 16);
+    const __m512 o0 = loadBf16Row(o + j, m0), o1 = loadBf16Row(o + j + 16, m1);
+    _mm512_mask_storeu_ps(grad + j, m0, _mm512_fmadd_ps(gv, o0, _mm512_maskz_loadu_ps(m0, grad + j)));
+    _mm512_mask_storeu_ps(grad + j + 16, m1,
+                          _mm512_fmadd_ps(gv, o1, _mm512_maskz_loadu_ps(m1, grad + j + 16)));
+    const __m512 x0 = _mm512_fmadd_ps(gv, _mm512_maskz_loadu_ps(m0, h + j), o0);
+    const __m512 x1 = _mm512_fmadd_ps(gv, _mm512_maskz_loadu_ps(m1, h + j + 16), o1);
+    const __m512i r0 = _mm512_and_si512(lanes, low), r1 = _mm512_srli_epi32(lanes, 16);
+    const __m512i packed =
+        _mm512_permutex2var_epi16(_mm512_add_epi32(_mm512_castps_si512(x0), r0), upper,
+                                  _mm512_add_epi32(_mm512_castps_si512(x1), r1));
+    _mm512_mask_storeu_epi16(o + j, mask, packed);
+  }
+  _mm512_storeu_si512(bits.lane, lanes);
+}
+#endif
+
 }  // namespace
 
 double subwordWindow(float* input, float* output, std::size_t dim, const SubwordRows& rows,
@@ -280,10 +334,18 @@ double subwordWindow(float* input, float* output, std::size_t dim, const Subword
   // A row listed c times takes a pair's gradient c times and counts c times in the
   // mean, so composing again would move the mean by the gradient times
   // (sum of c^2 over the rows) / (length of the list): SubwordRows::moves.
+  float* o = nullptr;  // the row scored last
   const double loss = windowPredictions(
       hidden, grad, dim, rows.moves[static_cast<std::size_t>(centre)], contexts, m, negatives,
-      negative, alpha, sigmoid, [&](std::int32_t t) { return rowAt(output, t, dim); },
-      [](std::int32_t, float*) {});
+      negative, alpha, sigmoid,
+      [&](std::int32_t t) {
+        o = rowAt(output, t, dim);
+        return scoreRow(hidden, o, dim);
+      },
+      [&](std::int32_t, float g) {
+        rowAxpy(g, o, grad, dim);
+        rowAxpy(g, hidden, o, dim);
+      });
   scatter(input, dim, rows.of(centre), rows.count(centre), hidden + dim);
   return loss;
 }
@@ -296,14 +358,32 @@ double subwordWindow16(std::uint16_t* input, std::uint16_t* output, std::size_t 
   const std::int32_t* list = rows.of(centre);
   const std::size_t n = rows.count(centre);
   meanOfRows16(input, dim, list, n, hidden, wide, type, path);
-  const double loss = windowPredictions(
-      hidden, grad, dim, rows.moves[static_cast<std::size_t>(centre)], contexts, m, negatives,
-      negative, alpha, sigmoid,
+  const float moves = rows.moves[static_cast<std::size_t>(centre)];
+  double loss;
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+  if (type == WeightType::Bf16 && path != BatchedPath::Portable) {
+    loss = windowPredictions(
+        hidden, grad, dim, moves, contexts, m, negatives, negative, alpha, sigmoid,
+        [&](std::int32_t t) { return scoreRowBf16(hidden, rowAt16(output, t, dim), dim); },
+        [&](std::int32_t t, float g) {
+          rowUpdateBf16(g, hidden, rowAt16(output, t, dim), grad, dim, bits);
+        });
+    scatter16(input, dim, list, n, hidden + dim, wide, type, bits, path);
+    return loss;
+  }
+#endif
+  // Each output row widened into `wide`, updated there and rounded back.
+  loss = windowPredictions(
+      hidden, grad, dim, moves, contexts, m, negatives, negative, alpha, sigmoid,
       [&](std::int32_t t) {
         widenRow(rowAt16(output, t, dim), wide, dim, type, path);
-        return wide;
+        return scoreRow(hidden, wide, dim);
       },
-      [&](std::int32_t t, float* o) { narrowRow(o, rowAt16(output, t, dim), dim, type, bits, path); });
+      [&](std::int32_t t, float g) {
+        rowAxpy(g, wide, grad, dim);
+        rowAxpy(g, hidden, wide, dim);
+        narrowRow(wide, rowAt16(output, t, dim), dim, type, bits, path);
+      });
   scatter16(input, dim, list, n, hidden + dim, wide, type, bits, path);
   return loss;
 }

@@ -452,9 +452,9 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
   if (config.subwords) subwordRows = detail::subwordRowsOf(model.words, config, threads);
   // 16-bit weights train packed (and the model stays so); float32 ones unpacked.
   packWeights(model, packingOf(config.weights));
-  // One process trains a subword model's used rows gathered (dense_rows.hpp) and
-  // copies them back where the model is seen: a checkpoint, a stop, the end.
-  // Across processes the exchanges address the model's own rows.
+  // A subword model trains its used rows gathered (dense_rows.hpp), copied back
+  // where the model is seen: a checkpoint, a stop, the end. (Exchanges across
+  // processes, which subword training does not do, would address the model's rows.)
   std::optional<detail::DenseRows> dense;
   if (config.subwords && !sync) {
     dense.emplace(subwordRows, static_cast<std::size_t>(model.input.cols()), model.packed);
@@ -684,8 +684,7 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
   model.words = prepared.vocabulary.words();
   model.counts = prepared.vocabulary.counts();
   model.config = config.serialize() + reading;
-  // One process draws a subword model's n-gram rows as training needs them
-  // (dense_rows.hpp); the exchanges of several address the model's own rows.
+  // A subword model's n-gram rows are drawn as training needs them (dense_rows.hpp).
   const Eigen::Index drawn = config.subwords && !hooks.sync ? v : inputRows(v, config);
   initMatrices(model, config, v, d, threads, drawn);
   runEpochs(model, prepared, config, config.epochs, observer, hooks.sync, hooks.probe,
