@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <unordered_map>
 
 #include "half.hpp"
 
@@ -26,17 +25,20 @@ void drawStoredRow(void* to, std::size_t dim, std::uint64_t seed, std::uint64_t 
     h[j] = packed == PackedWeights::Bf16 ? floatToBf16(row[j]) : floatToFp16(row[j]);
 }
 
-DenseRows::DenseRows(SubwordRows& rows, std::size_t dim, PackedWeights packed)
+DenseRows::DenseRows(SubwordRows& rows, std::size_t modelRows, std::size_t dim,
+                     PackedWeights packed)
     : dim_(dim),
       packed_(packed),
       rowBytes_(dim * (packed == PackedWeights::None ? sizeof(float) : sizeof(std::uint16_t))) {
   // Positions in the order the lists name rows: words are most frequent first.
-  std::unordered_map<std::int32_t, std::int32_t> position;
-  position.reserve(rows.rows.size() / 3);
+  std::vector<std::int32_t> position(modelRows, -1);
   for (std::int32_t& r : rows.rows) {
-    const auto [at, added] = position.try_emplace(r, static_cast<std::int32_t>(source_.size()));
-    if (added) source_.push_back(r);
-    r = at->second;
+    std::int32_t& at = position[static_cast<std::size_t>(r)];
+    if (at < 0) {
+      at = static_cast<std::int32_t>(source_.size());
+      source_.push_back(r);
+    }
+    r = at;
   }
 }
 

@@ -5,10 +5,10 @@
 // beside its n-grams and the most frequent words' rows come first, so a window's
 // rows share pages, and cache lines, with the rows the next windows read.
 //
-// A new model's unused rows need not exist while it trains: trainPrepared leaves
-// the rows after the words undrawn, the dense matrix draws the rows it holds, and
-// the model is completed (its unused rows drawn, the dense rows copied back) only
-// when it is seen. The values are the ones drawing the whole matrix first gives
+// A new model's input rows need not exist while it trains: trainPrepared leaves
+// them undrawn, the dense matrix draws the rows it holds, and the model is
+// completed (its unused rows drawn, the dense rows copied back) only when it is
+// seen, so that its words' rows are not held twice. The values are the ones drawing the whole matrix first gives
 // (each row's depend on its number and the seed only).
 #pragma once
 
@@ -31,8 +31,9 @@ class DenseRows {
  public:
   // Renumbers `rows` (each word's input rows, as subwordRowsOf lists them) to
   // positions in the dense matrix: word 0's rows first (its own, then its n-grams
-  // in order), then each next word's rows not placed yet.
-  DenseRows(SubwordRows& rows, std::size_t dim, PackedWeights packed);
+  // in order), then each next word's rows not placed yet. `modelRows`: the model's
+  // input rows (words and buckets).
+  DenseRows(SubwordRows& rows, std::size_t modelRows, std::size_t dim, PackedWeights packed);
 
   // Fills the dense matrix from `input`'s rows; rows from `undrawnFrom` on (when
   // not negative) are not drawn in `input` yet and are drawn here for `seed`.

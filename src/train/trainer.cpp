@@ -457,7 +457,8 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
   // processes, which subword training does not do, would address the model's rows.)
   std::optional<detail::DenseRows> dense;
   if (config.subwords && !sync) {
-    dense.emplace(subwordRows, static_cast<std::size_t>(model.input.cols()), model.packed);
+    dense.emplace(subwordRows, static_cast<std::size_t>(model.input.rows()),
+                  static_cast<std::size_t>(model.input.cols()), model.packed);
     dense->gather(model.input, undrawnFrom, config.seed, threads);
   }
   // `last`: no more training, the dense rows' memory given back as they are copied.
@@ -684,8 +685,8 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
   model.words = prepared.vocabulary.words();
   model.counts = prepared.vocabulary.counts();
   model.config = config.serialize() + reading;
-  // A subword model's n-gram rows are drawn as training needs them (dense_rows.hpp).
-  const Eigen::Index drawn = config.subwords && !hooks.sync ? v : inputRows(v, config);
+  // A subword model's input rows are drawn as training needs them (dense_rows.hpp).
+  const Eigen::Index drawn = config.subwords && !hooks.sync ? 0 : inputRows(v, config);
   initMatrices(model, config, v, d, threads, drawn);
   runEpochs(model, prepared, config, config.epochs, observer, hooks.sync, hooks.probe,
             drawn < model.input.rows() ? drawn : -1);
