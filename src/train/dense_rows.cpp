@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "half.hpp"
@@ -89,22 +90,50 @@ void DenseRows::scatter(MatrixF& input, int threads, bool release) {
   }
   if (release) dense_ = MatrixF();
   if (undrawnFrom_ < 0) return;
-  // The rows no word uses, drawn now (each thread a contiguous range of them).
+  // The rows no word uses, drawn now.
   std::vector<char> used(static_cast<std::size_t>(input.rows()), 0);
   for (const std::int32_t r : source_) used[static_cast<std::size_t>(r)] = 1;
-  const std::int64_t rows = input.rows() - undrawnFrom_;
-#pragma omp parallel num_threads(threads)
+  drawRows(input, undrawnFrom_, seed_, packed_, threads, &used);
+  undrawnFrom_ = -1;
+}
+
+std::size_t DenseRows::distinctRows(const SubwordRows& rows, std::size_t modelRows) {
+  std::vector<char> seen(modelRows, 0);
+  std::size_t n = 0;
+  for (const std::int32_t r : rows.rows) {
+    n += seen[static_cast<std::size_t>(r)] == 0;
+    seen[static_cast<std::size_t>(r)] = 1;
+  }
+  return n;
+}
+
+bool DenseRows::pays(std::size_t used, std::size_t modelRows, std::size_t rowBytes) {
+  if (modelRows == 0 || rowBytes == 0) return false;
+  const double share = static_cast<double>(used) / static_cast<double>(modelRows);
+  const double perPage = static_cast<double>(::sysconf(_SC_PAGESIZE)) / static_cast<double>(rowBytes);
+  return std::pow(1.0 - share, std::max(1.0, perPage)) >= share;
+}
+
+void drawRows(MatrixF& input, std::int64_t from, std::uint64_t seed, PackedWeights packed,
+              int threads, const std::vector<char>* skip) {
+  const auto dim = static_cast<std::size_t>(input.cols());
+  const std::size_t rowBytes =
+      dim * (packed == PackedWeights::None ? sizeof(float) : sizeof(std::uint16_t));
+  auto* to = reinterpret_cast<char*>(input.data());
+  const std::int64_t rows = input.rows() - from;
+  if (rows <= 0) return;
+  // Each thread a contiguous range, its pages faulted in with one call.
+#pragma omp parallel num_threads(std::max(1, threads))
   {
     const std::int64_t t = omp_get_thread_num(), k = omp_get_num_threads();
-    const std::int64_t lo = undrawnFrom_ + rows * t / k, hi = undrawnFrom_ + rows * (t + 1) / k;
-    populatePages(to + static_cast<std::size_t>(lo) * rowBytes_,
-                  static_cast<std::size_t>(hi - lo) * rowBytes_);
+    const std::int64_t lo = from + rows * t / k, hi = from + rows * (t + 1) / k;
+    populatePages(to + static_cast<std::size_t>(lo) * rowBytes,
+                  static_cast<std::size_t>(hi - lo) * rowBytes);
     for (std::int64_t r = lo; r < hi; ++r)
-      if (!used[static_cast<std::size_t>(r)])
-        drawStoredRow(to + static_cast<std::size_t>(r) * rowBytes_, dim_, seed_,
-                      static_cast<std::uint64_t>(r), packed_);
+      if (!skip || !(*skip)[static_cast<std::size_t>(r)])
+        drawStoredRow(to + static_cast<std::size_t>(r) * rowBytes, dim, seed,
+                      static_cast<std::uint64_t>(r), packed);
   }
-  undrawnFrom_ = -1;
 }
 
 bool DenseRows::finite() const {

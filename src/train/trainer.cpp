@@ -456,10 +456,17 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
   // where the model is seen: a checkpoint, a stop, the end. (Exchanges across
   // processes, which subword training does not do, would address the model's rows.)
   std::optional<detail::DenseRows> dense;
-  if (config.subwords && !sync) {
-    dense.emplace(subwordRows, static_cast<std::size_t>(model.input.rows()),
-                  static_cast<std::size_t>(model.input.cols()), model.packed);
+  const auto modelRows = static_cast<std::size_t>(model.input.rows());
+  const std::size_t rowBytes = static_cast<std::size_t>(model.input.cols()) *
+                               (model.packed == PackedWeights::None ? 4 : 2);
+  if (config.subwords && !sync &&
+      detail::DenseRows::pays(detail::DenseRows::distinctRows(subwordRows, modelRows), modelRows,
+                              rowBytes)) {
+    dense.emplace(subwordRows, modelRows, static_cast<std::size_t>(model.input.cols()),
+                  model.packed);
     dense->gather(model.input, undrawnFrom, config.seed, threads);
+  } else if (undrawnFrom >= 0) {
+    detail::drawRows(model.input, undrawnFrom, config.seed, model.packed, threads);
   }
   // `last`: no more training, the dense rows' memory given back as they are copied.
   const auto expose = [&](bool last) {
