@@ -710,28 +710,20 @@ void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
   if (path != BatchedPath::Portable) {
     __m512i lanes = _mm512_loadu_si512(bits.lane);
-    const __m512i low = _mm512_set1_epi32(0xFFFF);
-    // Word 2k + 1 of (first, second): the upper halves of both vectors' 32 lanes.
-    const __m512i upper = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37,
-                                           35, 33, 31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9,
-                                           7, 5, 3, 1);
     for (std::size_t j = 0; j < dim; j += 32) {
-      // RoundingBits::next on every lane.
-      lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 13));
-      lanes = _mm512_xor_si512(lanes, _mm512_srli_epi32(lanes, 17));
-      lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 5));
+      stepRoundingLanes(lanes);
       const std::size_t left = dim - j;
       const __mmask32 mask =
           left >= 32 ? __mmask32(0xFFFFFFFFu) : static_cast<__mmask32>((1u << left) - 1);
       const auto m0 = static_cast<__mmask16>(mask), m1 = static_cast<__mmask16>(mask >> 16);
       const __m512 x0 = _mm512_maskz_loadu_ps(m0, src + j);
       const __m512 x1 = _mm512_maskz_loadu_ps(m1, src + j + 16);
-      const __m512i r0 = _mm512_and_si512(lanes, low), r1 = _mm512_srli_epi32(lanes, 16);
       __m512i h;
-      if (type == WeightType::Bf16) {  // floatToBf16Stochastic: (bits + r) >> 16
-        h = _mm512_permutex2var_epi16(_mm512_add_epi32(_mm512_castps_si512(x0), r0), upper,
-                                      _mm512_add_epi32(_mm512_castps_si512(x1), r1));
+      if (type == WeightType::Bf16) {
+        h = roundBf16Stochastic(x0, x1, lanes);
       } else {
+        const __m512i r0 = _mm512_and_si512(lanes, _mm512_set1_epi32(0xFFFF));
+        const __m512i r1 = _mm512_srli_epi32(lanes, 16);
         h = _mm512_inserti64x4(_mm512_castsi256_si512(narrow16(x0, r0, type)),
                                narrow16(x1, r1, type), 1);
       }

@@ -9,6 +9,10 @@
 #include <cstdint>
 #include <memory>
 
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#include <immintrin.h>
+#endif
+
 #include "half.hpp"
 #include "kernels.hpp"
 
@@ -46,6 +50,29 @@ double batchedWindow(float* input, float* output, std::size_t dim, const std::in
 // turn (contexts first, then targets). widenRow converts dim values exactly;
 // narrowRow rounds them stochastically with the next bits of `bits` (stepped once
 // per 32 values), or of a fresh RoundingBits(seed).
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+// RoundingBits on every lane at once: steps the 16 xorshift lanes (the next block
+// of 32 values).
+inline void stepRoundingLanes(__m512i& lanes) {
+  lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 13));
+  lanes = _mm512_xor_si512(lanes, _mm512_srli_epi32(lanes, 17));
+  lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 5));
+}
+// 32 values (x0's, then x1's) rounded stochastically to bfloat16 with the current
+// bits of `lanes` (floatToBf16Stochastic: value p < 16 takes the low 16 bits of
+// lane p, value 16 + p its high 16 bits), packed in order.
+inline __m512i roundBf16Stochastic(__m512 x0, __m512 x1, __m512i lanes) {
+  // Word 2k + 1 of (first, second): the upper halves of both vectors' 32 lanes.
+  const __m512i upper = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37,
+                                         35, 33, 31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7,
+                                         5, 3, 1);
+  const __m512i r0 = _mm512_and_si512(lanes, _mm512_set1_epi32(0xFFFF));
+  const __m512i r1 = _mm512_srli_epi32(lanes, 16);
+  return _mm512_permutex2var_epi16(_mm512_add_epi32(_mm512_castps_si512(x0), r0), upper,
+                                   _mm512_add_epi32(_mm512_castps_si512(x1), r1));
+}
+#endif
+
 void widenRow(const std::uint16_t* src, float* dst, std::size_t dim, WeightType type,
               BatchedPath path = BatchedPath::Auto);
 void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType type,

@@ -294,16 +294,9 @@ inline float scoreRowBf16(const float* __restrict h, const std::uint16_t* o, std
 inline void rowUpdateBf16(float g, const float* __restrict h, std::uint16_t* o,
                           float* __restrict grad, std::size_t n, RoundingBits& bits) {
   __m512i lanes = _mm512_loadu_si512(bits.lane);
-  const __m512i low = _mm512_set1_epi32(0xFFFF);
-  // Word 2k + 1 of (first, second): the upper halves of both vectors' 32 lanes.
-  const __m512i upper = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37,
-                                         35, 33, 31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7,
-                                         5, 3, 1);
   const __m512 gv = _mm512_set1_ps(g);
   for (std::size_t j = 0; j < n; j += 32) {
-    lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 13));
-    lanes = _mm512_xor_si512(lanes, _mm512_srli_epi32(lanes, 17));
-    lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 5));
+    stepRoundingLanes(lanes);
     const std::size_t left = n - j;
     const __mmask32 mask =
         left >= 32 ? __mmask32(0xFFFFFFFFu) : static_cast<__mmask32>((1u << left) - 1);
@@ -314,11 +307,7 @@ inline void rowUpdateBf16(float g, const float* __restrict h, std::uint16_t* o,
                           _mm512_fmadd_ps(gv, o1, _mm512_maskz_loadu_ps(m1, grad + j + 16)));
     const __m512 x0 = _mm512_fmadd_ps(gv, _mm512_maskz_loadu_ps(m0, h + j), o0);
     const __m512 x1 = _mm512_fmadd_ps(gv, _mm512_maskz_loadu_ps(m1, h + j + 16), o1);
-    const __m512i r0 = _mm512_and_si512(lanes, low), r1 = _mm512_srli_epi32(lanes, 16);
-    const __m512i packed =
-        _mm512_permutex2var_epi16(_mm512_add_epi32(_mm512_castps_si512(x0), r0), upper,
-                                  _mm512_add_epi32(_mm512_castps_si512(x1), r1));
-    _mm512_mask_storeu_epi16(o + j, mask, packed);
+    _mm512_mask_storeu_epi16(o + j, mask, roundBf16Stochastic(x0, x1, lanes));
   }
   _mm512_storeu_si512(bits.lane, lanes);
 }
