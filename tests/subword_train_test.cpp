@@ -14,8 +14,10 @@
 #include "kernel_factory.hpp"
 #include "kernel_subword.hpp"
 #include "posvec/error.hpp"
+#include "posvec/fasttext_export.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/trainer.hpp"
+#include "posvec/word_lookup.hpp"
 #include "test_util.hpp"
 
 using namespace posvec;
@@ -555,6 +557,53 @@ TEST_CASE("subword training keeps the rows no word uses at their drawn values",
     CHECK(same(stopped, checkpoint));
     unusedAtDraw(stopped);
   }
+}
+
+// The query commands' vectors (loadLookupVectors) from a posvec model trained with
+// subwords: any word, as from the same model written as a fastText .bin (read by
+// the .bin reader), and an unknown word the mean of the rows of its n-grams listed
+// and hashed here.
+TEST_CASE("a posvec subword model builds unknown words as its fastText file does", "[subword]") {
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(8, 600));
+  TrainConfig c = subwordConfig();
+  c.epochs = 2;
+  const ModelState model = train(corpus, c);
+  test::TempDir dir;
+  const std::string posvecPath = dir.file("m.posvec"), binPath = dir.file("m.bin");
+  saveModel(model, posvecPath);
+  saveFastTextModel(model, binPath);
+  const LookupVectors fromModel = loadLookupVectors(posvecPath);
+  const LookupVectors fromBin = loadLookupVectors(binPath);
+  REQUIRE(fromModel.subwords);
+  CHECK(fromModel.vectors.size() == model.words.size());
+  const auto v = static_cast<std::int64_t>(model.words.size());
+  for (const std::string word : {"k1x99", "zk2x", "k3", "the", "k0x1"}) {
+    CAPTURE(word);
+    const bool known = std::find(model.words.begin(), model.words.end(), word) != model.words.end();
+    CHECK(fromModel.builds(word) == !known);
+    const auto a = fromModel.vector(word), b = fromBin.vector(word);
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK((*a - *b).cwiseAbs().maxCoeff() <= 1e-6f);
+    if (known) continue;
+    std::vector<double> mean(static_cast<std::size_t>(c.dim), 0.0);
+    const auto grams = referenceNgrams(word, c.minn, c.maxn);
+    for (const auto& g : grams)
+      for (std::size_t d = 0; d < mean.size(); ++d)
+        mean[d] += model.input(v + referenceHash(g) % c.bucket, static_cast<Eigen::Index>(d));
+    for (std::size_t d = 0; d < mean.size(); ++d)
+      CHECK(std::fabs((*a)(static_cast<Eigen::Index>(d)) - mean[d] / grams.size()) <= 1e-5);
+  }
+  // Rows in memory have no output matrix to write.
+  CHECK_THROWS_AS(fromModel.subwords->save(dir.file("again.bin")), ConfigError);
+
+  // A word-only model knows its words only.
+  TrainConfig words = c;
+  words.subwords = false;
+  saveModel(train(corpus, words), posvecPath);
+  const LookupVectors plain = loadLookupVectors(posvecPath);
+  CHECK_FALSE(plain.subwords);
+  CHECK_FALSE(plain.vector("k1x99"));
 }
 
 TEST_CASE("subword training refuses bad settings with one line", "[subword]") {

@@ -112,6 +112,12 @@ class SubwordModel {
   /// meanwhile gives an IoError, never a crash). A model of any size opens at once;
   /// meant for looking up some words. input() is empty then.
   static SubwordModel open(const std::string& path);
+  /// A model made from rows in memory, as a posvec subword model holds them: `input`
+  /// has a row per word of `words`, then `bucket` n-gram rows. It has no output
+  /// matrix, so save() refuses it. \throws FormatError when `input` has another
+  /// number of rows or the n-gram settings are out of range.
+  static SubwordModel fromRows(std::vector<std::string> words, std::vector<std::int64_t> counts,
+                               MatrixF input, int minn, int maxn, std::uint32_t bucket);
   /// True when `path` starts with fastText's magic number (the file is not checked further).
   static bool isFastTextFile(const std::string& path);
 

@@ -252,9 +252,14 @@ Embeddings firstRows(Embeddings e, std::uint64_t limit) {
 
 namespace {
 
-// A subword model's word vectors: each the mean of its row and its n-gram rows
-// (the n-gram settings from the stored training config), as fastText's .vec holds.
-MatrixF composedSubwordVectors(const ModelState& m, const std::string& path) {
+// A posvec subword model's n-gram settings, from its stored training config, checked
+// against its rows.
+struct NgramSettings {
+  int minn;
+  int maxn;
+  std::uint32_t bucket;
+};
+NgramSettings ngramSettingsOf(const ModelState& m, const std::string& path) {
   auto setting = [&](const std::string& key) -> std::int64_t {
     const std::string at = "\n" + key + "=";
     const std::size_t p = ("\n" + m.config).find(at);
@@ -276,11 +281,18 @@ MatrixF composedSubwordVectors(const ModelState& m, const std::string& path) {
     throw FormatError(inQuotes(path) + ": posvec model has " +
                       std::to_string(m.input.rows() - v) + " n-gram rows but its settings say " +
                       std::to_string(bucket) + " (corrupt file?)");
+  return {minn, maxn, static_cast<std::uint32_t>(bucket)};
+}
+
+// A subword model's word vectors: each the mean of its row and its n-gram rows,
+// as fastText's .vec holds.
+MatrixF composedSubwordVectors(const ModelState& m, const std::string& path) {
+  const NgramSettings s = ngramSettingsOf(m, path);
+  const auto v = static_cast<std::int64_t>(m.words.size());
   MatrixF out(v, m.input.cols());
   for (std::int64_t w = 0; w < v; ++w) {
     std::vector<std::int64_t> rows =
-        ngramRows(m.words[static_cast<std::size_t>(w)], minn, maxn,
-                  static_cast<std::uint32_t>(bucket), v);
+        ngramRows(m.words[static_cast<std::size_t>(w)], s.minn, s.maxn, s.bucket, v);
     Eigen::RowVectorXf sum = m.input.row(w);
     for (const std::int64_t r : rows) sum += m.input.row(r);
     // Scaled by the reciprocal, as the trainer (and fastText) compose.
@@ -320,6 +332,26 @@ Embeddings detail::loadVectorsAs(const std::string& path, VectorFormat format,
       break;
   }
   throw FormatError(inQuotes(path) + ": unknown vector format");
+}
+
+std::optional<SubwordModel> detail::posvecSubwordModel(const std::string& path) {
+  // Only a file that starts as a posvec model (anything else, unreadable files
+  // included, is left to loadVectors and its messages).
+  {
+    std::ifstream in(path, std::ios::binary);
+    char magic[8] = {};
+    if (!in.read(magic, sizeof magic) || std::memcmp(magic, kModelMagic, sizeof magic) != 0)
+      return std::nullopt;
+  }
+  ModelState m = readModel(path, false);
+  if (static_cast<std::size_t>(m.input.rows()) <= m.words.size()) return std::nullopt;
+  const NgramSettings s = ngramSettingsOf(m, path);
+  try {
+    return SubwordModel::fromRows(std::move(m.words), std::move(m.counts), std::move(m.input),
+                                  s.minn, s.maxn, s.bucket);
+  } catch (const FormatError& e) {
+    throw FormatError(inQuotes(path) + ": " + e.what() + " (corrupt file?)");
+  }
 }
 
 Embeddings loadVectors(const std::string& path, const LoadOptions& options,

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -324,6 +325,10 @@ Embeddings loadNpy(const std::string& path);
 void writeNpy(const Embeddings& e, const std::string& path, bool float16 = false);
 // A model's words, counts, losses and input vectors; the output weights only with `withOutput`.
 ModelState readModel(const std::string& path, bool withOutput);
+
+// A posvec model trained with subwords, as a SubwordModel of its input rows (for
+// words outside its vocabulary); nullopt for any other file or a word-only model.
+std::optional<SubwordModel> posvecSubwordModel(const std::string& path);
 // The 64-bit checksum that ends a model file (over every byte before it), fed in
 // pieces of any size. Not cryptographic: it catches damage, not tampering; a
 // change confined to 8 aligned bytes (any single flipped byte) always shows.

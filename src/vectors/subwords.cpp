@@ -397,6 +397,35 @@ SubwordModel SubwordModel::read(const std::string& path, bool matrix) {
   return m;
 }
 
+SubwordModel SubwordModel::fromRows(std::vector<std::string> words,
+                                    std::vector<std::int64_t> counts, MatrixF input, int minn,
+                                    int maxn, std::uint32_t bucket) {
+  if (static_cast<std::uint64_t>(input.rows()) != words.size() + std::uint64_t{bucket})
+    throw FormatError("subword rows: " + std::to_string(input.rows()) + " rows for " +
+                      std::to_string(words.size()) + " words and " + std::to_string(bucket) +
+                      " n-gram buckets");
+  if (minn < 0 || maxn < 0 || (maxn > 0 && minn > maxn) || maxn > 1024)
+    throw FormatError("subword rows: n-gram lengths " + std::to_string(minn) + ".." +
+                      std::to_string(maxn) + " are out of range");
+  SubwordModel m;
+  m.minn_ = minn;
+  m.maxn_ = maxn;
+  m.bucket_ = bucket;
+  m.dim_ = static_cast<std::size_t>(input.cols());
+  m.args_.dim = static_cast<std::int32_t>(input.cols());
+  m.args_.minn = minn;
+  m.args_.maxn = maxn;
+  m.args_.bucket = static_cast<std::int32_t>(std::min<std::uint32_t>(bucket, 2147483647u));
+  m.index_.reserve(words.size());
+  for (std::size_t i = 0; i < words.size(); ++i)
+    m.index_.emplace(words[i], static_cast<WordId>(i));
+  m.words_ = std::move(words);
+  m.counts_ = std::move(counts);
+  if (m.counts_.size() != m.words_.size()) m.counts_.assign(m.words_.size(), 0);
+  m.input_ = std::move(input);
+  return m;
+}
+
 std::optional<WordId> SubwordModel::find(std::string_view word) const {
   auto it = index_.find(std::string(word));
   if (it == index_.end()) return std::nullopt;

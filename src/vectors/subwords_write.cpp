@@ -149,6 +149,9 @@ void SubwordModel::save(const std::string& path) const {
     throw ConfigError("cannot save fastText model " + inQuotes(path) +
                       ": it was opened for lookups only (its matrices stay in the file); load it "
                       "whole to save it");
+  if (output_.rows() != static_cast<Eigen::Index>(words_.size()))
+    throw ConfigError("cannot save fastText model " + inQuotes(path) +
+                      ": it has no output matrix (it was made from a posvec model's input rows)");
   if (pruneSize_ >= 0)
     throw ConfigError("cannot save fastText model " + inQuotes(path) +
                       ": its dictionary has a pruned-bucket table, which only quantized models "

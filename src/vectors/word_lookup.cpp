@@ -2,8 +2,11 @@
 #include "posvec/word_lookup.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "formats_detail.hpp"
 
 namespace posvec {
 
@@ -33,6 +36,13 @@ LookupVectors loadLookupVectors(const std::string& path, const LoadOptions& opti
       const double matrixRows = static_cast<double>(words.size()) + v.subwords->bucket();
       if (estimate > matrixRows / 8) v.subwords = SubwordModel::load(path);
       v.vectors = v.subwords->wordVectors();
+    }
+  } else if (std::optional<SubwordModel> model = detail::posvecSubwordModel(path)) {
+    // A posvec subword model: its input rows build any word, as a fastText model's do.
+    v.subwords = std::move(model);
+    if (vocabulary) {
+      v.vectors = v.subwords->wordVectors();
+      if (options.limit > 0 && options.limit < v.vectors.size()) v.vectors = loadVectors(path, options);
     }
   } else {
     v.vectors = loadVectors(path, options);
