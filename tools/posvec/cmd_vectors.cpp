@@ -424,8 +424,8 @@ static Registrar evalReg(33, [](CLI::App& app) {
 
 const char* const kVectorsHelp =
     "Word vectors: word2vec binary or text, .npy (+ .vocab), a posvec model or a fastText .bin "
-    "(detected from the content; with a fastText .bin, unknown words are built from character "
-    "n-grams)";
+    "(detected from the content; with a fastText .bin or a posvec model trained with --subwords, "
+    "unknown words are built from character n-grams)";
 
 void addBuiltWord(std::vector<std::string>& built, const std::string& word) {
   if (std::find(built.begin(), built.end(), word) == built.end()) built.push_back(word);
