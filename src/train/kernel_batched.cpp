@@ -712,9 +712,7 @@ void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType
     __m512i lanes = _mm512_loadu_si512(bits.lane);
     for (std::size_t j = 0; j < dim; j += 32) {
       stepRoundingLanes(lanes);
-      const std::size_t left = dim - j;
-      const __mmask32 mask =
-          left >= 32 ? __mmask32(0xFFFFFFFFu) : static_cast<__mmask32>((1u << left) - 1);
+      const __mmask32 mask = tailMask32(dim - j);
       const auto m0 = static_cast<__mmask16>(mask), m1 = static_cast<__mmask16>(mask >> 16);
       const __m512 x0 = _mm512_maskz_loadu_ps(m0, src + j);
       const __m512 x1 = _mm512_maskz_loadu_ps(m1, src + j + 16);

@@ -58,6 +58,10 @@ inline void stepRoundingLanes(__m512i& lanes) {
   lanes = _mm512_xor_si512(lanes, _mm512_srli_epi32(lanes, 17));
   lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 5));
 }
+// The lanes of the next 32 values when `left` remain.
+inline __mmask32 tailMask32(std::size_t left) {
+  return left >= 32 ? __mmask32(0xFFFFFFFFu) : static_cast<__mmask32>((1u << left) - 1);
+}
 // 32 values (x0's, then x1's) rounded stochastically to bfloat16 with the current
 // bits of `lanes` (floatToBf16Stochastic: value p < 16 takes the low 16 bits of
 // lane p, value 16 + p its high 16 bits), packed in order.

@@ -297,9 +297,7 @@ inline void rowUpdateBf16(float g, const float* __restrict h, std::uint16_t* o,
   const __m512 gv = _mm512_set1_ps(g);
   for (std::size_t j = 0; j < n; j += 32) {
     stepRoundingLanes(lanes);
-    const std::size_t left = n - j;
-    const __mmask32 mask =
-        left >= 32 ? __mmask32(0xFFFFFFFFu) : static_cast<__mmask32>((1u << left) - 1);
+    const __mmask32 mask = tailMask32(n - j);
     const auto m0 = static_cast<__mmask16>(mask), m1 = static_cast<__mmask16>(mask >> 16);
     const __m512 o0 = loadBf16Row(o + j, m0), o1 = loadBf16Row(o + j + 16, m1);
     _mm512_mask_storeu_ps(grad + j, m0, _mm512_fmadd_ps(gv, o0, _mm512_maskz_loadu_ps(m0, grad + j)));
