@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "dense_rows.hpp"
 #include "posvec/error.hpp"
 #include "posvec/kernel_probe.hpp"
 #include "row_math.hpp"
@@ -113,17 +114,7 @@ void populatePages(void* begin, std::size_t bytes) {
 // only, so any thread count gives the same bits), its pages faulted in first with
 // one call (populatePages).
 void initInputMatrix(MatrixF& input, std::uint64_t seed, int threads) {
-  const auto rows = static_cast<std::int64_t>(input.rows());
-  const auto dim = static_cast<std::size_t>(input.cols());
-#pragma omp parallel num_threads(std::max(1, threads))
-  {
-    const std::int64_t t = omp_get_thread_num(), k = omp_get_num_threads();
-    const std::int64_t lo = rows * t / k, hi = rows * (t + 1) / k;
-    if (hi > lo)
-      populatePages(input.row(lo).data(), static_cast<std::size_t>(hi - lo) * dim * sizeof(float));
-    for (std::int64_t r = lo; r < hi; ++r)
-      initInputRow(input.row(r).data(), dim, seed, static_cast<std::uint64_t>(r));
-  }
+  drawRows(input, 0, seed, PackedWeights::None, threads);
 }
 
 double negativeSamplingStep(const float* h, WordId target, float alpha, float* grad, float* out,
