@@ -6,6 +6,8 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -82,6 +84,16 @@ std::vector<Sentence> plantedCorpus(unsigned seed, int sentences) {
     out.push_back(std::move(sent));
   }
   return out;
+}
+
+// bfloat16 rounding to nearest, even on ties, written from its definition.
+float bf16Nearest(float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, 4);
+  u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+  float y;
+  std::memcpy(&y, &u, 4);
+  return y;
 }
 
 TrainConfig subwordConfig() {
@@ -500,22 +512,13 @@ TEST_CASE("subword training keeps the rows no word uses at their drawn values",
         listed[static_cast<std::size_t>(r)] = 1;
     MatrixF drawn(whole.input.rows(), whole.input.cols());
     detail::initInputMatrix(drawn, c.seed, 1);
-    // bfloat16 rounding to nearest, even on ties, written from its definition.
-    const auto bf16 = [](float x) {
-      std::uint32_t u;
-      std::memcpy(&u, &x, 4);
-      u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
-      float y;
-      std::memcpy(&y, &u, 4);
-      return y;
-    };
     const auto unusedAtDraw = [&](ModelState m) {
       unpackWeights(m);
       std::int64_t unused = 0, unusedSame = 0, usedMoved = 0, used = 0;
       for (Eigen::Index r = 0; r < m.input.rows(); ++r) {
         bool same = true;
         for (Eigen::Index d = 0; d < m.input.cols(); ++d) {
-          const float want = weights == WeightType::Fp32 ? drawn(r, d) : bf16(drawn(r, d));
+          const float want = weights == WeightType::Fp32 ? drawn(r, d) : bf16Nearest(drawn(r, d));
           same = same && m.input(r, d) == want;
         }
         if (listed[static_cast<std::size_t>(r)]) {
@@ -556,6 +559,85 @@ TEST_CASE("subword training keeps the rows no word uses at their drawn values",
     REQUIRE(stopped.partial.active());
     CHECK(same(stopped, checkpoint));
     unusedAtDraw(stopped);
+  }
+}
+
+// Trained to be written (TrainConfig::deferRows, what `posvec train --format
+// fasttext` asks for), a new model keeps its words' rows gathered and never holds
+// the bucket rows no word uses: its fastText file is drawn as it is written. The
+// file is the one the model placed in full writes, its unused rows are an
+// independent full draw, and placeRows() gives train()'s model.
+TEST_CASE("a subword model trained to be written gives the placed model's fastText file",
+          "[subword]") {
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(9, 3000));
+  test::TempDir dir;
+  const auto bytesOf = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  for (const auto weights : {WeightType::Fp32, WeightType::Bf16})
+  for (const auto arch : {Architecture::SkipGram, Architecture::Cbow}) {
+    if (weights != WeightType::Fp32 && arch == Architecture::Cbow) continue;
+    CAPTURE(weightTypeName(weights), arch == Architecture::Cbow);
+    TrainConfig c = subwordConfig();
+    c.epochs = 1;
+    c.bucket = 20000;  // the words use under 1 % of the rows: gathered
+    c.weights = weights;
+    c.architecture = arch;
+    const ModelState placed = train(corpus, c);
+    CHECK_FALSE(placed.unplacedRows);
+    c.deferRows = true;
+    ModelState deferred = train(corpus, c);
+    REQUIRE(deferred.unplacedRows);
+    CHECK(deferred.input.rows() == placed.input.rows());
+
+    const std::string a = dir.file("deferred.bin"), b = dir.file("placed.bin");
+    saveFastTextModel(deferred, a);
+    saveFastTextModel(placed, b);
+    const std::string fileA = bytesOf(a);
+    CHECK(fileA.size() > static_cast<std::size_t>(c.bucket) * c.dim * 4);
+    CHECK(fileA == bytesOf(b));
+
+    // The file's rows no word lists are the seed's draw (rounded for 16 bits).
+    const SubwordModel read = SubwordModel::load(a);
+    const auto v = static_cast<std::int64_t>(deferred.words.size());
+    std::vector<char> listed(static_cast<std::size_t>(read.input().rows()), 0);
+    for (std::int64_t w = 0; w < v; ++w)
+      for (const std::int64_t r : referenceRows(deferred.words[static_cast<std::size_t>(w)], w,
+                                                c.minn, c.maxn, c.bucket, v))
+        listed[static_cast<std::size_t>(r)] = 1;
+    MatrixF drawn(read.input().rows(), read.input().cols());
+    detail::initInputMatrix(drawn, c.seed, 1);
+    std::int64_t unused = 0, same = 0;
+    for (Eigen::Index r = 0; r < drawn.rows(); ++r) {
+      if (listed[static_cast<std::size_t>(r)]) continue;
+      ++unused;
+      bool equal = true;
+      for (Eigen::Index d = 0; d < drawn.cols(); ++d) {
+        const float want = weights == WeightType::Fp32 ? drawn(r, d) : bf16Nearest(drawn(r, d));
+        equal = equal && read.input()(r, d) == want;
+      }
+      same += equal;
+    }
+    CHECK(unused > static_cast<std::int64_t>(c.bucket) / 2);
+    CHECK(same == unused);
+
+    // Everything else needs the rows placed, and says so.
+    CHECK_THROWS_AS(saveModel(deferred, dir.file("m.posvec")), ConfigError);
+    CHECK_THROWS_AS(embeddingsOf(deferred), ConfigError);
+    // A copy shares the gathered rows; placing one leaves the other whole.
+    ModelState copy = deferred;
+    placeRows(deferred);
+    CHECK_FALSE(deferred.unplacedRows);
+    placeRows(copy);
+    for (ModelState* m : {&deferred, &copy}) {
+      ModelState x = *m, y = placed;
+      unpackWeights(x);
+      unpackWeights(y);
+      CHECK(sameMatrix(x.input, y.input));
+      CHECK(sameMatrix(x.output, y.output));
+    }
+    saveModel(deferred, dir.file("m.posvec"));
   }
 }
 

@@ -5,12 +5,17 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "posvec/types.hpp"
 
 namespace posvec {
+
+namespace detail {
+class DenseRows;
+}
 
 /// The most threads training runs (TrainConfig::threads) and so the most thread
 /// positions a model may record inside an unfinished epoch; a model file that
@@ -62,6 +67,13 @@ struct ModelState {
   std::vector<double> epochLosses;  ///< mean loss of each epoch done (NaN: no prediction)
   EpochProgress partial;            ///< epoch epochsDone + 1 when stopped inside it
   PackedWeights packed = PackedWeights::None;  ///< how input and output hold their values
+  /// Set only on a new subword model trained with TrainConfig::deferRows: the rows its
+  /// words use are held here, gathered, and `input` (its shape right, its memory never
+  /// touched) holds none of its values yet; the rows no word uses keep their initial
+  /// values, drawn from the seed when needed. saveFastTextModel writes such a model as
+  /// it is; everything else that reads `input` needs placeRows(model) first (saveModel,
+  /// embeddingsOf and the lookups refuse it). Copies share it.
+  std::shared_ptr<detail::DenseRows> unplacedRows;
 };
 
 /// Converts a packed model's matrices to float32 in place (exactly: every 16-bit

@@ -100,6 +100,12 @@ struct TrainConfig {
   int maxn = 6;  ///< longest character n-gram (subwords; 0 to 64; 0 turns n-grams off)
   std::uint32_t bucket = 2000000;  ///< hash buckets for n-grams (subwords; at least 1)
   WeightType weights = WeightType::Fp32;  ///< storage of the weight matrices while training
+  /// A new subword model comes back with its words' rows gathered
+  /// (ModelState::unplacedRows) instead of placed in a full input matrix: for a caller
+  /// that writes it with saveFastTextModel, which draws the rows no word uses as it
+  /// writes them, so the bucket rows never take memory. placeRows() completes the model.
+  /// A property of the run, not of the model: serialize() leaves it out.
+  bool deferRows = false;
   /// The noise words a block shares: blockNegatives, or when 0 the larger of
   /// `negative` and 1.25 x combine (the ratio that kept quality on Brown).
   int blockNegativesFor() const;

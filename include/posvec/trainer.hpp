@@ -155,6 +155,11 @@ std::size_t extendVocabulary(ModelState& model, const CorpusSource& corpus);
 /// the stored configuration cannot be read.
 int epochsLeft(const ModelState& model);
 /// The input vectors as Embeddings (words, vectors, counts); copies the matrix.
+/// ConfigError for a model whose rows are not placed (placeRows).
 Embeddings embeddingsOf(const ModelState& model);
+/// Completes a model trained with TrainConfig::deferRows: its words' rows copied into
+/// `input` and the rows no word uses drawn there (the values train() without deferRows
+/// gives); ModelState::unplacedRows is cleared. Nothing to do for any other model.
+void placeRows(ModelState& model);
 
 }  // namespace posvec

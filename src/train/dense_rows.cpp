@@ -32,9 +32,9 @@ DenseRows::DenseRows(SubwordRows& rows, std::size_t modelRows, std::size_t dim,
       packed_(packed),
       rowBytes_(dim * (packed == PackedWeights::None ? sizeof(float) : sizeof(std::uint16_t))) {
   // Positions in the order the lists name rows: words are most frequent first.
-  std::vector<std::int32_t> position(modelRows, -1);
+  position_.assign(modelRows, -1);
   for (std::int32_t& r : rows.rows) {
-    std::int32_t& at = position[static_cast<std::size_t>(r)];
+    std::int32_t& at = position_[static_cast<std::size_t>(r)];
     if (at < 0) {
       at = static_cast<std::int32_t>(source_.size());
       source_.push_back(r);
@@ -95,6 +95,40 @@ void DenseRows::scatter(MatrixF& input, int threads, bool release) {
   for (const std::int32_t r : source_) used[static_cast<std::size_t>(r)] = 1;
   drawRows(input, undrawnFrom_, seed_, packed_, threads, &used);
   undrawnFrom_ = -1;
+}
+
+void DenseRows::rowsAsFloat(const MatrixF& input, std::int64_t first, std::int64_t n, float* out,
+                            int threads) const {
+  const auto* dense = reinterpret_cast<const char*>(dense_.data());
+  const auto* model = reinterpret_cast<const char*>(input.data());
+#pragma omp parallel num_threads(std::max(1, threads))
+  {
+    std::vector<std::uint16_t> drawn(packed_ == PackedWeights::None ? 0 : dim_);
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t r = first + i;
+      float* to = out + static_cast<std::size_t>(i) * dim_;
+      const std::int32_t at = position_[static_cast<std::size_t>(r)];
+      const bool undrawn = at < 0 && undrawnFrom_ >= 0 && r >= undrawnFrom_;
+      if (undrawn && packed_ == PackedWeights::None) {
+        initInputRow(to, dim_, seed_, static_cast<std::uint64_t>(r));
+        continue;
+      }
+      const char* row = at >= 0 ? dense + static_cast<std::size_t>(at) * rowBytes_
+                                : model + static_cast<std::size_t>(r) * rowBytes_;
+      if (undrawn) {
+        drawStoredRow(drawn.data(), dim_, seed_, static_cast<std::uint64_t>(r), packed_);
+        row = reinterpret_cast<const char*>(drawn.data());
+      }
+      if (packed_ == PackedWeights::None) {
+        std::memcpy(to, row, rowBytes_);
+        continue;
+      }
+      const auto* h = reinterpret_cast<const std::uint16_t*>(row);
+      for (std::size_t j = 0; j < dim_; ++j)
+        to[j] = packed_ == PackedWeights::Bf16 ? bf16ToFloat(h[j]) : fp16ToFloat(h[j]);
+    }
+  }
 }
 
 std::size_t DenseRows::distinctRows(const SubwordRows& rows, std::size_t modelRows) {

@@ -61,13 +61,20 @@ class DenseRows {
   // stays near the model's own size.
   void scatter(MatrixF& input, int threads, bool release);
 
+  // Rows [first, first + n) of the model these rows complete, as float32 into
+  // out[0 .. n * dim): a used row from the dense matrix, an undrawn one drawn (as
+  // scatter would store it), any other from `input`. Nothing is changed.
+  void rowsAsFloat(const MatrixF& input, std::int64_t first, std::int64_t n, float* out,
+                   int threads) const;
+
   // Every dense value finite.
   bool finite() const;
 
   MatrixF& matrix() { return dense_; }
 
  private:
-  std::vector<std::int32_t> source_;  // model row of each dense position
+  std::vector<std::int32_t> source_;    // model row of each dense position
+  std::vector<std::int32_t> position_;  // dense position of each model row, -1: not used
   std::size_t dim_;
   PackedWeights packed_;
   std::size_t rowBytes_;

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <vector>
 
+#include "dense_rows.hpp"
 #include "formats_detail.hpp"
+#include "parallel.hpp"
 #include "posvec/error.hpp"
 #include "posvec/model_state.hpp"
 
@@ -44,6 +47,25 @@ void saveFastTextModel(const ModelState& model, const std::string& path) {
   // Counts may be absent from a state built by hand: fastText needs one per word.
   const std::vector<std::int64_t> zeros(model.counts.empty() ? model.words.size() : 0, 0);
   const auto& counts = model.counts.empty() ? zeros : model.counts;
+  // Rows not placed (TrainConfig::deferRows): the words' rows from the gathered
+  // matrix, the others drawn, 4 MiB at a time; the input matrix is never touched.
+  std::optional<detail::FastTextMatrix> unplaced;
+  if (model.unplacedRows) {
+    const detail::DenseRows& rows = *model.unplacedRows;
+    const int threads = detail::resolveThreads(TrainConfig::deserialize(model.config).threads);
+    unplaced = detail::FastTextMatrix{
+        model.input.rows(), model.input.cols(), [&model, &rows, threads](std::ostream& out) {
+          const auto cols = static_cast<std::size_t>(model.input.cols());
+          const Eigen::Index chunk =
+              std::max<Eigen::Index>(1, static_cast<Eigen::Index>((std::size_t{1} << 20) / cols));
+          std::vector<float> values(static_cast<std::size_t>(chunk) * cols);
+          for (Eigen::Index r = 0; r < model.input.rows(); r += chunk) {
+            const Eigen::Index n = std::min(chunk, model.input.rows() - r);
+            rows.rowsAsFloat(model.input, r, n, values.data(), threads);
+            detail::writeFloats(out, values.data(), static_cast<std::size_t>(n) * cols);
+          }
+        }};
+  }
   if (model.packed != PackedWeights::None) {
     // 16-bit weights: fastText's file holds float32, widened 1 MiB at a time (no
     // float32 copy of a matrix: the bucket rows make the input matrix large).
@@ -63,7 +85,8 @@ void saveFastTextModel(const ModelState& model, const std::string& path) {
     };
     if (args.loss == FastTextLoss::HierarchicalSoftmax)
       throw ConfigError("hierarchical softmax does not train in 16 bits: this model cannot be one");
-    detail::saveFastTextMatrices(path, model.words, counts, widened(model.input),
+    detail::saveFastTextMatrices(path, model.words, counts,
+                                 unplaced ? *unplaced : widened(model.input),
                                  widened(model.output), args);
     return;
   }
@@ -72,9 +95,13 @@ void saveFastTextModel(const ModelState& model, const std::string& path) {
     // same rows), but posvec trains an inner node towards 1 - code (word2vec.c) and
     // fastText towards code: the same model has the rows negated in fastText.
     const MatrixF negated = -model.output;
-    saveFastText(path, model.words, counts, model.input, negated, args);
+    detail::saveFastTextMatrices(path, model.words, counts,
+                                 unplaced ? *unplaced : detail::fastTextMatrix(model.input),
+                                 detail::fastTextMatrix(negated), args);
   } else {
-    saveFastText(path, model.words, counts, model.input, model.output, args);
+    detail::saveFastTextMatrices(path, model.words, counts,
+                                 unplaced ? *unplaced : detail::fastTextMatrix(model.input),
+                                 detail::fastTextMatrix(model.output), args);
   }
 }
 

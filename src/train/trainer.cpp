@@ -18,6 +18,7 @@
 
 #include "corpus_detail.hpp"
 #include "dense_rows.hpp"
+#include "formats_detail.hpp"
 #include "half.hpp"
 #include "kernel_factory.hpp"
 #include "kernel_subword.hpp"
@@ -32,6 +33,7 @@
 namespace posvec {
 
 Embeddings embeddingsOf(const ModelState& model) {
+  detail::requirePlaced(model, "take the model's vectors");
   const auto v = static_cast<Eigen::Index>(model.words.size());
   const bool subwords =
       model.input.rows() != v && model.config.find("subwords=1\n") != std::string::npos;
@@ -520,7 +522,12 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
       }
     }
   }
-  expose(true);
+  // A new model to be written as it is: its words' rows stay gathered, the rest
+  // undrawn (ModelState::unplacedRows).
+  if (dense && config.deferRows && undrawnFrom >= 0 && !sync)
+    model.unplacedRows = std::make_shared<detail::DenseRows>(std::move(*dense));
+  else
+    expose(true);
   if (sync) sync->finish(model);
 }
 
@@ -860,8 +867,20 @@ int epochsLeft(const ModelState& model) {
   return std::max(0, config.epochs - model.epochsDone);
 }
 
+void placeRows(ModelState& model) {
+  if (!model.unplacedRows) return;
+  std::shared_ptr<detail::DenseRows> rows = std::move(model.unplacedRows);
+  model.unplacedRows.reset();
+  // Placing consumes the gathered rows (their memory is given back as they are
+  // copied): a copy of the model that shares them gets its own.
+  if (rows.use_count() > 1) rows = std::make_shared<detail::DenseRows>(*rows);
+  const TrainConfig config = TrainConfig::deserialize(model.config);
+  rows->scatter(model.input, detail::resolveThreads(config.threads), true);
+}
+
 void detail::resumeWith(ModelState& model, const CorpusSource& corpus, int moreEpochs,
                         const TrainObserver& observer, const TrainHooks& hooks) {
+  placeRows(model);
   if (moreEpochs < 1 || moreEpochs > kMaxEpochs)
     throw ConfigError("epochs to resume must be between 1 and " + std::to_string(kMaxEpochs) +
                       " (got " + std::to_string(moreEpochs) + ")");

@@ -27,6 +27,10 @@
 
 namespace posvec::detail {
 
+// ConfigError when `model`'s rows are not placed yet (ModelState::unplacedRows):
+// `use` says what needed them ("save model 'm.posvec'").
+void requirePlaced(const ModelState& model, const std::string& use);
+
 inline constexpr char kModelMagic[8] = {'P', 'O', 'S', 'V', 'E', 'C', 'M', '1'};
 inline constexpr char kNpyMagic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 // A word longer than this in a binary file means we are reading vector bytes as text.

@@ -336,6 +336,7 @@ using namespace detail;
 }  // namespace
 
 void saveModel(const ModelState& model, const std::string& path) {
+  detail::requirePlaced(model, "save model " + inQuotes(path));
   const std::uint64_t v = model.words.size();
   const std::uint64_t d = static_cast<std::uint64_t>(model.input.cols());
   // A subword model's input matrix has its n-gram rows after the words'.

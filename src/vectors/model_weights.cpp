@@ -4,7 +4,9 @@
 
 #include <cstdint>
 
+#include "formats_detail.hpp"
 #include "half.hpp"
+#include "posvec/error.hpp"
 #include "posvec/model_state.hpp"
 
 namespace posvec {
@@ -57,7 +59,15 @@ void unpack(MatrixF& m, PackedWeights from) {
 
 }  // namespace
 
+void detail::requirePlaced(const ModelState& model, const std::string& use) {
+  if (model.unplacedRows)
+    throw ConfigError("cannot " + use +
+                      ": the model's input rows are not placed yet (trained to be written "
+                      "straight to a fastText file); placeRows(model) completes it");
+}
+
 void unpackWeights(ModelState& model) {
+  detail::requirePlaced(model, "convert the model's weights");
   if (model.packed == PackedWeights::None) return;
   unpack(model.input, model.packed);
   unpack(model.output, model.packed);
@@ -66,6 +76,7 @@ void unpackWeights(ModelState& model) {
 
 void packWeights(ModelState& model, PackedWeights to) {
   if (model.packed == to) return;
+  detail::requirePlaced(model, "convert the model's weights");
   unpackWeights(model);
   if (to == PackedWeights::None) return;
   pack(model.input, to);

@@ -580,6 +580,9 @@ ModelState trainOrResume(const Options& o, Plan& plan, Cluster* cluster,
   // fastText's learning rate for subword models (0.05): at word2vec's 0.025 one
   // epoch of Brown reaches a tenth of fastText's analogy accuracy.
   if (config.subwords && !o.alphaGiven) config.alpha = kSubwordAlpha;
+  // Written straight to a fastText file: the bucket rows no word uses are drawn as
+  // they are written, never held (writeResults places the rows for anything else).
+  config.deferRows = plan.fastText && !cluster;
   scheduled = config.epochs;
   return cluster           ? trainDistributed(*cluster, plan.corpus, config, o.sync, observer)
          : plan.vocabulary ? train(plan.corpus, config, *plan.vocabulary, observer)
@@ -614,6 +617,8 @@ void writeResults(const Options& o, ModelState& model, const Plan& plan, Cluster
   summary["epochs_done"] = model.epochsDone;
   // NaN (an epoch without predictions) is JSON's null.
   summary["epoch_losses"] = model.epochLosses;
+  const bool stateToo = !o.saveModel.empty() || !o.checkpointEvery.empty() || o.resume == plan.checkpoint;
+  if (!plan.fastText || stateToo) placeRows(model);
   if (!o.saveModel.empty()) saveModel(model, o.saveModel);
   // Periodic checkpoints beside the output, and the checkpoint just resumed from, end
   // as the final state (a stale one would resume into epochs already trained).
