@@ -783,6 +783,7 @@ ModelState initialModel(const Vocabulary& vocabulary, const TrainConfig& config)
 
 std::size_t extendVocabulary(ModelState& model, const std::vector<std::string>& words,
                              const std::vector<std::int64_t>& counts) {
+  placeRows(model);  // rows move with their words
   if (words.size() != counts.size())
     throw InputError("words and counts differ in length (" + std::to_string(words.size()) +
                      " and " + std::to_string(counts.size()) + ")");
