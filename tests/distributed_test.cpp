@@ -346,6 +346,52 @@ TEST_CASE("distributed training resumes a saved model on 2 ranks", "[distributed
   CHECK(plantedAccuracy(embeddingsOf(after)) >= 0.9);
 }
 
+// Writing word vectors alone, rank 0 is the only rank that needs the result: the last
+// round reduces the input rows to it (SyncOptions::Final::WriterVectors) instead of
+// all-reducing both matrices. Its vectors are the ones the full last round gives (at
+// 2 ranks each sum has one addition, in either order the same float), and fewer
+// bytes travel: at least the output rows' changes that the full round sends.
+TEST_CASE("distributed word vectors: the last round brings rank 0 the input rows only",
+          "[distributed]") {
+  REQUIRE_MPI();
+  TempDir dir;
+  // 4,000 distinct words (so that the output matrix's share of the bytes shows in the
+  // sync line's tenths of MB): 20,000 lines of 8 drawn with a fixed seed.
+  std::mt19937 draw(12);
+  std::uniform_int_distribution<int> word(0, 3999);
+  std::string text;
+  for (int line = 0; line < 20000; ++line) {
+    for (int k = 0; k < 8; ++k) text += "w" + std::to_string(word(draw)) + (k < 7 ? " " : "\n");
+  }
+  writeText(dir.file("p.txt"), text);
+  const std::string common = "-np 2 POSVEC train " + quote(dir.file("p.txt")) +
+                             " --pretokenized --min-count 1 --dim 64 --epochs 1 -t 1 --seed 4 ";
+  const std::regex syncs("sync: ([0-9]+) rounds, ([0-9.]+) MB sent per rank");
+  const auto megabytes = [&](const RunResult& r) {
+    std::smatch m;
+    REQUIRE(std::regex_search(r.err, m, syncs));
+    return std::stod(m[2]);
+  };
+  const RunResult full = mpirun(common + "-o " + quote(dir.file("m.posvec")));
+  INFO(full.err);
+  REQUIRE(full.status == 0);
+  const RunResult vectors = mpirun(common + "--format bin -o " + quote(dir.file("v.bin")));
+  INFO(vectors.err);
+  REQUIRE(vectors.status == 0);
+  const ModelState model = loadModel(dir.file("m.posvec"));
+  const Embeddings a = embeddingsOf(model);
+  const Embeddings b = loadVectors(dir.file("v.bin"));
+  REQUIRE(a.words() == b.words());
+  CHECK((a.vectors().array() == b.vectors().array()).all());
+  // The output matrix's trained rows, in bfloat16, no longer sent by either rank.
+  std::int64_t trainedOut = 0;
+  for (Eigen::Index r = 0; r < model.output.rows(); ++r)
+    trainedOut += model.output.row(r).cwiseAbs().maxCoeff() > 0;
+  const double outputMb = static_cast<double>(trainedOut * 64 * 2) / (1 << 20);
+  REQUIRE(outputMb > 0.3);
+  CHECK(megabytes(vectors) <= megabytes(full) - 0.9 * outputMb + 0.1);
+}
+
 TEST_CASE("without mpirun the cluster is not launched", "[distributed]") {
   // The test binary runs alone: training goes the one-process way.
   if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK"))

@@ -92,6 +92,19 @@ struct SyncOptions {
   /// false: 32-bit floats.
   bool halfDeltas = true;
 
+  /// What the sparse schedule's last round (after the last epoch) combines, and for whom.
+  enum class Final {
+    /// Both matrices, on every rank: every rank returns the same model (the default).
+    Everyone,
+    /// The input matrix only, reduced to rank 0 only: rank 0's input rows are the
+    /// combined ones; its output rows, and every other rank's model, are what that rank
+    /// trained. For a caller that writes rank 0's word vectors and nothing else: the
+    /// last round carries half the rows, and a reduction to one rank puts about half
+    /// an all-reduction's bytes on the wire.
+    WriterVectors
+  };
+  Final final = Final::Everyone;
+
   /// ConfigError naming the option by meaning ("words between synchronisations ...").
   void validate() const;
 
@@ -186,13 +199,15 @@ class Cluster {
 /// ranks and to a one-process run on the same corpus), the input matrix from
 /// config.seed on every rank, training randomness from (seed, rank), the
 /// learning rate on the global word count. Every rank returns the same combined
-/// model; the observer's progress and epoch reports carry global numbers (give
+/// model (with SyncOptions::Final::WriterVectors, rank 0's input rows only are the
+/// combined ones); the observer's progress and epoch reports carry global numbers (give
 /// observers to rank 0 only to report once). `share` is Cluster::share() of the
 /// corpus. Collective; throws on every rank what train() throws (ConfigError
 /// when the build has no MPI).
 ModelState trainDistributed(Cluster& cluster, const CorpusSource& share, const TrainConfig& config,
                             const SyncOptions& sync, const TrainObserver& observer = {});
-/// resumeTraining() across the cluster; every rank holds the same model.
+/// resumeTraining() across the cluster; every rank holds the same model (see
+/// trainDistributed for SyncOptions::Final::WriterVectors).
 /// ConfigError for a model stopped inside an epoch by a one-process run (resume
 /// it with one process, or from a checkpoint taken at an epoch's end).
 void resumeDistributed(Cluster& cluster, ModelState& model, const CorpusSource& share,

@@ -686,14 +686,17 @@ class MpiSync final : public detail::EpochSync {
       // Every row some rank changed since its last exchange, once: then every
       // rank holds the same rows.
       complete();
+      const bool writer = options_.final == SyncOptions::Final::WriterVectors;
       std::vector<std::int64_t> in(static_cast<std::size_t>(model.input.rows())),
-          out(static_cast<std::size_t>(model.output.rows()));
+          out(writer ? 0 : static_cast<std::size_t>(model.output.rows()));
       for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::int64_t>(i);
       for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<std::int64_t>(i);
       clock_ = clockBefore_ + most_;
+      toWriter_ = writer;
       startRound(std::move(in), std::move(out));
       ++stats_.rounds;
       complete();
+      toWriter_ = false;
     }
     // The run's traffic, as rank 0 reports it: rounds, mean bytes over the ranks,
     // mean share of wall time blocked.
@@ -787,15 +790,19 @@ class MpiSync final : public detail::EpochSync {
       }
     }
     if (options_.halfDeltas)
-      start(half_.data(), n, MPI_UINT16_T, bf16Sum_, sizeof(std::uint16_t));
+      start(half_.data(), n, MPI_UINT16_T, bf16Sum_, sizeof(std::uint16_t), toWriter_);
     else
-      start(sum_.data(), n, MPI_FLOAT, MPI_SUM, sizeof(float));
+      start(sum_.data(), n, MPI_FLOAT, MPI_SUM, sizeof(float), toWriter_);
     stage_ = Stage::Combining;
   }
 
   // The combined changes applied: new row = base + combined change, keeping what
   // this rank's threads added since the snapshot.
   void applyChanges() {
+    if (toWriter_ && rank_ != 0) {  // the combined changes went to rank 0 only
+      stage_ = Stage::Idle;
+      return;
+    }
     const auto d = static_cast<std::size_t>(model_->input.cols());
     for (std::size_t i = 0; i < changed_.size(); ++i) {
       float* row = rowOf(changed_[i].matrix, changed_[i].rank);
@@ -812,14 +819,21 @@ class MpiSync final : public detail::EpochSync {
     stage_ = Stage::Idle;
   }
 
-  // A non-blocking all-reduction in place, in pieces of at most kMaxCount.
-  void start(void* data, std::size_t n, MPI_Datatype type, MPI_Op op, std::size_t bytes) {
+  // A non-blocking all-reduction in place (`toRoot`: a reduction to rank 0), in
+  // pieces of at most kMaxCount.
+  void start(void* data, std::size_t n, MPI_Datatype type, MPI_Op op, std::size_t bytes,
+             bool toRoot = false) {
     requests_.clear();
     for (std::size_t at = 0; at < n; at += kMaxCount) {
       requests_.emplace_back();
-      MPI_Iallreduce(MPI_IN_PLACE, static_cast<char*>(data) + at * bytes,
-                     static_cast<int>(std::min(kMaxCount, n - at)), type, op, MPI_COMM_WORLD,
-                     &requests_.back());
+      char* piece = static_cast<char*>(data) + at * bytes;
+      const int count = static_cast<int>(std::min(kMaxCount, n - at));
+      if (!toRoot)
+        MPI_Iallreduce(MPI_IN_PLACE, piece, count, type, op, MPI_COMM_WORLD, &requests_.back());
+      else if (rank_ == 0)
+        MPI_Ireduce(MPI_IN_PLACE, piece, count, type, op, 0, MPI_COMM_WORLD, &requests_.back());
+      else
+        MPI_Ireduce(piece, nullptr, count, type, op, 0, MPI_COMM_WORLD, &requests_.back());
     }
     if (n == 0) {  // every rank has the same n: all skip together
       requests_.clear();
@@ -960,6 +974,7 @@ class MpiSync final : public detail::EpochSync {
   std::vector<Changed> changed_;
   std::vector<MPI_Request> requests_;
   Stage stage_ = Stage::Idle;
+  bool toWriter_ = false;  // the last round of SyncOptions::Final::WriterVectors
   int age_ = 0;  // polls since the round in flight started
   MPI_Op bf16Sum_ = MPI_OP_NULL;
   MatrixF baseIn_, baseOut_;  // the rows as of their last synchronisation

@@ -526,6 +526,11 @@ void addCheckpointing(TrainObserver& observer, Checkpointing& state, const Plan&
 // Trains a new model or continues --resume's; `scheduled` gets the schedule's total epochs.
 ModelState trainOrResume(const Options& o, Plan& plan, Cluster* cluster,
                          const TrainObserver& observer, int& scheduled) {
+  // Under mpirun rank 0 writes: when it writes word vectors alone, the last round
+  // brings it the input rows only.
+  SyncOptions sync = o.sync;
+  if (!plan.fastText && plan.format != VectorFormat::Model && o.saveModel.empty())
+    sync.final = SyncOptions::Final::WriterVectors;
   ModelState model;
   if (!o.resume.empty()) {
     model = loadModel(cli::seekableInput(o.resume, [](std::string_view head) {
@@ -567,7 +572,7 @@ ModelState trainOrResume(const Options& o, Plan& plan, Cluster* cluster,
     const int more = o.epochsGiven || left == 0 ? o.config.epochs : left;
     scheduled = model.epochsDone + more;
     if (cluster)
-      resumeDistributed(*cluster, model, plan.corpus, more, o.sync, observer);
+      resumeDistributed(*cluster, model, plan.corpus, more, sync, observer);
     else
       resumeTraining(model, plan.corpus, more, observer);
     return model;
@@ -584,7 +589,7 @@ ModelState trainOrResume(const Options& o, Plan& plan, Cluster* cluster,
   // they are written, never held (writeResults places the rows for anything else).
   config.deferRows = plan.fastText && !cluster;
   scheduled = config.epochs;
-  return cluster           ? trainDistributed(*cluster, plan.corpus, config, o.sync, observer)
+  return cluster           ? trainDistributed(*cluster, plan.corpus, config, sync, observer)
          : plan.vocabulary ? train(plan.corpus, config, *plan.vocabulary, observer)
                            : train(plan.corpus, config, observer);
 }
