@@ -18,6 +18,7 @@
 #include "posvec/error.hpp"
 #include "posvec/fasttext_export.hpp"
 #include "posvec/formats.hpp"
+#include "posvec/memory_estimate.hpp"
 #include "posvec/trainer.hpp"
 #include "posvec/word_lookup.hpp"
 #include "test_util.hpp"
@@ -621,6 +622,17 @@ TEST_CASE("a subword model trained to be written gives the placed model's fastTe
     }
     CHECK(unused > static_cast<std::int64_t>(c.bucket) / 2);
     CHECK(same == unused);
+    // The estimate before training counts the rows held: the listed ones and the
+    // output matrix when deferred, every row otherwise.
+    const auto listedRows = static_cast<std::uint64_t>(
+        std::count(listed.begin(), listed.end(), char{1}));
+    const std::uint64_t bytes = weights == WeightType::Fp32 ? 4 : 2;
+    const auto vu = static_cast<std::uint64_t>(v);
+    CHECK(estimateTrainingMemory(corpus, c).matrices == (listedRows + vu) * c.dim * bytes);
+    TrainConfig whole = c;
+    whole.deferRows = false;
+    CHECK(estimateTrainingMemory(corpus, whole).matrices ==
+          (vu + c.bucket + vu) * c.dim * bytes);
 
     // Everything else needs the rows placed, and says so.
     CHECK_THROWS_AS(saveModel(deferred, dir.file("m.posvec")), ConfigError);

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "dense_rows.hpp"
+#include "kernel_subword.hpp"
 #include "memory_estimate.hpp"
 #include "parallel.hpp"
 #include "posvec/error.hpp"
@@ -90,9 +92,21 @@ MemoryEstimate estimateMemory(const PreparedCorpus& corpus, const TrainConfig& c
   e.words = vocab.size();
   const std::uint64_t v = vocab.size(), d = config.dim;
   const std::uint64_t outRows = config.loss == Loss::HierarchicalSoftmax && v > 0 ? v - 1 : v;
-  // Subword training: the input matrix has a row per n-gram bucket too.
-  const std::uint64_t bucketRows = config.subwords ? config.bucket : 0;
-  e.matrices = (v + bucketRows + outRows) * d * weightTypeBytes(config.weights);
+  // Subword training: the input matrix has a row per n-gram bucket too, unless the
+  // model is written as it ends (TrainConfig::deferRows): then only the rows its words
+  // use are held (gathered, where that pays), and a position for every row.
+  std::uint64_t inRows = v + (config.subwords ? config.bucket : 0);
+  std::uint64_t positions = 0;
+  if (config.subwords && config.deferRows && v > 0) {
+    const std::size_t rowBytes = d * weightTypeBytes(config.weights);
+    const std::size_t used =
+        DenseRows::distinctRows(subwordRowsOf(vocab.words(), config, threads), inRows);
+    if (DenseRows::pays(used, inRows, rowBytes)) {
+      positions = inRows * 4 + used * 4;
+      inRows = used;
+    }
+  }
+  e.matrices = (inRows + outRows) * d * weightTypeBytes(config.weights);
   // Words longer than the string's inline buffer (15 bytes) live on the heap, in
   // the vocabulary, its index and the model's copy: malloc rounds to 16 plus 8.
   std::uint64_t heap = 0;
@@ -121,6 +135,7 @@ MemoryEstimate estimateMemory(const PreparedCorpus& corpus, const TrainConfig& c
                                             config.blockNegativesFor()) *
                  d * 4;
   if (corpus.stream.inMemory()) e.buffers += static_cast<std::uint64_t>(corpus.stream.size()) * 4;
+  e.buffers += positions;
   e.available = config.memoryLimit > 0 ? config.memoryLimit : availableMemory();
   return e;
 }

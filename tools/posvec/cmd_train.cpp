@@ -368,6 +368,7 @@ void printDryRun(const Options& o, const Plan& plan) {
   config.memoryLimit = plan.memoryLimit;
   config.loss = o.hs ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
   if (!o.resume.empty()) throw ConfigError("--dry-run estimates a new training, not --resume");
+  config.deferRows = plan.fastText;  // as the training would (trainOrResume)
   const MemoryEstimate e = estimateTrainingMemory(corpus, config);
   // 16-bit weights train skip-gram with negative sampling: the batched or the subword kernel.
   const bool halfPossible = config.architecture == Architecture::SkipGram &&
