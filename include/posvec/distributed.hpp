@@ -103,7 +103,7 @@ struct SyncOptions {
     /// an all-reduction's bytes on the wire.
     WriterVectors
   };
-  Final final = Final::Everyone;
+  Final final = Final::Everyone;  ///< the last round (Final::Everyone: every rank the same model)
 
   /// ConfigError naming the option by meaning ("words between synchronisations ...").
   void validate() const;
