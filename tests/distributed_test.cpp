@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -390,6 +391,25 @@ TEST_CASE("distributed word vectors: the last round brings rank 0 the input rows
   const double outputMb = static_cast<double>(trainedOut * 64 * 2) / (1 << 20);
   REQUIRE(outputMb > 0.3);
   CHECK(megabytes(vectors) <= megabytes(full) - 0.9 * outputMb + 0.1);
+
+  // Resumed from the checkpoint beside the vectors (v.posvec for v.txt), the run saves
+  // its final state there too: that one needs the full last round, whose output rows
+  // are the ones a model written as such gets.
+  const std::string more = "-np 2 POSVEC -q train " + quote(dir.file("p.txt")) +
+                           " --pretokenized -t 1 --epochs 1 --resume ";
+  std::filesystem::copy_file(dir.file("m.posvec"), dir.file("v.posvec"));
+  const RunResult resumedVectors =
+      mpirun(more + quote(dir.file("v.posvec")) + " -o " + quote(dir.file("v.txt")));
+  INFO(resumedVectors.err);
+  REQUIRE(resumedVectors.status == 0);
+  const RunResult resumedModel =
+      mpirun(more + quote(dir.file("m.posvec")) + " -o " + quote(dir.file("m2.posvec")));
+  INFO(resumedModel.err);
+  REQUIRE(resumedModel.status == 0);
+  const ModelState state = loadModel(dir.file("v.posvec")), other = loadModel(dir.file("m2.posvec"));
+  REQUIRE(state.epochsDone == 2);
+  CHECK((state.output.array() == other.output.array()).all());
+  CHECK((state.input.array() == other.input.array()).all());
 }
 
 TEST_CASE("without mpirun the cluster is not launched", "[distributed]") {

@@ -98,7 +98,8 @@ struct SyncOptions {
     Everyone,
     /// The input matrix only, reduced to rank 0 only: rank 0's input rows are the
     /// combined ones; its output rows, and every other rank's model, are what that rank
-    /// trained. For a caller that writes rank 0's word vectors and nothing else: the
+    /// trained, so the ranks' models must not be trained together again (resumed
+    /// across the cluster). For a caller that writes rank 0's word vectors and nothing else: the
     /// last round carries half the rows, and a reduction to one rank puts about half
     /// an all-reduction's bytes on the wire.
     WriterVectors

@@ -361,6 +361,19 @@ Plan prepareTogether(const Options& o, Cluster& cluster, bool writer) {
   return plan;
 }
 
+// Whether the run writes a model's full state besides its output: --save-model, or
+// the final checkpoint (periodic checkpoints, or the checkpoint just resumed from).
+bool writesState(const Options& o, const Plan& plan) {
+  return !o.saveModel.empty() ||
+         ((!o.checkpointEvery.empty() || o.resume == plan.checkpoint) && plan.checkpoint != o.output);
+}
+
+// Whether the trained model goes to a fastText file and nowhere else: then a new
+// model's bucket rows no word uses are never held (TrainConfig::deferRows).
+bool fastTextOnly(const Options& o, const Plan& plan) {
+  return plan.fastText && !writesState(o, plan) && o.checkpointEvery.empty();
+}
+
 // --dry-run: the memory estimate, nothing trained or written.
 void printDryRun(const Options& o, const Plan& plan) {
   const CorpusSource& corpus = plan.corpus;
@@ -368,7 +381,7 @@ void printDryRun(const Options& o, const Plan& plan) {
   config.memoryLimit = plan.memoryLimit;
   config.loss = o.hs ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
   if (!o.resume.empty()) throw ConfigError("--dry-run estimates a new training, not --resume");
-  config.deferRows = plan.fastText;  // as the training would (trainOrResume)
+  config.deferRows = fastTextOnly(o, plan);  // as the training would (trainOrResume)
   const MemoryEstimate e = estimateTrainingMemory(corpus, config);
   // 16-bit weights train skip-gram with negative sampling: the batched or the subword kernel.
   const bool halfPossible = config.architecture == Architecture::SkipGram &&
@@ -530,7 +543,7 @@ ModelState trainOrResume(const Options& o, Plan& plan, Cluster* cluster,
   // Under mpirun rank 0 writes: when it writes word vectors alone, the last round
   // brings it the input rows only.
   SyncOptions sync = o.sync;
-  if (!plan.fastText && plan.format != VectorFormat::Model && o.saveModel.empty())
+  if (!plan.fastText && plan.format != VectorFormat::Model && !writesState(o, plan))
     sync.final = SyncOptions::Final::WriterVectors;
   ModelState model;
   if (!o.resume.empty()) {
@@ -588,7 +601,7 @@ ModelState trainOrResume(const Options& o, Plan& plan, Cluster* cluster,
   if (config.subwords && !o.alphaGiven) config.alpha = kSubwordAlpha;
   // Written straight to a fastText file: the bucket rows no word uses are drawn as
   // they are written, never held (writeResults places the rows for anything else).
-  config.deferRows = plan.fastText && !cluster;
+  config.deferRows = fastTextOnly(o, plan) && !cluster;
   scheduled = config.epochs;
   return cluster           ? trainDistributed(*cluster, plan.corpus, config, sync, observer)
          : plan.vocabulary ? train(plan.corpus, config, *plan.vocabulary, observer)
@@ -623,13 +636,12 @@ void writeResults(const Options& o, ModelState& model, const Plan& plan, Cluster
   summary["epochs_done"] = model.epochsDone;
   // NaN (an epoch without predictions) is JSON's null.
   summary["epoch_losses"] = model.epochLosses;
-  const bool stateToo = !o.saveModel.empty() || !o.checkpointEvery.empty() || o.resume == plan.checkpoint;
-  if (!plan.fastText || stateToo) placeRows(model);
+  // Written to a fastText file alone, a new model's rows stay gathered (fastTextOnly).
+  if (!fastTextOnly(o, plan)) placeRows(model);
   if (!o.saveModel.empty()) saveModel(model, o.saveModel);
   // Periodic checkpoints beside the output, and the checkpoint just resumed from, end
   // as the final state (a stale one would resume into epochs already trained).
-  else if ((!o.checkpointEvery.empty() || o.resume == plan.checkpoint) &&
-           plan.checkpoint != o.output)
+  else if (writesState(o, plan))
     saveModel(model, plan.checkpoint);
   if (plan.fastText) {
     saveFastTextModel(model, o.output);  // 16-bit weights: widened as they are written
