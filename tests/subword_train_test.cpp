@@ -634,9 +634,12 @@ TEST_CASE("a subword model trained to be written gives the placed model's fastTe
     CHECK(estimateTrainingMemory(corpus, whole).matrices ==
           (vu + c.bucket + vu) * c.dim * bytes);
 
-    // Everything else needs the rows placed, and says so.
+    // The words' composed vectors come from the gathered rows as they are; everything
+    // else needs the rows placed, and says so.
+    const Embeddings composed = embeddingsOf(deferred), composedPlaced = embeddingsOf(placed);
+    CHECK(composed.words() == composedPlaced.words());
+    CHECK(sameMatrix(composed.vectors(), composedPlaced.vectors()));
     CHECK_THROWS_AS(saveModel(deferred, dir.file("m.posvec")), ConfigError);
-    CHECK_THROWS_AS(embeddingsOf(deferred), ConfigError);
     // A copy shares the gathered rows; placing one leaves the other whole.
     ModelState copy = deferred;
     placeRows(deferred);

@@ -70,9 +70,9 @@ struct ModelState {
   /// Set only on a new subword model trained with TrainConfig::deferRows: the rows its
   /// words use are held here, gathered, and `input` (its shape right, its memory never
   /// touched) holds none of its values yet; the rows no word uses keep their initial
-  /// values, drawn from the seed when needed. saveFastTextModel writes such a model as
-  /// it is; everything else that reads `input` needs placeRows(model) first (saveModel,
-  /// embeddingsOf and the lookups refuse it). Copies share it.
+  /// values, drawn from the seed when needed. saveFastTextModel and embeddingsOf read such
+  /// a model as it is; everything else that reads `input` needs placeRows(model) first
+  /// (saveModel and the weight conversions refuse it). Copies share it.
   std::shared_ptr<detail::DenseRows> unplacedRows;
 };
 

@@ -154,8 +154,8 @@ std::size_t extendVocabulary(ModelState& model, const CorpusSource& corpus);
 /// inside counts); 0 for a model that completed its schedule. FormatError when
 /// the stored configuration cannot be read.
 int epochsLeft(const ModelState& model);
-/// The input vectors as Embeddings (words, vectors, counts); copies the matrix.
-/// ConfigError for a model whose rows are not placed (placeRows).
+/// The input vectors as Embeddings (words, vectors, counts); copies the matrix. A
+/// subword model's vectors are its words' composed ones (placed or not: placeRows).
 Embeddings embeddingsOf(const ModelState& model);
 /// Completes a model trained with TrainConfig::deferRows: its words' rows copied into
 /// `input` and the rows no word uses drawn there (the values train() without deferRows

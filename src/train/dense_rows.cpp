@@ -97,6 +97,10 @@ void DenseRows::scatter(MatrixF& input, int threads, bool release) {
   undrawnFrom_ = -1;
 }
 
+void DenseRows::toPositions(SubwordRows& rows) const {
+  for (std::int32_t& r : rows.rows) r = position_[static_cast<std::size_t>(r)];
+}
+
 void DenseRows::rowsAsFloat(const MatrixF& input, std::int64_t first, std::int64_t n, float* out,
                             int threads) const {
   const auto* dense = reinterpret_cast<const char*>(dense_.data());

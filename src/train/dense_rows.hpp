@@ -71,6 +71,10 @@ class DenseRows {
   bool finite() const;
 
   MatrixF& matrix() { return dense_; }
+  const MatrixF& matrix() const { return dense_; }
+  // Renumbers `rows` (listing rows of the model these rows complete, every one of
+  // them gathered) to positions in matrix().
+  void toPositions(SubwordRows& rows) const;
 
  private:
   std::vector<std::int32_t> source_;    // model row of each dense position

@@ -33,7 +33,6 @@
 namespace posvec {
 
 Embeddings embeddingsOf(const ModelState& model) {
-  detail::requirePlaced(model, "take the model's vectors");
   const auto v = static_cast<Eigen::Index>(model.words.size());
   const bool subwords =
       model.input.rows() != v && model.config.find("subwords=1\n") != std::string::npos;
@@ -48,16 +47,19 @@ Embeddings embeddingsOf(const ModelState& model) {
   // .vec file holds), not its own row alone.
   const TrainConfig config = TrainConfig::deserialize(model.config);
   const int threads = detail::resolveThreads(config.threads);
-  const detail::SubwordRows rows = detail::subwordRowsOf(model.words, config, threads);
+  detail::SubwordRows rows = detail::subwordRowsOf(model.words, config, threads);
   MatrixF vectors(v, model.input.cols());
   const auto dim = static_cast<std::size_t>(model.input.cols());
-  const auto* packed = reinterpret_cast<const std::uint16_t*>(model.input.data());
+  // Rows not placed (TrainConfig::deferRows): every row a word lists is gathered.
+  const MatrixF& from = model.unplacedRows ? model.unplacedRows->matrix() : model.input;
+  if (model.unplacedRows) model.unplacedRows->toPositions(rows);
+  const auto* packed = reinterpret_cast<const std::uint16_t*>(from.data());
   const WeightType type =
       model.packed == PackedWeights::Bf16 ? WeightType::Bf16 : WeightType::Fp16;
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (Eigen::Index w = 0; w < v; ++w) {
     if (model.packed == PackedWeights::None)
-      detail::composeWord(model.input.data(), dim, rows, static_cast<std::int32_t>(w),
+      detail::composeWord(from.data(), dim, rows, static_cast<std::int32_t>(w),
                           vectors.row(w).data());
     else
       detail::composeWord(packed, dim, rows, static_cast<std::int32_t>(w), vectors.row(w).data(),
