@@ -634,12 +634,18 @@ TEST_CASE("a subword model trained to be written gives the placed model's fastTe
     CHECK(estimateTrainingMemory(corpus, whole).matrices ==
           (vu + c.bucket + vu) * c.dim * bytes);
 
-    // The words' composed vectors come from the gathered rows as they are; everything
-    // else needs the rows placed, and says so.
+    // The words' composed vectors and the model file come from the gathered rows as
+    // they are; a weight conversion needs the rows placed, and says so.
     const Embeddings composed = embeddingsOf(deferred), composedPlaced = embeddingsOf(placed);
     CHECK(composed.words() == composedPlaced.words());
     CHECK(sameMatrix(composed.vectors(), composedPlaced.vectors()));
-    CHECK_THROWS_AS(saveModel(deferred, dir.file("m.posvec")), ConfigError);
+    saveModel(deferred, dir.file("deferred.posvec"));
+    saveModel(placed, dir.file("placed.posvec"));
+    CHECK(bytesOf(dir.file("deferred.posvec")) == bytesOf(dir.file("placed.posvec")));
+    if (weights != WeightType::Fp32) {
+      ModelState converted = deferred;
+      CHECK_THROWS_AS(unpackWeights(converted), ConfigError);
+    }
     // A copy shares the gathered rows; placing one leaves the other whole.
     ModelState copy = deferred;
     placeRows(deferred);
@@ -653,6 +659,24 @@ TEST_CASE("a subword model trained to be written gives the placed model's fastTe
       CHECK(sameMatrix(x.output, y.output));
     }
     saveModel(deferred, dir.file("m.posvec"));
+    CHECK(bytesOf(dir.file("m.posvec")) == bytesOf(dir.file("placed.posvec")));
+
+    // Stopped inside the epoch, the state is saved from the gathered rows too, and
+    // finishing it gives the uninterrupted run's model.
+    int stops = 0;
+    TrainObserver stopOne;
+    stopOne.interrupt = [&] { return ++stops == 2 ? Interrupt::Stop : Interrupt::None; };
+    const ModelState stopped = train(corpus, c, stopOne);
+    REQUIRE(stopped.partial.active());
+    CHECK(stopped.unplacedRows);
+    saveModel(stopped, dir.file("stopped.posvec"));
+    ModelState resumed = loadModel(dir.file("stopped.posvec"));
+    resumeTraining(resumed, corpus, 1);
+    ModelState uninterrupted = placed;
+    unpackWeights(resumed);
+    unpackWeights(uninterrupted);
+    CHECK(sameMatrix(resumed.input, uninterrupted.input));
+    CHECK(sameMatrix(resumed.output, uninterrupted.output));
   }
 }
 

@@ -14,8 +14,17 @@
 namespace posvec {
 
 namespace detail {
-class DenseRows;
-}
+// A new subword model's input rows as training left them, not placed in the input
+// matrix yet (TrainConfig::deferRows; the trainer's DenseRows implements it).
+class UnplacedRows {
+ public:
+  virtual ~UnplacedRows() = default;
+  // Rows [first, first + n) of the complete model as float32 into out[0 .. n * cols),
+  // `input` being the model's (unplaced) input matrix. Nothing is changed.
+  virtual void rowsAsFloat(const MatrixF& input, std::int64_t first, std::int64_t n, float* out,
+                           int threads) const = 0;
+};
+}  // namespace detail
 
 /// The most threads training runs (TrainConfig::threads) and so the most thread
 /// positions a model may record inside an unfinished epoch; a model file that
@@ -70,10 +79,10 @@ struct ModelState {
   /// Set only on a new subword model trained with TrainConfig::deferRows: the rows its
   /// words use are held here, gathered, and `input` (its shape right, its memory never
   /// touched) holds none of its values yet; the rows no word uses keep their initial
-  /// values, drawn from the seed when needed. saveFastTextModel and embeddingsOf read such
-  /// a model as it is; everything else that reads `input` needs placeRows(model) first
-  /// (saveModel and the weight conversions refuse it). Copies share it.
-  std::shared_ptr<detail::DenseRows> unplacedRows;
+  /// values, drawn from the seed when needed. saveModel, saveFastTextModel and
+  /// embeddingsOf read such a model as it is; everything else that reads `input` needs
+  /// placeRows(model) first (the weight conversions refuse it). Copies share it.
+  std::shared_ptr<detail::UnplacedRows> unplacedRows;
 };
 
 /// Converts a packed model's matrices to float32 in place (exactly: every 16-bit

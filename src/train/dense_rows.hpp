@@ -32,7 +32,7 @@ void drawStoredRow(void* to, std::size_t dim, std::uint64_t seed, std::uint64_t 
 void drawRows(MatrixF& input, std::int64_t from, std::uint64_t seed, PackedWeights packed,
               int threads, const std::vector<char>* skip = nullptr);
 
-class DenseRows {
+class DenseRows final : public UnplacedRows {
  public:
   // The rows `rows` lists, each once.
   static std::size_t distinctRows(const SubwordRows& rows, std::size_t modelRows);
@@ -65,13 +65,18 @@ class DenseRows {
   // out[0 .. n * dim): a used row from the dense matrix, an undrawn one drawn (as
   // scatter would store it), any other from `input`. Nothing is changed.
   void rowsAsFloat(const MatrixF& input, std::int64_t first, std::int64_t n, float* out,
-                   int threads) const;
+                   int threads) const override;
 
   // Every dense value finite.
   bool finite() const;
 
   MatrixF& matrix() { return dense_; }
   const MatrixF& matrix() const { return dense_; }
+  // The trainer's gathered rows behind a model's UnplacedRows.
+  static DenseRows& of(UnplacedRows& rows) { return static_cast<DenseRows&>(rows); }
+  static const DenseRows& of(const UnplacedRows& rows) {
+    return static_cast<const DenseRows&>(rows);
+  }
   // Renumbers `rows` (listing rows of the model these rows complete, every one of
   // them gathered) to positions in matrix().
   void toPositions(SubwordRows& rows) const;

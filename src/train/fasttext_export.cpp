@@ -51,7 +51,7 @@ void saveFastTextModel(const ModelState& model, const std::string& path) {
   // matrix, the others drawn, 4 MiB at a time; the input matrix is never touched.
   std::optional<detail::FastTextMatrix> unplaced;
   if (model.unplacedRows) {
-    const detail::DenseRows& rows = *model.unplacedRows;
+    const detail::UnplacedRows& rows = *model.unplacedRows;
     const int threads = detail::resolveThreads(TrainConfig::deserialize(model.config).threads);
     unplaced = detail::FastTextMatrix{
         model.input.rows(), model.input.cols(), [&model, &rows, threads](std::ostream& out) {

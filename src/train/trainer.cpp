@@ -51,8 +51,10 @@ Embeddings embeddingsOf(const ModelState& model) {
   MatrixF vectors(v, model.input.cols());
   const auto dim = static_cast<std::size_t>(model.input.cols());
   // Rows not placed (TrainConfig::deferRows): every row a word lists is gathered.
-  const MatrixF& from = model.unplacedRows ? model.unplacedRows->matrix() : model.input;
-  if (model.unplacedRows) model.unplacedRows->toPositions(rows);
+  const detail::DenseRows* gathered =
+      model.unplacedRows ? &detail::DenseRows::of(*model.unplacedRows) : nullptr;
+  const MatrixF& from = gathered ? gathered->matrix() : model.input;
+  if (gathered) gathered->toPositions(rows);
   const auto* packed = reinterpret_cast<const std::uint16_t*>(from.data());
   const WeightType type =
       model.packed == PackedWeights::Bf16 ? WeightType::Bf16 : WeightType::Fp16;
@@ -476,6 +478,14 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
   const auto expose = [&](bool last) {
     if (dense) dense->scatter(model.input, threads, last);
   };
+  // Training is over (the end, or a stop): a new model to be written as it is keeps
+  // its words' rows gathered and the rest undrawn (ModelState::unplacedRows).
+  const auto finish = [&] {
+    if (dense && config.deferRows && undrawnFrom >= 0 && !sync)
+      model.unplacedRows = std::make_shared<detail::DenseRows>(std::move(*dense));
+    else
+      expose(true);
+  };
   detail::KernelShared shared{dense ? &dense->matrix() : &model.input, &model.output, &noise,
                               &tree, &sigmoid, config.subwords ? &subwordRows : nullptr};
   const auto kernel = detail::makeKernel(config, shared, probe);
@@ -503,8 +513,11 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
       const Interrupt how = trainShards(context, progress, threads);
       if (how == Interrupt::None) break;
       model.partial = progress;
-      expose(how == Interrupt::Stop);
-      if (how == Interrupt::Stop) return;
+      if (how == Interrupt::Stop) {
+        finish();
+        return;
+      }
+      expose(false);
       if (observer.checkpoint) observer.checkpoint(model);
       model.partial = EpochProgress{};
     }
@@ -515,7 +528,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
     if (observer.interrupt) {
       const Interrupt how = observer.interrupt();
       if (how == Interrupt::Stop && epoch + 1 < totalEpochs) {
-        expose(true);
+        finish();
         return;
       }
       if (how == Interrupt::Checkpoint && observer.checkpoint) {
@@ -524,12 +537,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
       }
     }
   }
-  // A new model to be written as it is: its words' rows stay gathered, the rest
-  // undrawn (ModelState::unplacedRows).
-  if (dense && config.deferRows && undrawnFrom >= 0 && !sync)
-    model.unplacedRows = std::make_shared<detail::DenseRows>(std::move(*dense));
-  else
-    expose(true);
+  finish();
   if (sync) sync->finish(model);
 }
 
@@ -872,13 +880,14 @@ int epochsLeft(const ModelState& model) {
 
 void placeRows(ModelState& model) {
   if (!model.unplacedRows) return;
-  std::shared_ptr<detail::DenseRows> rows = std::move(model.unplacedRows);
+  std::shared_ptr<detail::UnplacedRows> rows = std::move(model.unplacedRows);
   model.unplacedRows.reset();
   // Placing consumes the gathered rows (their memory is given back as they are
   // copied): a copy of the model that shares them gets its own.
-  if (rows.use_count() > 1) rows = std::make_shared<detail::DenseRows>(*rows);
+  if (rows.use_count() > 1)
+    rows = std::make_shared<detail::DenseRows>(detail::DenseRows::of(*rows));
   const TrainConfig config = TrainConfig::deserialize(model.config);
-  rows->scatter(model.input, detail::resolveThreads(config.threads), true);
+  detail::DenseRows::of(*rows).scatter(model.input, detail::resolveThreads(config.threads), true);
 }
 
 void detail::resumeWith(ModelState& model, const CorpusSource& corpus, int moreEpochs,

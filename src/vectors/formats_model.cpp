@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "formats_detail.hpp"
+#include "parallel.hpp"
 #include "posvec/io.hpp"
 
 namespace posvec {
@@ -336,7 +337,6 @@ using namespace detail;
 }  // namespace
 
 void saveModel(const ModelState& model, const std::string& path) {
-  detail::requirePlaced(model, "save model " + inQuotes(path));
   const std::uint64_t v = model.words.size();
   const std::uint64_t d = static_cast<std::uint64_t>(model.input.cols());
   // A subword model's input matrix has its n-gram rows after the words'.
@@ -400,15 +400,31 @@ void saveModel(const ModelState& model, const std::string& path) {
       put(buf, model.counts.empty() ? std::int64_t{0} : model.counts[i]);
     for (double l : model.epochLosses) put(buf, l);
     out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (model.packed == PackedWeights::None) {
+    if (model.unplacedRows) {
+      // Rows not placed (TrainConfig::deferRows): the complete model's rows, 4 MiB
+      // at a time, the input matrix never touched.
+      const std::uint64_t chunk = std::max<std::uint64_t>(1, (std::uint64_t{1} << 20) / std::max<std::uint64_t>(d, 1));
+      std::vector<float> rows(chunk * d);
+      const int threads = detail::resolveThreads(0);
+      for (std::uint64_t i = 0; i < v + extraRows; i += chunk) {
+        const std::uint64_t n = std::min(chunk, v + extraRows - i);
+        model.unplacedRows->rowsAsFloat(model.input, static_cast<std::int64_t>(i),
+                                        static_cast<std::int64_t>(n), rows.data(), threads);
+        writeFloats(out, rows.data(), n * d);
+      }
+    } else if (model.packed == PackedWeights::None) {
       writeFloats(out, model.input.data(), (v + extraRows) * d);
-      if (outRows > 0) writeFloats(out, model.output.data(), outRows * d);
     } else {  // 16-bit weights: float32 in the file, a row at a time
       std::vector<float> row(d);
       for (std::uint64_t i = 0; i < v + extraRows; ++i) {
         readWeightRow(model, model.input, static_cast<Eigen::Index>(i), row.data());
         writeFloats(out, row.data(), d);
       }
+    }
+    if (model.packed == PackedWeights::None) {
+      if (outRows > 0) writeFloats(out, model.output.data(), outRows * d);
+    } else {
+      std::vector<float> row(d);
       for (std::uint64_t i = 0; i < outRows; ++i) {
         readWeightRow(model, model.output, static_cast<Eigen::Index>(i), row.data());
         writeFloats(out, row.data(), d);

@@ -368,13 +368,10 @@ bool writesState(const Options& o, const Plan& plan) {
          ((!o.checkpointEvery.empty() || o.resume == plan.checkpoint) && plan.checkpoint != o.output);
 }
 
-// Whether the trained model goes to a fastText file or to word vectors and nowhere
-// else: then a new subword model's bucket rows no word uses are never held
-// (TrainConfig::deferRows).
-bool rowsDeferred(const Options& o, const Plan& plan) {
-  return (plan.fastText || plan.format != VectorFormat::Model) && !writesState(o, plan) &&
-         o.checkpointEvery.empty();
-}
+// Whether a new subword model's bucket rows no word uses can stay unheld
+// (TrainConfig::deferRows): every writer of the end (and of a stop) draws them as
+// it writes; a periodic checkpoint is taken from the complete model.
+bool rowsDeferred(const Options& o) { return o.checkpointEvery.empty(); }
 
 // --dry-run: the memory estimate, nothing trained or written.
 void printDryRun(const Options& o, const Plan& plan) {
@@ -383,7 +380,7 @@ void printDryRun(const Options& o, const Plan& plan) {
   config.memoryLimit = plan.memoryLimit;
   config.loss = o.hs ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
   if (!o.resume.empty()) throw ConfigError("--dry-run estimates a new training, not --resume");
-  config.deferRows = rowsDeferred(o, plan);  // as the training would (trainOrResume)
+  config.deferRows = rowsDeferred(o);  // as the training would (trainOrResume)
   const MemoryEstimate e = estimateTrainingMemory(corpus, config);
   // 16-bit weights train skip-gram with negative sampling: the batched or the subword kernel.
   const bool halfPossible = config.architecture == Architecture::SkipGram &&
@@ -603,7 +600,7 @@ ModelState trainOrResume(const Options& o, Plan& plan, Cluster* cluster,
   if (config.subwords && !o.alphaGiven) config.alpha = kSubwordAlpha;
   // Written straight to a fastText file: the bucket rows no word uses are drawn as
   // they are written, never held (writeResults places the rows for anything else).
-  config.deferRows = rowsDeferred(o, plan) && !cluster;
+  config.deferRows = rowsDeferred(o) && !cluster;
   scheduled = config.epochs;
   return cluster           ? trainDistributed(*cluster, plan.corpus, config, sync, observer)
          : plan.vocabulary ? train(plan.corpus, config, *plan.vocabulary, observer)
@@ -638,9 +635,6 @@ void writeResults(const Options& o, ModelState& model, const Plan& plan, Cluster
   summary["epochs_done"] = model.epochsDone;
   // NaN (an epoch without predictions) is JSON's null.
   summary["epoch_losses"] = model.epochLosses;
-  // Written to a fastText file or as word vectors alone, a new subword model's rows
-  // stay gathered (rowsDeferred).
-  if (!rowsDeferred(o, plan)) placeRows(model);
   if (!o.saveModel.empty()) saveModel(model, o.saveModel);
   // Periodic checkpoints beside the output, and the checkpoint just resumed from, end
   // as the final state (a stale one would resume into epochs already trained).
