@@ -574,4 +574,22 @@ TEST_CASE("half: float16 npy files hold the vectors rounded to nearest even", "[
     }
   CHECK(test::runCli("-q train --min-count 1 --dim 4 x.txt -o v.bin --npy-dtype float16").err ==
         "posvec: error: --npy-dtype float16 is for npy output (--format npy or an .npy file)\n");
+
+  // A subword model's composed vectors too: half the bytes of the float32 file, the
+  // same vectors rounded.
+  const std::string corpus = dir.file("c.txt");
+  test::writeText(corpus, "the cat sat on the mat\nthe dog sat on the log\na cat and a dog\n");
+  const std::string common = "-q train " + test::quote(corpus) +
+                             " --subwords --bucket 1000 --min-count 1 --dim 8 -t 1 --epochs 1 -o ";
+  REQUIRE(test::runCli(common + test::quote(dir.file("w32.npy"))).status == 0);
+  REQUIRE(test::runCli(common + test::quote(dir.file("w16.npy")) + " --npy-dtype float16").status ==
+          0);
+  const Embeddings w32 = loadVectors(dir.file("w32.npy")), w16 = loadVectors(dir.file("w16.npy"));
+  REQUIRE(w16.words() == w32.words());
+  CHECK(std::filesystem::file_size(dir.file("w16.npy")) - 128 ==
+        (std::filesystem::file_size(dir.file("w32.npy")) - 128) / 2);
+  for (Eigen::Index r = 0; r < w32.vectors().rows(); ++r)
+    for (Eigen::Index c = 0; c < w32.vectors().cols(); ++c)
+      CHECK(static_cast<double>(w16.vectors()(r, c)) ==
+            roundSignificant(w32.vectors()(r, c), 11, -24));
 }

@@ -661,6 +661,23 @@ TEST_CASE("a subword model trained to be written gives the placed model's fastTe
     saveModel(deferred, dir.file("m.posvec"));
     CHECK(bytesOf(dir.file("m.posvec")) == bytesOf(dir.file("placed.posvec")));
 
+    // A checkpoint completes the model there and then: the run ends placed, as it
+    // would without deferred rows.
+    int points = 0;
+    TrainObserver takeOne;
+    takeOne.interrupt = [&] { return ++points == 2 ? Interrupt::Checkpoint : Interrupt::None; };
+    takeOne.checkpoint = [](const ModelState& m) { CHECK_FALSE(m.unplacedRows); };
+    ModelState checkpointed = train(corpus, c, takeOne);
+    REQUIRE(points >= 2);
+    CHECK_FALSE(checkpointed.unplacedRows);
+    {
+      ModelState x = checkpointed, y = placed;
+      unpackWeights(x);
+      unpackWeights(y);
+      CHECK(sameMatrix(x.input, y.input));
+      CHECK(sameMatrix(x.output, y.output));
+    }
+
     // Stopped inside the epoch, the state is saved from the gathered rows too, and
     // finishing it gives the uninterrupted run's model.
     int stops = 0;

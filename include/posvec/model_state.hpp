@@ -20,7 +20,8 @@ class UnplacedRows {
  public:
   virtual ~UnplacedRows() = default;
   // Rows [first, first + n) of the complete model as float32 into out[0 .. n * cols),
-  // `input` being the model's (unplaced) input matrix. Nothing is changed.
+  // `input` being the model's (unplaced) input matrix, on `threads` threads (0: as
+  // many as trained the model). Nothing is changed.
   virtual void rowsAsFloat(const MatrixF& input, std::int64_t first, std::int64_t n, float* out,
                            int threads) const = 0;
 };

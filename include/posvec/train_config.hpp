@@ -102,9 +102,10 @@ struct TrainConfig {
   WeightType weights = WeightType::Fp32;  ///< storage of the weight matrices while training
   /// A new subword model comes back with its words' rows gathered
   /// (ModelState::unplacedRows) instead of placed in a full input matrix: for a caller
-  /// that writes it with saveFastTextModel (which draws the rows no word uses as it
-  /// writes them) or takes its words' vectors (embeddingsOf), so that the bucket rows
-  /// never take memory. placeRows() completes the model.
+  /// that writes it (saveModel, saveFastTextModel: they draw the rows no word uses as
+  /// they write them) or takes its words' vectors (embeddingsOf), so that the bucket
+  /// rows never take memory. A checkpoint in the run completes the model there and then
+  /// (the rows stay deferred no longer). placeRows() completes the model.
   /// A property of the run, not of the model: serialize() leaves it out.
   bool deferRows = false;
   /// The noise words a block shares: blockNegatives, or when 0 the larger of

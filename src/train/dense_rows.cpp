@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "half.hpp"
+#include "posvec/error.hpp"
 
 namespace posvec::detail {
 
@@ -47,6 +48,7 @@ void DenseRows::gather(const MatrixF& input, std::int64_t undrawnFrom, std::uint
                        int threads) {
   undrawnFrom_ = undrawnFrom;
   seed_ = seed;
+  threads_ = std::max(1, threads);
   // Sized in float32 rows: 16-bit rows fill the first half of as many.
   const auto cols = std::max<Eigen::Index>(input.cols(), 1);
   const std::size_t perRow = static_cast<std::size_t>(cols) * sizeof(float);
@@ -97,6 +99,16 @@ void DenseRows::scatter(MatrixF& input, int threads, bool release) {
   undrawnFrom_ = -1;
 }
 
+DenseRows& DenseRows::of(UnplacedRows& rows) {
+  auto* dense = dynamic_cast<DenseRows*>(&rows);
+  if (!dense) throw ConfigError("the model's unplaced rows are not the trainer's gathered rows");
+  return *dense;
+}
+
+const DenseRows& DenseRows::of(const UnplacedRows& rows) {
+  return of(const_cast<UnplacedRows&>(rows));
+}
+
 void DenseRows::toPositions(SubwordRows& rows) const {
   for (std::int32_t& r : rows.rows) r = position_[static_cast<std::size_t>(r)];
 }
@@ -105,7 +117,7 @@ void DenseRows::rowsAsFloat(const MatrixF& input, std::int64_t first, std::int64
                             int threads) const {
   const auto* dense = reinterpret_cast<const char*>(dense_.data());
   const auto* model = reinterpret_cast<const char*>(input.data());
-#pragma omp parallel num_threads(std::max(1, threads))
+#pragma omp parallel num_threads(threads > 0 ? threads : threads_)
   {
     std::vector<std::uint16_t> drawn(packed_ == PackedWeights::None ? 0 : dim_);
 #pragma omp for schedule(static)

@@ -63,7 +63,8 @@ class DenseRows final : public UnplacedRows {
 
   // Rows [first, first + n) of the model these rows complete, as float32 into
   // out[0 .. n * dim): a used row from the dense matrix, an undrawn one drawn (as
-  // scatter would store it), any other from `input`. Nothing is changed.
+  // scatter would store it), any other from `input`. Nothing is changed. `threads`
+  // 0: as many as gathered them.
   void rowsAsFloat(const MatrixF& input, std::int64_t first, std::int64_t n, float* out,
                    int threads) const override;
 
@@ -73,10 +74,11 @@ class DenseRows final : public UnplacedRows {
   MatrixF& matrix() { return dense_; }
   const MatrixF& matrix() const { return dense_; }
   // The trainer's gathered rows behind a model's UnplacedRows.
-  static DenseRows& of(UnplacedRows& rows) { return static_cast<DenseRows&>(rows); }
-  static const DenseRows& of(const UnplacedRows& rows) {
-    return static_cast<const DenseRows&>(rows);
-  }
+  // (ConfigError for rows of another kind: a caller's own UnplacedRows.)
+  static DenseRows& of(UnplacedRows& rows);
+  static const DenseRows& of(const UnplacedRows& rows);
+  // Whether the model's unused rows are still undrawn (no checkpoint completed it).
+  bool undrawn() const { return undrawnFrom_ >= 0; }
   // Renumbers `rows` (listing rows of the model these rows complete, every one of
   // them gathered) to positions in matrix().
   void toPositions(SubwordRows& rows) const;
@@ -90,6 +92,7 @@ class DenseRows final : public UnplacedRows {
   MatrixF dense_;
   std::int64_t undrawnFrom_ = -1;  // the model's rows from here are not drawn yet
   std::uint64_t seed_ = 0;
+  int threads_ = 1;  // of the training that gathered the rows
 };
 
 }  // namespace posvec::detail

@@ -9,7 +9,6 @@
 
 #include "dense_rows.hpp"
 #include "formats_detail.hpp"
-#include "parallel.hpp"
 #include "posvec/error.hpp"
 #include "posvec/model_state.hpp"
 
@@ -52,16 +51,15 @@ void saveFastTextModel(const ModelState& model, const std::string& path) {
   std::optional<detail::FastTextMatrix> unplaced;
   if (model.unplacedRows) {
     const detail::UnplacedRows& rows = *model.unplacedRows;
-    const int threads = detail::resolveThreads(TrainConfig::deserialize(model.config).threads);
     unplaced = detail::FastTextMatrix{
-        model.input.rows(), model.input.cols(), [&model, &rows, threads](std::ostream& out) {
+        model.input.rows(), model.input.cols(), [&model, &rows](std::ostream& out) {
           const auto cols = static_cast<std::size_t>(model.input.cols());
           const Eigen::Index chunk =
               std::max<Eigen::Index>(1, static_cast<Eigen::Index>((std::size_t{1} << 20) / cols));
           std::vector<float> values(static_cast<std::size_t>(chunk) * cols);
           for (Eigen::Index r = 0; r < model.input.rows(); r += chunk) {
             const Eigen::Index n = std::min(chunk, model.input.rows() - r);
-            rows.rowsAsFloat(model.input, r, n, values.data(), threads);
+            rows.rowsAsFloat(model.input, r, n, values.data(), 0);
             detail::writeFloats(out, values.data(), static_cast<std::size_t>(n) * cols);
           }
         }};

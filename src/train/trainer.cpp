@@ -481,7 +481,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
   // Training is over (the end, or a stop): a new model to be written as it is keeps
   // its words' rows gathered and the rest undrawn (ModelState::unplacedRows).
   const auto finish = [&] {
-    if (dense && config.deferRows && undrawnFrom >= 0 && !sync)
+    if (dense && config.deferRows && dense->undrawn() && !sync)
       model.unplacedRows = std::make_shared<detail::DenseRows>(std::move(*dense));
     else
       expose(true);

@@ -7,7 +7,6 @@
 #include <unordered_set>
 
 #include "formats_detail.hpp"
-#include "parallel.hpp"
 #include "posvec/io.hpp"
 
 namespace posvec {
@@ -405,11 +404,10 @@ void saveModel(const ModelState& model, const std::string& path) {
       // at a time, the input matrix never touched.
       const std::uint64_t chunk = std::max<std::uint64_t>(1, (std::uint64_t{1} << 20) / std::max<std::uint64_t>(d, 1));
       std::vector<float> rows(chunk * d);
-      const int threads = detail::resolveThreads(0);
       for (std::uint64_t i = 0; i < v + extraRows; i += chunk) {
         const std::uint64_t n = std::min(chunk, v + extraRows - i);
         model.unplacedRows->rowsAsFloat(model.input, static_cast<std::int64_t>(i),
-                                        static_cast<std::int64_t>(n), rows.data(), threads);
+                                        static_cast<std::int64_t>(n), rows.data(), 0);
         writeFloats(out, rows.data(), n * d);
       }
     } else if (model.packed == PackedWeights::None) {

@@ -62,8 +62,8 @@ void unpack(MatrixF& m, PackedWeights from) {
 void detail::requirePlaced(const ModelState& model, const std::string& use) {
   if (model.unplacedRows)
     throw ConfigError("cannot " + use +
-                      ": the model's input rows are not placed yet (trained to be written "
-                      "straight to a fastText file); placeRows(model) completes it");
+                      ": the model's input rows are not placed yet (trained with deferred "
+                      "rows, to be written as they are); placeRows(model) completes it");
 }
 
 void unpackWeights(ModelState& model) {

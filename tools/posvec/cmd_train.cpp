@@ -598,8 +598,8 @@ ModelState trainOrResume(const Options& o, Plan& plan, Cluster* cluster,
   // fastText's learning rate for subword models (0.05): at word2vec's 0.025 one
   // epoch of Brown reaches a tenth of fastText's analogy accuracy.
   if (config.subwords && !o.alphaGiven) config.alpha = kSubwordAlpha;
-  // Written straight to a fastText file: the bucket rows no word uses are drawn as
-  // they are written, never held (writeResults places the rows for anything else).
+  // A new subword model's bucket rows no word uses are drawn as its writers write
+  // them, never held (rowsDeferred).
   config.deferRows = rowsDeferred(o) && !cluster;
   scheduled = config.epochs;
   return cluster           ? trainDistributed(*cluster, plan.corpus, config, sync, observer)
@@ -647,7 +647,11 @@ void writeResults(const Options& o, ModelState& model, const Plan& plan, Cluster
   } else if (static_cast<std::size_t>(model.input.rows()) != model.words.size()) {
     // Subwords: the composed vectors of the vocabulary (fastText's .vec).
     model.output = MatrixF();
-    saveVectors(embeddingsOf(model), o.output, plan.format);
+    const Embeddings vectors = embeddingsOf(model);
+    if (plan.format == VectorFormat::Npy && o.npyDtype == "float16")
+      saveNpyFloat16(vectors, o.output);
+    else
+      saveVectors(vectors, o.output, plan.format);
   } else {
     // Hand the matrix over instead of copying it: peak memory stays at the two matrices.
     model.output = MatrixF();
