@@ -7,7 +7,6 @@
 #include <optional>
 #include <vector>
 
-#include "dense_rows.hpp"
 #include "formats_detail.hpp"
 #include "posvec/error.hpp"
 #include "posvec/model_state.hpp"
@@ -49,21 +48,11 @@ void saveFastTextModel(const ModelState& model, const std::string& path) {
   // Rows not placed (TrainConfig::deferRows): the words' rows from the gathered
   // matrix, the others drawn, 4 MiB at a time; the input matrix is never touched.
   std::optional<detail::FastTextMatrix> unplaced;
-  if (model.unplacedRows) {
-    const detail::UnplacedRows& rows = *model.unplacedRows;
-    unplaced = detail::FastTextMatrix{
-        model.input.rows(), model.input.cols(), [&model, &rows](std::ostream& out) {
-          const auto cols = static_cast<std::size_t>(model.input.cols());
-          const Eigen::Index chunk =
-              std::max<Eigen::Index>(1, static_cast<Eigen::Index>((std::size_t{1} << 20) / cols));
-          std::vector<float> values(static_cast<std::size_t>(chunk) * cols);
-          for (Eigen::Index r = 0; r < model.input.rows(); r += chunk) {
-            const Eigen::Index n = std::min(chunk, model.input.rows() - r);
-            rows.rowsAsFloat(model.input, r, n, values.data(), 0);
-            detail::writeFloats(out, values.data(), static_cast<std::size_t>(n) * cols);
-          }
-        }};
-  }
+  if (model.unplacedRows)
+    unplaced = detail::FastTextMatrix{model.input.rows(), model.input.cols(),
+                                      [&model](std::ostream& out) {
+                                        detail::writeUnplacedRows(out, model);
+                                      }};
   if (model.packed != PackedWeights::None) {
     // 16-bit weights: fastText's file holds float32, widened 1 MiB at a time (no
     // float32 copy of a matrix: the bucket rows make the input matrix large).

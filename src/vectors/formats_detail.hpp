@@ -30,6 +30,9 @@ namespace posvec::detail {
 // ConfigError when `model`'s rows are not placed yet (ModelState::unplacedRows):
 // `use` says what needed them ("save model 'm.posvec'").
 void requirePlaced(const ModelState& model, const std::string& use);
+// The complete input matrix of a model whose rows are not placed, as float32 to
+// `out`, 4 MiB at a time (the input matrix itself is never touched).
+void writeUnplacedRows(std::ostream& out, const ModelState& model);
 
 inline constexpr char kModelMagic[8] = {'P', 'O', 'S', 'V', 'E', 'C', 'M', '1'};
 inline constexpr char kNpyMagic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};

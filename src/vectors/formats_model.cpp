@@ -399,17 +399,8 @@ void saveModel(const ModelState& model, const std::string& path) {
       put(buf, model.counts.empty() ? std::int64_t{0} : model.counts[i]);
     for (double l : model.epochLosses) put(buf, l);
     out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (model.unplacedRows) {
-      // Rows not placed (TrainConfig::deferRows): the complete model's rows, 4 MiB
-      // at a time, the input matrix never touched.
-      const std::uint64_t chunk = std::max<std::uint64_t>(1, (std::uint64_t{1} << 20) / std::max<std::uint64_t>(d, 1));
-      std::vector<float> rows(chunk * d);
-      for (std::uint64_t i = 0; i < v + extraRows; i += chunk) {
-        const std::uint64_t n = std::min(chunk, v + extraRows - i);
-        model.unplacedRows->rowsAsFloat(model.input, static_cast<std::int64_t>(i),
-                                        static_cast<std::int64_t>(n), rows.data(), 0);
-        writeFloats(out, rows.data(), n * d);
-      }
+    if (model.unplacedRows) {  // TrainConfig::deferRows: the unused rows drawn as written
+      writeUnplacedRows(out, model);
     } else if (model.packed == PackedWeights::None) {
       writeFloats(out, model.input.data(), (v + extraRows) * d);
     } else {  // 16-bit weights: float32 in the file, a row at a time

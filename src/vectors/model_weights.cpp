@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <vector>
+#include <algorithm>
 
 #include "formats_detail.hpp"
 #include "half.hpp"
@@ -64,6 +66,19 @@ void detail::requirePlaced(const ModelState& model, const std::string& use) {
     throw ConfigError("cannot " + use +
                       ": the model's input rows are not placed yet (trained with deferred "
                       "rows, to be written as they are); placeRows(model) completes it");
+}
+
+void detail::writeUnplacedRows(std::ostream& out, const ModelState& model) {
+  const auto rows = static_cast<std::uint64_t>(model.input.rows());
+  const auto cols = static_cast<std::uint64_t>(std::max<Eigen::Index>(model.input.cols(), 1));
+  const std::uint64_t chunk = std::max<std::uint64_t>(1, (std::uint64_t{1} << 20) / cols);
+  std::vector<float> values(chunk * cols);
+  for (std::uint64_t r = 0; r < rows; r += chunk) {
+    const std::uint64_t n = std::min(chunk, rows - r);
+    model.unplacedRows->rowsAsFloat(model.input, static_cast<std::int64_t>(r),
+                                    static_cast<std::int64_t>(n), values.data(), 0);
+    writeFloats(out, values.data(), n * cols);
+  }
 }
 
 void unpackWeights(ModelState& model) {
