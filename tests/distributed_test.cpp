@@ -406,7 +406,8 @@ TEST_CASE("distributed word vectors: the last round brings rank 0 the input rows
       mpirun(more + quote(dir.file("m.posvec")) + " -o " + quote(dir.file("m2.posvec")));
   INFO(resumedModel.err);
   REQUIRE(resumedModel.status == 0);
-  const ModelState state = loadModel(dir.file("v.posvec")), other = loadModel(dir.file("m2.posvec"));
+  const ModelState state = loadModel(dir.file("v.posvec"));
+  const ModelState other = loadModel(dir.file("m2.posvec"));
   REQUIRE(state.epochsDone == 2);
   CHECK((state.output.array() == other.output.array()).all());
   CHECK((state.input.array() == other.input.array()).all());

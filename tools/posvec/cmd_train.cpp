@@ -364,8 +364,8 @@ Plan prepareTogether(const Options& o, Cluster& cluster, bool writer) {
 // Whether the run writes a model's full state besides its output: --save-model, or
 // the final checkpoint (periodic checkpoints, or the checkpoint just resumed from).
 bool writesState(const Options& o, const Plan& plan) {
-  return !o.saveModel.empty() ||
-         ((!o.checkpointEvery.empty() || o.resume == plan.checkpoint) && plan.checkpoint != o.output);
+  const bool finalCheckpoint = !o.checkpointEvery.empty() || o.resume == plan.checkpoint;
+  return !o.saveModel.empty() || (finalCheckpoint && plan.checkpoint != o.output);
 }
 
 // Whether a new subword model's bucket rows no word uses can stay unheld
@@ -640,6 +640,12 @@ void writeResults(const Options& o, ModelState& model, const Plan& plan, Cluster
   // as the final state (a stale one would resume into epochs already trained).
   else if (writesState(o, plan))
     saveModel(model, plan.checkpoint);
+  const auto writeVectors = [&](const Embeddings& vectors) {
+    if (plan.format == VectorFormat::Npy && o.npyDtype == "float16")
+      saveNpyFloat16(vectors, o.output);
+    else
+      saveVectors(vectors, o.output, plan.format);
+  };
   if (plan.fastText) {
     saveFastTextModel(model, o.output);  // 16-bit weights: widened as they are written
   } else if (plan.format == VectorFormat::Model) {
@@ -647,21 +653,13 @@ void writeResults(const Options& o, ModelState& model, const Plan& plan, Cluster
   } else if (static_cast<std::size_t>(model.input.rows()) != model.words.size()) {
     // Subwords: the composed vectors of the vocabulary (fastText's .vec).
     model.output = MatrixF();
-    const Embeddings vectors = embeddingsOf(model);
-    if (plan.format == VectorFormat::Npy && o.npyDtype == "float16")
-      saveNpyFloat16(vectors, o.output);
-    else
-      saveVectors(vectors, o.output, plan.format);
+    writeVectors(embeddingsOf(model));
   } else {
     // Hand the matrix over instead of copying it: peak memory stays at the two matrices.
     model.output = MatrixF();
     unpackWeights(model);  // 16-bit weights: the input rows widened in place
-    const Embeddings vectors(std::move(model.words), std::move(model.input),
-                             std::move(model.counts));
-    if (plan.format == VectorFormat::Npy && o.npyDtype == "float16")
-      saveNpyFloat16(vectors, o.output);
-    else
-      saveVectors(vectors, o.output, plan.format);
+    writeVectors(
+        Embeddings(std::move(model.words), std::move(model.input), std::move(model.counts)));
   }
 
   const double seconds =
