@@ -708,6 +708,29 @@ TEST_CASE("trainer stopped or checkpointed inside an epoch resumes bitwise at on
   CHECK(stopped.epochLosses == full.epochLosses);
 }
 
+TEST_CASE("trainer asks for an interrupt before its first progress report", "[trainer]") {
+  // The CLI quits at once on a signal until the first safe point asks (nothing can
+  // be saved before); a signal sent on seeing the first progress line must find a
+  // state to save. So every report follows an ask, at one thread and at two.
+  for (int threads : {1, 2}) {
+    const auto corpus = CorpusSource::fromSentences(plantedCorpus(9, 3000));
+    TrainConfig c = smallConfig();
+    c.threads = threads;
+    int asks = 0;
+    std::vector<int> asksAtReport;
+    TrainObserver watch;
+    watch.interrupt = [&] {
+      ++asks;
+      return Interrupt::None;
+    };
+    watch.progress = [&](const TrainProgress&) { asksAtReport.push_back(asks); };
+    train(corpus, c, watch);
+    INFO(threads << " threads");
+    REQUIRE_FALSE(asksAtReport.empty());
+    CHECK(asksAtReport.front() >= 1);
+  }
+}
+
 TEST_CASE("trainer with two threads stopped inside an epoch finishes it with both threads",
           "[trainer]") {
   const auto corpus = CorpusSource::fromSentences(plantedCorpus(10, 8000));

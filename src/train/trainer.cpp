@@ -309,6 +309,10 @@ Interrupt trainShards(const EpochContext& c, EpochProgress& progress, int runThr
           alpha = static_cast<float>(c.schedule.alphaAt(c.epochBase + done));
           mine.publishedLoss.store(mine.loss, std::memory_order_relaxed);
           mine.publishedPredictions.store(mine.predictions, std::memory_order_relaxed);
+          // The safe point: nothing of this thread is unpublished. Asked before the
+          // progress report, so a front end knows a state can be saved (the CLI
+          // stops quitting at once on a signal) before it shows that training runs.
+          if (tid == 0 && observer.interrupt) ask();
           if (tid == 0 && observer.progress) {
             const double elapsed = secondsSince(c.runStart);
             if (elapsed - lastReport >= 0.25) {
@@ -316,8 +320,6 @@ Interrupt trainShards(const EpochContext& c, EpochProgress& progress, int runThr
               reportProgress(c, totals, done, alpha, elapsed);
             }
           }
-          // The safe point: nothing of this thread is unpublished.
-          if (tid == 0 && observer.interrupt) ask();
           if (stop.load() != 0) {
             stopped = true;
             break;
