@@ -1156,10 +1156,13 @@ class BatchedSkipGram final : public TrainKernel {
   void drawNegatives(std::int32_t* targets, Rng& rng) const {
     for (std::size_t k = 1; k <= negative_; ++k) targets[k] = noise_->draw(rng.next());
   }
+  // Into L2 (prefetcht1), as the subword kernel does: a window ahead is more rows
+  // than L1 holds beside the block's own
+  // (docs/benchmarks.md#the-kernels-halves-and-the-float32-bound).
   void prefetchRow(const float* matrix, std::int32_t row) const {
     if (!probe_.prefetches()) return;
     const char* p = reinterpret_cast<const char*>(matrix) + static_cast<std::size_t>(row) * rowBytes_;
-    for (std::size_t b = 0; b < rowBytes_; b += 64) __builtin_prefetch(p + b, 1, 3);
+    for (std::size_t b = 0; b < rowBytes_; b += 64) __builtin_prefetch(p + b, 0, 2);
   }
 
   float* in_;

@@ -463,10 +463,13 @@ class SubwordSkipGram final : public TrainKernel {
       prefetch(in_, r[k]);
   }
 
-  // Row r of a matrix of float32 or 16-bit rows.
+  // Row r of a matrix of float32 or 16-bit rows, into L2 (prefetcht1): the next
+  // window's 40-odd rows, tens of KB at dim 300, would push this window's rows out
+  // of L1 (prefetchw into L1 made a dim-300 epoch about a sixth slower:
+  // docs/benchmarks.md#subword-vectors).
   void prefetch(const float* matrix, std::int32_t r) const {
     const char* p = reinterpret_cast<const char*>(matrix) + static_cast<std::size_t>(r) * rowBytes_;
-    for (std::size_t b = 0; b < rowBytes_; b += 64) __builtin_prefetch(p + b, 1, 3);
+    for (std::size_t b = 0; b < rowBytes_; b += 64) __builtin_prefetch(p + b, 0, 2);
   }
 
   float* in_;
