@@ -141,6 +141,21 @@ inline void addBf16Row(float* __restrict out, const std::uint16_t* row, std::siz
                           _mm512_add_ps(_mm512_maskz_loadu_ps(m, out + j), loadBf16Row(row + j, m)));
   }
 }
+// row += delta on a bfloat16 row, widened in registers and rounded back as
+// widenRow, addTo and narrowRow would (the same sums, the same bits in the same
+// order: `lanes` stepped once per 32 values).
+inline void addToBf16Row(std::uint16_t* row, const float* __restrict delta, std::size_t dim,
+                         __m512i& lanes) {
+  for (std::size_t j = 0; j < dim; j += 32) {
+    stepRoundingLanes(lanes);
+    const __mmask32 mask = tailMask32(dim - j);
+    const auto m0 = static_cast<__mmask16>(mask), m1 = static_cast<__mmask16>(mask >> 16);
+    const __m512 x0 = _mm512_add_ps(loadBf16Row(row + j, m0), _mm512_maskz_loadu_ps(m0, delta + j));
+    const __m512 x1 =
+        _mm512_add_ps(loadBf16Row(row + j + 16, m1), _mm512_maskz_loadu_ps(m1, delta + j + 16));
+    _mm512_mask_storeu_epi16(row + j, mask, roundBf16Stochastic(x0, x1, lanes));
+  }
+}
 #else
 constexpr bool kFusedBf16 = false;
 inline void addBf16Row(float*, const std::uint16_t*, std::size_t) {}
@@ -172,6 +187,17 @@ void meanOfRows16(const std::uint16_t* input, std::size_t dim, const std::int32_
 void scatter16(std::uint16_t* input, std::size_t dim, const std::int32_t* rows, std::size_t n,
                const float* delta, float* __restrict wide, WeightType type, RoundingBits& bits,
                BatchedPath path) {
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+  if (type == WeightType::Bf16 && path != BatchedPath::Portable) {
+    __m512i lanes = _mm512_loadu_si512(bits.lane);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i + 2 < n) prefetchRow16(rowAt16(input, rows[i + 2], dim), dim);
+      addToBf16Row(rowAt16(input, rows[i], dim), delta, dim, lanes);
+    }
+    _mm512_storeu_si512(bits.lane, lanes);
+    return;
+  }
+#endif
   for (std::size_t i = 0; i < n; ++i) {
     if (i + 2 < n) prefetchRow16(rowAt16(input, rows[i + 2], dim), dim);
     std::uint16_t* row = rowAt16(input, rows[i], dim);
