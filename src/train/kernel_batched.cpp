@@ -1161,8 +1161,8 @@ class BatchedSkipGram final : public TrainKernel {
   // (docs/benchmarks.md#the-kernels-halves-and-the-float32-bound).
   void prefetchRow(const float* matrix, std::int32_t row) const {
     if (!probe_.prefetches()) return;
-    const char* p = reinterpret_cast<const char*>(matrix) + static_cast<std::size_t>(row) * rowBytes_;
-    for (std::size_t b = 0; b < rowBytes_; b += 64) __builtin_prefetch(p + b, 0, 2);
+    prefetchLines(reinterpret_cast<const char*>(matrix) + static_cast<std::size_t>(row) * rowBytes_,
+                  rowBytes_, false);
   }
 
   float* in_;

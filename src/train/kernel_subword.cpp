@@ -47,8 +47,7 @@ inline void addTo(float* __restrict y, const float* __restrict x, std::size_t n)
 }
 
 inline void prefetchRow(const float* row, std::size_t dim) {
-  const char* p = reinterpret_cast<const char*>(row);
-  for (std::size_t b = 0; b < dim * sizeof(float); b += 64) __builtin_prefetch(p + b, 1, 3);
+  prefetchLines(row, dim * sizeof(float), true);
 }
 
 #if defined(__AVX512F__)
@@ -120,8 +119,7 @@ inline std::uint16_t* rowAt16(std::uint16_t* m, std::int32_t r, std::size_t dim)
   return m + static_cast<std::size_t>(r) * dim;
 }
 inline void prefetchRow16(const std::uint16_t* row, std::size_t dim) {
-  const char* p = reinterpret_cast<const char*>(row);
-  for (std::size_t b = 0; b < dim * sizeof(std::uint16_t); b += 64) __builtin_prefetch(p + b, 1, 3);
+  prefetchLines(row, dim * sizeof(std::uint16_t), true);
 }
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
@@ -494,8 +492,8 @@ class SubwordSkipGram final : public TrainKernel {
   // of L1 (prefetchw into L1 made a dim-300 epoch about a sixth slower:
   // docs/benchmarks.md#subword-vectors).
   void prefetch(const float* matrix, std::int32_t r) const {
-    const char* p = reinterpret_cast<const char*>(matrix) + static_cast<std::size_t>(r) * rowBytes_;
-    for (std::size_t b = 0; b < rowBytes_; b += 64) __builtin_prefetch(p + b, 0, 2);
+    prefetchLines(reinterpret_cast<const char*>(matrix) + static_cast<std::size_t>(r) * rowBytes_,
+                  rowBytes_, false);
   }
 
   float* in_;

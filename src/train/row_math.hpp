@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace posvec::detail {
 
@@ -18,6 +19,21 @@ inline float rowDot(const float* __restrict a, const float* __restrict b, std::s
 inline void rowAxpy(float a, const float* __restrict x, float* __restrict y, std::size_t n) {
 #pragma omp simd
   for (std::size_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+// Every cache line of [p, p + bytes): a row whose start is not on a line boundary
+// (dim 300: 1,200-byte rows) ends in one more line than bytes / 64 steps from its
+// start reach, and that last line would be the row's miss. Into L2 (prefetcht1)
+// when `forUpdate` is false: a window ahead is more rows than L1 holds beside the
+// current window's; into L1 for writing (prefetchw) when the row is next.
+inline void prefetchLines(const void* p, std::size_t bytes, bool forUpdate) {
+  auto line = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{63};
+  const auto end = reinterpret_cast<std::uintptr_t>(p) + bytes;
+  for (; line < end; line += 64)
+    if (forUpdate)
+      __builtin_prefetch(reinterpret_cast<const void*>(line), 1, 3);
+    else
+      __builtin_prefetch(reinterpret_cast<const void*>(line), 0, 2);
 }
 
 }  // namespace posvec::detail
