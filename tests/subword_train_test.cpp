@@ -171,7 +171,10 @@ TEST_CASE("subword training: one 16-bit skip-gram window against a float64 refer
   const std::int32_t contexts[] = {1, 2};
   const std::int32_t negatives[] = {3, 0};
   const std::vector<std::pair<int, double>> steps{{1, 1.0}, {3, 0.0}, {2, 1.0}, {0, 0.0}};
-  for (const std::size_t dim : {std::size_t{8}, std::size_t{37}, std::size_t{100}}) {
+  // Tails of every kind for the AVX-512 loops' 32-value steps: a partial first half
+  // (8, 37, 100, 300) and a partial second half (50).
+  for (const std::size_t dim :
+       {std::size_t{8}, std::size_t{37}, std::size_t{50}, std::size_t{100}, std::size_t{300}}) {
     for (const WeightType type : {WeightType::Bf16, WeightType::Fp16}) {
       INFO(weightTypeName(type) << " dim " << dim);
       const bool bf16 = type == WeightType::Bf16;

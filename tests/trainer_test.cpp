@@ -724,8 +724,8 @@ TEST_CASE("trainer asks for an interrupt before its first progress report", "[tr
       return Interrupt::None;
     };
     watch.progress = [&](const TrainProgress&) { asksAtReport.push_back(asks); };
-    train(corpus, c, watch);
     INFO(threads << " threads");
+    train(corpus, c, watch);
     REQUIRE_FALSE(asksAtReport.empty());
     CHECK(asksAtReport.front() >= 1);
   }

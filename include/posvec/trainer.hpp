@@ -83,7 +83,8 @@ struct TrainObserver {
   /// Asked at every safe point inside an epoch (each time the calling thread has
   /// trained about 10,000 more words, and a few times a second while it waits for
   /// the other threads) and after each epoch, always on the thread that called
-  /// train(); inside an epoch, before the progress report of the same safe point. Stop: every thread stops at its next safe point and training
+  /// train(); inside an epoch, before the progress report of the same safe point.
+  /// Stop: every thread stops at its next safe point and training
   /// returns with the model's `partial` recording where each thread was, so
   /// resumeTraining finishes that epoch exactly (bitwise at one thread). Checkpoint:
   /// the threads pause the same way, `checkpoint` gets that resumable state, and

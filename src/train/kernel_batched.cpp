@@ -1162,7 +1162,7 @@ class BatchedSkipGram final : public TrainKernel {
   void prefetchRow(const float* matrix, std::int32_t row) const {
     if (!probe_.prefetches()) return;
     prefetchLines(reinterpret_cast<const char*>(matrix) + static_cast<std::size_t>(row) * rowBytes_,
-                  rowBytes_, false);
+                  rowBytes_, Prefetch::IntoL2);
   }
 
   float* in_;

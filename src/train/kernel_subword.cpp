@@ -47,7 +47,7 @@ inline void addTo(float* __restrict y, const float* __restrict x, std::size_t n)
 }
 
 inline void prefetchRow(const float* row, std::size_t dim) {
-  prefetchLines(row, dim * sizeof(float), true);
+  prefetchLines(row, dim * sizeof(float), Prefetch::ForWrite);
 }
 
 #if defined(__AVX512F__)
@@ -119,7 +119,7 @@ inline std::uint16_t* rowAt16(std::uint16_t* m, std::int32_t r, std::size_t dim)
   return m + static_cast<std::size_t>(r) * dim;
 }
 inline void prefetchRow16(const std::uint16_t* row, std::size_t dim) {
-  prefetchLines(row, dim * sizeof(std::uint16_t), true);
+  prefetchLines(row, dim * sizeof(std::uint16_t), Prefetch::ForWrite);
 }
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
@@ -493,7 +493,7 @@ class SubwordSkipGram final : public TrainKernel {
   // docs/benchmarks.md#subword-vectors).
   void prefetch(const float* matrix, std::int32_t r) const {
     prefetchLines(reinterpret_cast<const char*>(matrix) + static_cast<std::size_t>(r) * rowBytes_,
-                  rowBytes_, false);
+                  rowBytes_, Prefetch::IntoL2);
   }
 
   float* in_;

@@ -531,6 +531,9 @@ void addCheckpointing(TrainObserver& observer, Checkpointing& state, const Plan&
   };
   auto report = observer.epochEnd;
   observer.epochEnd = [report, &state, &plan](const EpochReport& r) {
+    // An epoch too short for a safe point inside: the state can be saved from here
+    // on, before its line is shown.
+    cli::InterruptGuard::setImmediate(false);
     if (report) report(r);
     if (plan.every.epochs > 0 && r.epoch % plan.every.epochs == 0) state.epochDue = true;
   };
