@@ -399,26 +399,24 @@ void saveModel(const ModelState& model, const std::string& path) {
       put(buf, model.counts.empty() ? std::int64_t{0} : model.counts[i]);
     for (double l : model.epochLosses) put(buf, l);
     out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (model.unplacedRows) {  // TrainConfig::deferRows: the unused rows drawn as written
+    // The first `rows` rows of a matrix, float32 in the file (16-bit weights widened a
+    // row at a time).
+    const auto writeRows = [&](const MatrixF& matrix, std::uint64_t rows) {
+      if (model.packed == PackedWeights::None) {
+        if (rows > 0) writeFloats(out, matrix.data(), rows * d);
+        return;
+      }
+      std::vector<float> row(d);
+      for (std::uint64_t i = 0; i < rows; ++i) {
+        readWeightRow(model, matrix, static_cast<Eigen::Index>(i), row.data());
+        writeFloats(out, row.data(), d);
+      }
+    };
+    if (model.unplacedRows)  // TrainConfig::deferRows: the unused rows drawn as written
       writeUnplacedRows(out, model);
-    } else if (model.packed == PackedWeights::None) {
-      writeFloats(out, model.input.data(), (v + extraRows) * d);
-    } else {  // 16-bit weights: float32 in the file, a row at a time
-      std::vector<float> row(d);
-      for (std::uint64_t i = 0; i < v + extraRows; ++i) {
-        readWeightRow(model, model.input, static_cast<Eigen::Index>(i), row.data());
-        writeFloats(out, row.data(), d);
-      }
-    }
-    if (model.packed == PackedWeights::None) {
-      if (outRows > 0) writeFloats(out, model.output.data(), outRows * d);
-    } else {
-      std::vector<float> row(d);
-      for (std::uint64_t i = 0; i < outRows; ++i) {
-        readWeightRow(model, model.output, static_cast<Eigen::Index>(i), row.data());
-        writeFloats(out, row.data(), d);
-      }
-    }
+    else
+      writeRows(model.input, v + extraRows);
+    writeRows(model.output, outRows);
     if (shards > 0) {
       std::string tail;
       put(tail, model.partial.words);

@@ -2,9 +2,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
-#include <algorithm>
 
 #include "formats_detail.hpp"
 #include "half.hpp"
