@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -1206,4 +1208,79 @@ TEST_CASE("trainer refuses at load and at resume more thread positions than trai
   CHECK(m.epochsDone == 1);
   CHECK_FALSE(m.partial.active());
   CHECK(words == wordsIn(plantedCorpus(21, 3000)));
+}
+
+namespace {
+
+// The VmFlags line of the mapping of this process that holds address `p`
+// (empty when /proc/self/smaps does not list it or gives no flags).
+std::string mappingFlags(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    unsigned long long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx ", &lo, &hi) == 2 && line.find(' ') > line.find('-')) {
+      inside = lo <= at && at < hi;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+// Whether the middle of a matrix lies in a mapping marked for huge pages ("hg").
+bool asksHugePages(const MatrixF& m) {
+  const std::string flags = mappingFlags(m.data() + m.size() / 2);
+  INFO(flags);
+  return flags.find(" hg") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("large training matrices ask for transparent huge pages", "[trainer]") {
+  if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage/enabled"))
+    POSVEC_SKIP("this kernel has no transparent huge pages");
+  {
+    std::vector<std::string> words;
+    std::vector<std::int64_t> counts;
+    for (int i = 0; i < 3000; ++i) {
+      words.push_back("w" + std::to_string(i));
+      counts.push_back(10000 - i);
+    }
+    TrainConfig c;
+    c.dim = 1024;  // 3000 x 1024 floats: 12 MB a matrix
+    const ModelState fresh = initialModel(Vocabulary(words, counts), c);
+    if (mappingFlags(fresh.input.data() + fresh.input.size() / 2).empty())
+      POSVEC_SKIP("/proc/self/smaps gives no VmFlags");
+    CHECK(asksHugePages(fresh.input));
+    CHECK(asksHugePages(fresh.output));
+  }
+  // A training's matrices (n-gram buckets: 20,000 x 128 floats, 10 MB), and the
+  // same model read back from its file.
+  std::vector<Sentence> sentences(50, Sentence{"tea", "and", "café", "or", "tea"});
+  TrainConfig c;
+  c.dim = 128;
+  c.epochs = 1;
+  c.minCount = 1;
+  c.threads = 1;
+  c.subwords = true;
+  c.bucket = 20000;
+  const ModelState trained = train(CorpusSource::fromSentences(sentences), c);
+  CHECK(asksHugePages(trained.input));
+  TempDir dir;
+  saveModel(trained, dir.file("m.posvec"));
+  const ModelState loaded = loadModel(dir.file("m.posvec"));
+  CHECK(asksHugePages(loaded.input));
+  // Below 8 MB no advice is given: a 256 x 1024 matrix (1 MB) comes from the heap.
+  std::vector<std::string> few(256);
+  std::vector<std::int64_t> fewCounts(256);
+  for (int i = 0; i < 256; ++i) {
+    few[static_cast<std::size_t>(i)] = "x" + std::to_string(i);
+    fewCounts[static_cast<std::size_t>(i)] = 1000 - i;
+  }
+  TrainConfig small;
+  small.dim = 1024;
+  CHECK_FALSE(asksHugePages(initialModel(Vocabulary(few, fewCounts), small).input));
 }

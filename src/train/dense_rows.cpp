@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "half.hpp"
+#include "huge_pages.hpp"
 #include "posvec/error.hpp"
 
 namespace posvec::detail {
@@ -55,6 +56,7 @@ void DenseRows::gather(const MatrixF& input, std::int64_t undrawnFrom, std::uint
   const auto rows =
       static_cast<Eigen::Index>((source_.size() * rowBytes_ + perRow - 1) / perRow);
   dense_.resize(rows, cols);
+  adviseHugePages(dense_);  // before the first touch
   const auto* from = reinterpret_cast<const char*>(input.data());
   auto* to = reinterpret_cast<char*>(dense_.data());
   const auto n = static_cast<std::int64_t>(source_.size());

@@ -20,6 +20,7 @@
 #include "dense_rows.hpp"
 #include "formats_detail.hpp"
 #include "half.hpp"
+#include "huge_pages.hpp"
 #include "kernel_factory.hpp"
 #include "kernel_subword.hpp"
 #include "kernels.hpp"
@@ -644,6 +645,9 @@ void initMatrices(ModelState& model, const TrainConfig& config, Eigen::Index v, 
   const Eigen::Index outRows = config.loss == Loss::HierarchicalSoftmax ? v - 1 : v;
   const Eigen::Index inRows = inputRows(v, config);  // subwords: the bucket rows too
   model.input.resize(inRows, d);
+  model.output.resize(outRows, d);
+  detail::adviseHugePages(model.input);  // before the first touch
+  detail::adviseHugePages(model.output);
   if (config.weights == WeightType::Fp32) {
     if (drawn >= inRows) {
       detail::initInputMatrix(model.input, config.seed, threads);
@@ -653,10 +657,9 @@ void initMatrices(ModelState& model, const TrainConfig& config, Eigen::Index v, 
         detail::initInputRow(model.input.row(r).data(), static_cast<std::size_t>(d), config.seed,
                              static_cast<std::uint64_t>(r));
     }
-    model.output = MatrixF::Zero(outRows, d);
+    model.output.setZero();
     return;
   }
-  model.output.resize(outRows, d);
   const auto dim = static_cast<std::size_t>(d);
   auto* in = reinterpret_cast<std::uint16_t*>(model.input.data());
   const PackedWeights packed = packingOf(config.weights);
@@ -788,8 +791,11 @@ ModelState initialModel(const Vocabulary& vocabulary, const TrainConfig& config)
   model.counts = vocabulary.counts();
   model.config = config.serialize();
   model.input.resize(inputRows(v, config), d);
+  model.output.resize(config.loss == Loss::HierarchicalSoftmax ? v - 1 : v, d);
+  detail::adviseHugePages(model.input);  // before the first touch
+  detail::adviseHugePages(model.output);
   detail::initInputMatrix(model.input, config.seed, detail::resolveThreads(config.threads));
-  model.output = MatrixF::Zero(config.loss == Loss::HierarchicalSoftmax ? v - 1 : v, d);
+  model.output.setZero();
   return model;
 }
 

@@ -1,8 +1,5 @@
 #include "posvec/positional.hpp"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -10,6 +7,7 @@
 #include <limits>
 #include <sstream>
 
+#include "huge_pages.hpp"
 #include "memory_limit.hpp"
 #include "posvec/error.hpp"
 #include "posvec/vector_math.hpp"
@@ -70,22 +68,6 @@ void checkSize(std::int64_t start, std::size_t len, std::size_t dim, std::size_t
                       (scalarBytes == 4 ? "float32" : "float64") + " needs " + formatBytes(bytes) +
                       ", more than this machine's " + formatBytes(available) +
                       " of memory; use a smaller length or dimension");
-}
-
-// Large fresh matrices spend more time in page faults than in the fill itself;
-// asking for transparent huge pages (as NumPy does for big arrays) cuts the
-// faults 512-fold where the kernel allows it. Only a hint: failure is harmless.
-void adviseHugePages(void* data, std::size_t bytes) {
-#ifdef MADV_HUGEPAGE
-  if (bytes < (std::size_t{8} << 20)) return;
-  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + page - 1) / page * page;
-  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) / page * page;
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)data;
-  (void)bytes;
-#endif
 }
 
 // base^(-exponentNum / dim), evaluated in long double and rounded once to double,
@@ -298,7 +280,7 @@ Eigen::RowVectorXd PositionalEncoder::row(std::int64_t position) const {
 MatrixD PositionalEncoder::matrix(std::int64_t start, std::size_t len) const {
   checkSize(start, len, options_.dim, sizeof(double));
   MatrixD m(static_cast<Eigen::Index>(len), static_cast<Eigen::Index>(options_.dim));
-  adviseHugePages(m.data(), len * options_.dim * sizeof(double));
+  detail::adviseHugePages(m.data(), len * options_.dim * sizeof(double));
   fillRows(start, len, m.data());
   return m;
 }
@@ -306,7 +288,7 @@ MatrixD PositionalEncoder::matrix(std::int64_t start, std::size_t len) const {
 MatrixF PositionalEncoder::matrixFloat(std::int64_t start, std::size_t len) const {
   checkSize(start, len, options_.dim, sizeof(float));
   MatrixF m(static_cast<Eigen::Index>(len), static_cast<Eigen::Index>(options_.dim));
-  adviseHugePages(m.data(), len * options_.dim * sizeof(float));
+  detail::adviseHugePages(m.data(), len * options_.dim * sizeof(float));
   fillRows(start, len, m.data());
   return m;
 }
@@ -341,7 +323,7 @@ const MatrixD& PositionalEncoder::cached(std::size_t n) {
     checkSize(0, want, options_.dim, sizeof(double));
   }
   MatrixD grown(static_cast<Eigen::Index>(want), static_cast<Eigen::Index>(options_.dim));
-  adviseHugePages(grown.data(), want * options_.dim * sizeof(double));
+  detail::adviseHugePages(grown.data(), want * options_.dim * sizeof(double));
   if (have > 0) grown.topRows(static_cast<Eigen::Index>(have)) = cache_;
   fillRows(static_cast<std::int64_t>(have), want - have, grown.data() + have * options_.dim);
   cache_.swap(grown);

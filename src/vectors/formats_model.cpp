@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "formats_detail.hpp"
+#include "huge_pages.hpp"
 #include "posvec/io.hpp"
 
 namespace posvec {
@@ -201,6 +202,7 @@ void readWeights(SummedReader& in, const ModelHeader& h, const std::string& path
                  ModelState& m) {
   const std::uint64_t rows = h.words + h.extraRows;
   m.input.resize(rows, h.dim);
+  detail::adviseHugePages(m.input);  // training reads its rows scattered
   in.take(m.input.data(), rows * h.dim * 4);
   swapFloatsIfBigEndian(m.input.data(), rows * h.dim);
   for (std::uint64_t i = 0; i < h.words; ++i)
@@ -212,6 +214,7 @@ void readWeights(SummedReader& in, const ModelHeader& h, const std::string& path
     });
   if (!withOutput) return;
   m.output.resize(h.outputRows, h.outputRows > 0 ? h.dim : 0);
+  detail::adviseHugePages(m.output);
   in.take(m.output.data(), h.outputRows * h.dim * 4);
   swapFloatsIfBigEndian(m.output.data(), h.outputRows * h.dim);
   for (std::uint64_t i = 0; i < h.outputRows * h.dim; ++i)
