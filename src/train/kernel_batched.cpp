@@ -362,28 +362,18 @@ struct Block16 {
   std::uint32_t* pairs;       // gradientPairs' scratch for one group
 };
 
-// 16 bfloat16 values (masked) widened to float32, exactly.
-inline __m512 loadBf16(__mmask16 mask, const std::uint16_t* p) {
-  return _mm512_castsi512_ps(
-      _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, p)), 16));
-}
-
-// Random bits for stochastic rounding, 16 values at a time: the lanes step once
-// per two chunks, the first taking their low halves and the second their high.
+// Random bits for stochastic rounding of two 16-value chunks at a time: each step
+// of the 16 xorshift32 lanes gives its low halves to one chunk and its high halves
+// to the other (a pair of targets, a pair of contexts), with no branch between.
 struct ChunkBits {
   __m512i lanes;
-  bool high = false;
-  __m512i next() {
-    if (high) {
-      high = false;
-      return _mm512_srli_epi32(lanes, 16);
-    }
-    high = true;
+  void step() {
     lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 13));
     lanes = _mm512_xor_si512(lanes, _mm512_srli_epi32(lanes, 17));
     lanes = _mm512_xor_si512(lanes, _mm512_slli_epi32(lanes, 5));
-    return _mm512_and_si512(lanes, _mm512_set1_epi32(0xFFFF));
   }
+  __m512i low() const { return _mm512_and_si512(lanes, _mm512_set1_epi32(0xFFFF)); }
+  __m512i high() const { return _mm512_srli_epi32(lanes, 16); }
 };
 
 // x rounded stochastically to bfloat16 with r's low 16 bits (floatToBf16Stochastic).
@@ -479,8 +469,10 @@ void updateBf16(const Block16& b, std::size_t u0, Group16 group, ChunkBits& bits
       const __m256i hi = 2 * p + 1 < M ? _mm256_maskz_loadu_epi16(mask, ctx[2 * p + 1] + j)
                                        : _mm256_setzero_si256();
       cp[p] = interleave16(lo, hi);
+      // The contexts' new values start from their old ones (exact), already loaded.
+      dc[2 * p] = widenBf16(lo);
+      if (2 * p + 1 < M) dc[2 * p + 1] = widenBf16(hi);
     }
-    for (int u = 0; u < M; ++u) dc[u] = _mm512_setzero_ps();
     for (std::size_t q = 0; q < nq; ++q) {
       const std::size_t v = 2 * q;
       const bool second = v + 1 < n;
@@ -507,15 +499,19 @@ void updateBf16(const Block16& b, std::size_t u0, Group16 group, ChunkBits& bits
         dc[u] = _mm512_dpbf16_ps(
             dc[u], tp, asBf16(_mm512_set1_epi32(static_cast<int>(gc[static_cast<std::size_t>(u) * nq + q]))));
       if (store16) {
-        storeBf16(tgt[v] + j, mask, now0, r.next());
-        if (second) storeBf16(tgt[v + 1] + j, mask, now1, r.next());
+        r.step();
+        storeBf16(tgt[v] + j, mask, now0, r.low());
+        if (second) storeBf16(tgt[v + 1] + j, mask, now1, r.high());
       } else {
         _mm512_mask_storeu_ps(nowBase + v * dim + j, mask, now0);
         if (second) _mm512_mask_storeu_ps(nowBase + (v + 1) * dim + j, mask, now1);
       }
     }
-    for (int u = 0; u < M; ++u)
-      storeBf16(ctx[u] + j, mask, _mm512_add_ps(loadBf16(mask, ctx[u] + j), dc[u]), r.next());
+    for (int p = 0; p < P; ++p) {
+      r.step();
+      storeBf16(ctx[2 * p] + j, mask, dc[2 * p], r.low());
+      if (2 * p + 1 < M) storeBf16(ctx[2 * p + 1] + j, mask, dc[2 * p + 1], r.high());
+    }
   }
   bits = r;
 }
