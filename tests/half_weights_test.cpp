@@ -1,6 +1,9 @@
 // 16-bit weights (TrainConfig::weights): the conversions, stochastic rounding, one
 // kernel step against a float64 reference, model files, resume across weight types
 // and reproducibility.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cmath>
@@ -424,6 +427,45 @@ TEST_CASE("half: training in 16 bits, model files and one seed's bits", "[half]"
     unpackWeights(a);
     CHECK(a.packed == PackedWeights::None);
     CHECK(std::vector<float>(a.input.data(), a.input.data() + a.input.size()) == vectors);
+  }
+}
+
+namespace {
+
+// Resident pages of [from, to) (mincore), rounded inwards to whole pages.
+std::size_t residentPages(const void* from, const void* to) {
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<std::uintptr_t>(from) + page - 1) / page * page;
+  const auto end = reinterpret_cast<std::uintptr_t>(to) / page * page;
+  if (end <= begin) return 0;
+  std::vector<unsigned char> in((end - begin) / page);
+  REQUIRE(::mincore(reinterpret_cast<void*>(begin), end - begin, in.data()) == 0);
+  return static_cast<std::size_t>(
+      std::count_if(in.begin(), in.end(), [](unsigned char c) { return (c & 1) != 0; }));
+}
+
+}  // namespace
+
+TEST_CASE("half: a new 16-bit model never gives memory to its matrices' second halves",
+          "[half]") {
+  // 12,000 words at dim 512: 24.6 MB a float32-sized matrix, large enough for
+  // huge pages, of which the 16-bit values fill the first half.
+  std::vector<Sentence> sentences;
+  for (int s = 0; s < 1200; ++s) {
+    Sentence sentence;
+    for (int i = 0; i < 10; ++i) sentence.push_back("w" + std::to_string(s * 10 + i));
+    sentences.push_back(sentence);
+  }
+  TrainConfig c = smallConfig(WeightType::Bf16);
+  c.dim = 512;
+  c.epochs = 1;
+  const ModelState m = train(CorpusSource::fromSentences(sentences), c);
+  REQUIRE(m.packed == PackedWeights::Bf16);
+  for (const MatrixF* matrix : {&m.input, &m.output}) {
+    const auto* data = reinterpret_cast<const char*>(matrix->data());
+    const auto bytes = static_cast<std::size_t>(matrix->size()) * sizeof(float);
+    CHECK(residentPages(data, data + bytes / 2) > 0);  // the values are there
+    CHECK(residentPages(data + bytes / 2, data + bytes) == 0);
   }
 }
 

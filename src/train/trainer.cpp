@@ -646,8 +646,11 @@ void initMatrices(ModelState& model, const TrainConfig& config, Eigen::Index v, 
   const Eigen::Index inRows = inputRows(v, config);  // subwords: the bucket rows too
   model.input.resize(inRows, d);
   model.output.resize(outRows, d);
-  detail::adviseHugePages(model.input);  // before the first touch
-  detail::adviseHugePages(model.output);
+  // Before the first touch; 16-bit values fill the first half only, and a huge page
+  // across the middle would give the untouched half memory.
+  const std::size_t used = config.weights == WeightType::Fp32 ? sizeof(float) : 2;
+  for (MatrixF* m : {&model.input, &model.output})
+    detail::adviseHugePages(m->data(), static_cast<std::size_t>(m->size()) * used);
   if (config.weights == WeightType::Fp32) {
     if (drawn >= inRows) {
       detail::initInputMatrix(model.input, config.seed, threads);
