@@ -675,7 +675,7 @@ void writeResults(const Options& o, ModelState& model, const Plan& plan, Cluster
     if (!o.saveModel.empty()) j["model"] = o.saveModel;
     std::cout << cli::jsonText(j) << "\n";
   } else if (!quiet) {
-    std::fprintf(stderr, "wrote %zu x %ld vectors to %s (%s) in %.1f s\n",
+    std::fprintf(stderr, "wrote %zu x %ld vectors to %s (%s); %.1f s in all\n",
                  summary["words"].get<std::size_t>(), summary["dim"].get<long>(),
                  o.output == "-" ? "standard output" : o.output.c_str(),
                  plan.fastText ? "fasttext" : formatName(plan.format).c_str(), seconds);
