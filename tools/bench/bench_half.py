@@ -150,6 +150,13 @@ def throughput(args, work, x16, words, weights):
                   "alone %.2fx" % (w, dim, min(walls["fp32"]) / min(walls[w]), min(walls["fp32"]),
                                    min(walls[w]), min(epochs["fp32"]) / min(epochs[w])),
                   flush=True)
+            # The two runs of a repeat follow each other, so the host's state (which can
+            # change inside a run and moves both types' times by up to 2x) is mostly the
+            # same for both: their ratio, repeat by repeat, shows it.
+            pairs = [a / b for a, b in zip(walls["fp32"], walls[w])]
+            print("  %s / fp32 (dim %d): each repeat's pair %s, median %.2fx" % (
+                w, dim, " ".join("%.2fx" % r for r in pairs), statistics.median(pairs)),
+                  flush=True)
     print("load average after throughput: %s" % loadavg())
 
 
