@@ -25,8 +25,8 @@
 // kernel does) trained faster but cost SimLex-999 and the unknown words a fifth to a
 // third of their correlation: most likely the many pairs that push one stale centre
 // row (and shared negatives) at once overshoot with composed vectors' large steps
-// (docs/benchmarks.md#subword-vectors). With 16-bit weights every row is widened
-// exactly for the arithmetic and rounded back stochastically
+// (docs/benchmarks-history.md#the-subword-skip-gram-update). With 16-bit weights
+// every row is widened exactly for the arithmetic and rounded back stochastically
 // (docs/design/16-bit-weights.md).
 
 namespace posvec::detail {
@@ -53,7 +53,8 @@ inline void prefetchRow(const float* row, std::size_t dim) {
 #if defined(__AVX512F__)
 // a · b in four 16-lane sums: one accumulator would chain n / 8 dependent additions
 // into every score, and a window's 36 or so scores wait on them (an epoch about a
-// tenth shorter at dims 100 and 300: docs/benchmarks.md#subword-vectors).
+// tenth shorter at dims 100 and 300: docs/benchmarks-history.md, "what changed in the
+// kernel").
 inline float scoreRow(const float* __restrict a, const float* __restrict b, std::size_t n) {
   __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
   std::size_t i = 0;
@@ -490,7 +491,7 @@ class SubwordSkipGram final : public TrainKernel {
   // Row r of a matrix of float32 or 16-bit rows, into L2 (prefetcht1): the next
   // window's 40-odd rows, tens of KB at dim 300, would push this window's rows out
   // of L1 (prefetchw into L1 made a dim-300 epoch about a sixth slower:
-  // docs/benchmarks.md#subword-vectors).
+  // docs/benchmarks-history.md, "what changed in the kernel").
   void prefetch(const float* matrix, std::int32_t r) const {
     prefetchLines(reinterpret_cast<const char*>(matrix) + static_cast<std::size_t>(r) * rowBytes_,
                   rowBytes_, Prefetch::IntoL2);

@@ -104,8 +104,8 @@ void initInputMatrix(MatrixF& input, std::uint64_t seed, int threads);
 // Faults in the whole pages of [begin, begin + bytes) with one call where Linux
 // offers it (MADV_POPULATE_WRITE, 5.14): a fresh 2.4 GB matrix (2M bucket rows at
 // dim 300) filled after it took 0.95 to 1.2 s where faulting page by page took 1.35
-// to 1.4 s (docs/benchmarks.md#subword-vectors). Advice only; small ranges are left
-// to the writes.
+// to 1.4 s (docs/benchmarks-history.md, "earlier Brown ×16 runs"). Advice only;
+// small ranges are left to the writes.
 void populatePages(void* begin, std::size_t bytes);
 // Row `r` of that initialisation, written to row[0..dim).
 void initInputRow(float* row, std::size_t dim, std::uint64_t seed, std::uint64_t r);

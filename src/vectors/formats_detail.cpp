@@ -303,7 +303,7 @@ void FirstOccurrence::grow(const std::vector<std::string>& words) {
 // Writes floats as little-endian bytes, 1 MiB per call. One call for a whole
 // matrix (2.4 GB: a dim-300 subword model's 2M bucket rows) reached the file at
 // 0.3 to 0.5 GB/s on the project's VM; 256 KiB to 1 MiB calls at 1 to 2.4 GB/s
-// (docs/benchmarks.md#subword-vectors).
+// (docs/benchmarks-history.md, "earlier Brown ×16 runs").
 void writeFloats(std::ostream& out, const float* data, std::size_t n) {
   constexpr std::size_t kChunk = std::size_t{1} << 18;  // floats: 1 MiB
   if constexpr (std::endian::native == std::endian::little) {
