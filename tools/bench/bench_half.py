@@ -51,6 +51,21 @@ def loadavg():
     return " ".join(open("/proc/loadavg").read().split()[:3])
 
 
+# Round trips of one cache line between the two cores below this are the host's near
+# placement of them (about 80 to 110 ns measured), above it its far one (330 to 370 ns),
+# where rows written by both threads cost about twice as much (shared_rows,
+# docs/benchmarks.md#the-hosts-two-states).
+NEAR_NS = 200
+
+
+def line_trip(exe):
+    """The line round trip between the two cores now (ns), or None without shared_rows."""
+    if not exe or not os.path.exists(exe):
+        return None
+    r = subprocess.run([exe, "trip"], capture_output=True, text=True)
+    return float(r.stdout) if r.returncode == 0 and r.stdout.strip() else None
+
+
 def timed(cmd):
     """cmd under /usr/bin/time -v: (wall s, peak RSS MiB, stderr without time's lines)."""
     wall, rss, r = time_v(cmd, "bench-half")
@@ -110,10 +125,12 @@ def throughput(args, work, x16, words, weights):
         walls = {w: [] for w in weights}
         epochs = {w: [] for w in weights}
         rsss = {w: [] for w in weights}
+        trips = {w: [] for w in weights}
         for rep in range(args.repeats):
             # Alternate the order so drifting load does not favour one weight type.
             for w in (weights if rep % 2 == 0 else list(reversed(weights))):
                 out = os.path.join(work, "x16-%s-%d.bin" % (w, dim))
+                trips[w].append(line_trip(args.shared_rows))
                 wall, rss, err = timed(train_cmd(args.posvec, x16, out, dim, 1, args.threads, 1,
                                                  w, quiet=False))
                 os.remove(out)
@@ -157,6 +174,20 @@ def throughput(args, work, x16, words, weights):
             print("  %s / fp32 (dim %d): each repeat's pair %s, median %.2fx" % (
                 w, dim, " ".join("%.2fx" % r for r in pairs), statistics.median(pairs)),
                   flush=True)
+            # The host's state before each run: the pairs whose two runs both started
+            # with the cores near, and both far, apart.
+            if all(t is not None for t in trips["fp32"] + trips[w]):
+                print("  line round trip before each run (ns): fp32 %s, %s %s" % (
+                    " ".join("%.0f" % t for t in trips["fp32"]), w,
+                    " ".join("%.0f" % t for t in trips[w])), flush=True)
+                for name, near in (("near", True), ("far", False)):
+                    kept = [r for r, a, b in zip(pairs, trips["fp32"], trips[w])
+                            if (a < NEAR_NS) == near and (b < NEAR_NS) == near]
+                    if kept:
+                        print("  %s / fp32 (dim %d): pairs run with the cores %s (< %d ns: "
+                              "near) %s, median %.2fx" % (
+                                  w, dim, name, NEAR_NS, " ".join("%.2fx" % r for r in kept),
+                                  statistics.median(kept)), flush=True)
     print("load average after throughput: %s" % loadavg())
 
 
@@ -310,6 +341,8 @@ def main():
     ap.add_argument("--quality-trainers", default="fp32,bf16,fp16,gensim")
     ap.add_argument("--save", help="write the quality runs (JSON) to this file")
     ap.add_argument("--load", help="add the quality cells of an earlier --save not measured now")
+    ap.add_argument("--shared-rows", default=os.path.join(ROOT, "build", "shared_rows"),
+                    help="the line round-trip probe that labels each run with the host's state")
     ap.add_argument("--zipf", default=os.path.join(ROOT, "build", "zipf_corpus"),
                     help="the synthetic corpus generator of the large part")
     args = ap.parse_args()
