@@ -1,7 +1,31 @@
-"""Pieces the benchmark drivers share: a command timed by /usr/bin/time -v, and the
-word-pair files (WordSim-353, SimLex-999) read as (word, word, score) triples."""
+"""Pieces the benchmark drivers share: a command timed by /usr/bin/time -v, the host's
+state (how far apart it has placed the two cores), and the word-pair files (WordSim-353,
+SimLex-999) read as (word, word, score) triples."""
+import os
 import subprocess
 import sys
+
+# Round trips of one cache line between the two cores below this are the host's near
+# placement of them (about 60 to 110 ns measured), above it its far one (340 to 380 ns),
+# where rows written by both threads cost about twice as much (shared_rows,
+# docs/benchmarks.md#the-hosts-two-states).
+NEAR_NS = 200
+
+
+def line_trip(exe):
+    """The line round trip between the two cores now (ns), or None without shared_rows."""
+    if not exe or not os.path.exists(exe):
+        return None
+    r = subprocess.run([exe, "trip"], capture_output=True, text=True)
+    return float(r.stdout) if r.returncode == 0 and r.stdout.strip() else None
+
+
+def placement(before, after):
+    """'near' or 'far' when both round trips say so, 'mixed' when they differ, None unknown."""
+    if before is None or after is None:
+        return None
+    near = (before < NEAR_NS, after < NEAR_NS)
+    return "near" if all(near) else "far" if not any(near) else "mixed"
 
 
 def time_v(cmd, name):

@@ -39,7 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import bench_train  # noqa: E402  (make_x16, shuffled_copies, count_words, train, evaluate)
-from bench_common import time_v
+from bench_common import line_trip, placement, time_v
 
 HALF = ("bf16", "fp16")
 KEYS = ("analogy", "wordsim353", "simlex999")
@@ -49,21 +49,6 @@ TARGET_MEMORY = {512: 0.55}
 
 def loadavg():
     return " ".join(open("/proc/loadavg").read().split()[:3])
-
-
-# Round trips of one cache line between the two cores below this are the host's near
-# placement of them (about 80 to 110 ns measured), above it its far one (330 to 370 ns),
-# where rows written by both threads cost about twice as much (shared_rows,
-# docs/benchmarks.md#the-hosts-two-states).
-NEAR_NS = 200
-
-
-def line_trip(exe):
-    """The line round trip between the two cores now (ns), or None without shared_rows."""
-    if not exe or not os.path.exists(exe):
-        return None
-    r = subprocess.run([exe, "trip"], capture_output=True, text=True)
-    return float(r.stdout) if r.returncode == 0 and r.stdout.strip() else None
 
 
 def timed(cmd):
@@ -130,9 +115,10 @@ def throughput(args, work, x16, words, weights):
             # Alternate the order so drifting load does not favour one weight type.
             for w in (weights if rep % 2 == 0 else list(reversed(weights))):
                 out = os.path.join(work, "x16-%s-%d.bin" % (w, dim))
-                trips[w].append(line_trip(args.shared_rows))
+                before = line_trip(args.shared_rows)
                 wall, rss, err = timed(train_cmd(args.posvec, x16, out, dim, 1, args.threads, 1,
                                                  w, quiet=False))
+                trips[w].append((before, line_trip(args.shared_rows)))
                 os.remove(out)
                 m = re.search(r"epoch 1 done: .* in ([\d.]+) s", err)
                 walls[w].append(wall)
@@ -174,20 +160,20 @@ def throughput(args, work, x16, words, weights):
             print("  %s / fp32 (dim %d): each repeat's pair %s, median %.2fx" % (
                 w, dim, " ".join("%.2fx" % r for r in pairs), statistics.median(pairs)),
                   flush=True)
-            # The host's state before each run: the pairs whose two runs both started
-            # with the cores near, and both far, apart.
-            if all(t is not None for t in trips["fp32"] + trips[w]):
-                print("  line round trip before each run (ns): fp32 %s, %s %s" % (
-                    " ".join("%.0f" % t for t in trips["fp32"]), w,
-                    " ".join("%.0f" % t for t in trips[w])), flush=True)
-                for name, near in (("near", True), ("far", False)):
-                    kept = [r for r, a, b in zip(pairs, trips["fp32"], trips[w])
-                            if (a < NEAR_NS) == near and (b < NEAR_NS) == near]
+            # The host's state around each run (the line round trip before and after it):
+            # the pairs whose two runs both had the cores near, and both far, apart.
+            cores = {k: [placement(*t) for t in trips[k]] for k in ("fp32", w)}
+            if None not in cores["fp32"] + cores[w]:
+                print("  line round trip before / after each run (ns): %s" % "; ".join(
+                    "fp32 %.0f/%.0f, %s %.0f/%.0f" % (a + (w,) + b)
+                    for a, b in zip(trips["fp32"], trips[w])), flush=True)
+                for name in ("near", "far"):
+                    kept = [r for r, a, b in zip(pairs, cores["fp32"], cores[w])
+                            if a == name and b == name]
                     if kept:
-                        print("  %s / fp32 (dim %d): pairs run with the cores %s (< %d ns: "
-                              "near) %s, median %.2fx" % (
-                                  w, dim, name, NEAR_NS, " ".join("%.2fx" % r for r in kept),
-                                  statistics.median(kept)), flush=True)
+                        print("  %s / fp32 (dim %d): pairs run with the cores %s %s, median "
+                              "%.2fx" % (w, dim, name, " ".join("%.2fx" % r for r in kept),
+                                         statistics.median(kept)), flush=True)
     print("load average after throughput: %s" % loadavg())
 
 

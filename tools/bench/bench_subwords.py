@@ -37,7 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 PY = "/usr/bin/python3"
 sys.path.insert(0, HERE)
 from bench_train import count_words, shuffled_copies  # noqa: E402
-from bench_common import read_pairs  # noqa: E402
+from bench_common import line_trip, placement, read_pairs  # noqa: E402
 
 SETTINGS = ["window 5", "negative 5", "sample 1e-4", "min-count 5", "minn 3", "maxn 6",
             "bucket 2000000"]
@@ -210,17 +210,24 @@ def speed(args, posvec, results):
                                          args.alpha, "file")
                         outs = [stem + ".bin"]
                         cap = args.gensim_cap
+                    before = line_trip(args.shared_rows)
                     wall, rss, _, capped, cpu = timed(cmd, cap)
+                    after = line_trip(args.shared_rows)
                     size = sum(os.path.getsize(p) for p in outs if os.path.exists(p)) / 1e6
                     remove(*outs)
                     r = {"trainer": t, "scale": n, "dim": dim, "words": words, "wall": wall,
-                         "rss": rss, "capped": capped, "file_mb": size, "cpu": cpu, "run": rep + 1}
+                         "rss": rss, "capped": capped, "file_mb": size, "cpu": cpu, "run": rep + 1,
+                         "trip_before": before, "trip_after": after,
+                         "cores": placement(before, after)}
                     runs.setdefault(t, []).append(r)
                     rows.append(r)
                     print("  %-11s Brown x%-2d dim %3d  wall %-14s CPU %7.1f s  %9s words/s  "
-                          "peak RSS %6.0f MiB  file %5.0f MB" % (
+                          "peak RSS %6.0f MiB  file %5.0f MB%s" % (
                               t, n, dim, fmt_wall(r), cpu,
-                              "-" if capped else "%.0f" % (words / wall), rss, size), flush=True)
+                              "-" if capped else "%.0f" % (words / wall), rss, size,
+                              "" if r["cores"] is None else
+                              "  cores %s (line %.0f / %.0f ns before / after)" % (
+                                  r["cores"], before, after)), flush=True)
             # Each trainer's median wall and CPU time (of the runs alternating with the
             # others'), and its largest peak.
             got = {}
@@ -252,6 +259,18 @@ def speed(args, posvec, results):
                                       mine, peer, n, dim, ">= " if p["capped"] else "",
                                       p["fastest"] / m["fastest"], m["fastest"], p["fastest"]),
                                   flush=True)
+                        # posvec's runs by the host's placement of the cores (the peer's
+                        # median over all its runs: fastText's time hardly moves with it).
+                        for cores in ("near", "far"):
+                            walls = [r["wall"] for r in runs[mine] if r["cores"] == cores]
+                            if walls:
+                                print("  ratio %s/%s (Brown x%d, dim %d), %s's runs with the "
+                                      "cores %s: %s%.1fx (%s s against %.1f s)" % (
+                                          mine, peer, n, dim, mine, cores,
+                                          ">= " if p["capped"] else "",
+                                          p["wall"] / statistics.median(walls),
+                                          ", ".join("%.1f" % w for w in walls), p["wall"]),
+                                      flush=True)
     shutil.rmtree(work, ignore_errors=True)
 
 
@@ -465,6 +484,8 @@ def main():
                     help="speed part: runs of each trainer, alternating; medians compared")
     ap.add_argument("--quality-trainers", default="posvec,fasttext,posvec-word")
     ap.add_argument("--posvec", default=os.path.join(ROOT, "build", "posvec"))
+    ap.add_argument("--shared-rows", default=os.path.join(ROOT, "build", "shared_rows"),
+                    help="the line round-trip probe that labels each run with the host's state")
     ap.add_argument("--data", default=os.environ.get("POSVEC_SHARED_DATA", shared_data()),
                     help="directory with questions-words.txt, wordsim353.tsv, simlex999.txt")
     ap.add_argument("--threads", type=int, default=2)
