@@ -246,8 +246,16 @@ def check_links():
         if page == "README.md" and len(text.splitlines()) > README_MAX_LINES:
             problems.append(f"README.md: {len(text.splitlines())} lines, more than {README_MAX_LINES}: "
                             "move the detail into a docs/ page and link to it")
-        for number, line in prose(text):
-            for target in LINK.findall(line):
+        lines = list(prose(text))
+        for i, (number, line) in enumerate(lines):
+            # A link's text may wrap onto the next line: read each line with the next one,
+            # counting the links that start on this one.
+            following = lines[i + 1][1] if i + 1 < len(lines) and lines[i + 1][0] == number + 1 else ""
+            joined = line + " " + following
+            for match in LINK.finditer(joined):
+                if match.start() >= len(line):
+                    continue
+                target = match.group(1)
                 if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # http:, https:, mailto:
                     continue
                 file_part, _, anchor = target.partition("#")
