@@ -42,6 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import bench_train  # noqa: E402  (make_x16, shuffled_copies, count_words, timed, train, evaluate)
+from bench_common import line_trip, placement  # noqa: E402
 
 
 def measured_peak(threads):
@@ -216,8 +217,11 @@ def efficiency(args, x16):
             if args.weights != "fp32":
                 extra += ["--weights", args.weights]
             cli, tk, pairs = [], [], None
+            # The host's placement of the two cores around each run (near, far, mixed).
+            cores = {"cli": [], "tk": [], "memory": [], "cache": []}
             for rep in range(args.repeats):
                 for what in (("cli", "tk") if rep % 2 == 0 else ("tk", "cli")):
+                    before = line_trip(args.shared_rows)
                     if what == "cli":
                         cli.append(cli_epoch(exe, x16, dim, args.threads, extra=extra)[0])
                     else:
@@ -225,6 +229,7 @@ def efficiency(args, x16):
                                                 args.train_kernel, args.combine, args.weights)
                         tk.append(info["train_seconds"])
                         pairs = info["pairs"]
+                    cores[what].append(placement(before, line_trip(args.shared_rows)))
             flops = pairs * 6.0 * 6 * dim  # negative 5: 6 targets
             words = info["words"]
             label = "combine %d" % (args.combine if kernel == "combined" else 1)
@@ -243,8 +248,10 @@ def efficiency(args, x16):
                 halves = {"memory": [], "cache": []}
                 for rep in range(args.repeats):
                     for mode in (("memory", "cache") if rep % 2 == 0 else ("cache", "memory")):
+                        before = line_trip(args.shared_rows)
                         _, _, info = run_posvec(mode, x16, None, dim, 1, args.threads, 1,
                                                 args.train_kernel, args.combine, args.weights)
+                        cores[mode].append(placement(before, line_trip(args.shared_rows)))
                         halves[mode].append(info["train_seconds"])
                         assert info["pairs"] == pairs, "%s-only run trained other pairs" % mode
                         # The memory half computes nothing; the cache half trains its stand-in.
@@ -279,6 +286,30 @@ def efficiency(args, x16):
                           "(%.2f s / %.2f s)" % (dim, label, name, 100.0 * fast / min(runs),
                                                  "float32" if args.weights == "fp32"
                                                  else args.weights, fast, min(runs)), flush=True)
+                # The same from the runs with the cores near (and far) throughout: each half
+                # and the epoch compared within one state of the host.
+                if None not in sum(cores.values(), []):
+                    print("dim %3d  %-10s cores near/far/mixed around each run: posvec train %s; "
+                          "train_kernel %s; memory only %s; cache only %s" % (
+                              dim, label, " ".join(cores["cli"]), " ".join(cores["tk"]),
+                              " ".join(cores["memory"]), " ".join(cores["cache"])), flush=True)
+                    series = {"cli": cli, "tk": tk, "memory": halves["memory"],
+                              "cache": halves["cache"]}
+                    for state in ("near", "far"):
+                        kept = {k: [t for t, c in zip(series[k], cores[k]) if c == state]
+                                for k in series}
+                        if not (kept["memory"] and kept["cache"]):
+                            continue
+                        bound = max(statistics.median(kept["memory"]),
+                                    statistics.median(kept["cache"]))
+                        for name, k in (("posvec train", "cli"), ("train_kernel", "tk")):
+                            if kept[k]:
+                                print("dim %3d  %-10s %-12s cores %s: epoch at %.1f%% of the "
+                                      "bound (%.2f s / %.2f s; %d, %d and %d runs)" % (
+                                          dim, label, name, state,
+                                          100.0 * bound / statistics.median(kept[k]), bound,
+                                          statistics.median(kept[k]), len(kept[k]),
+                                          len(kept["memory"]), len(kept["cache"])), flush=True)
 
 
 def scaling(args, x16, words):
@@ -328,6 +359,8 @@ def quality(args, work, brown, trainers):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--train-kernel", default=os.path.join(ROOT, "build", "train_kernel"))
+    ap.add_argument("--shared-rows", default=os.path.join(ROOT, "build", "shared_rows"),
+                    help="the line round-trip probe that labels each run with the host's state")
     # Shared evaluation data: --data, $POSVEC_SHARED_DATA, ../shared/data or /work/shared/data.
     default_data = os.environ.get("POSVEC_SHARED_DATA", os.path.join(ROOT, "..", "shared", "data"))
     if not os.path.isdir(default_data) and os.path.isdir("/work/shared/data"):
