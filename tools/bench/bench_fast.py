@@ -148,16 +148,19 @@ def throughput(args, work, x16, words, trainers):
     for dim in args.dims:
         walls = {t: [] for t in trainers}
         rsss = {t: [] for t in trainers}
+        cores = {t: [] for t in trainers}  # the host's placement of the cores around each run
         for rep in range(args.repeats):
             # Alternate the order so drifting load does not favour one trainer.
             order = trainers if rep % 2 == 0 else list(reversed(trainers))
             for t in order:
                 out = os.path.join(work, "%s-x16-%d.bin" % (t, dim))
+                before = line_trip(args.shared_rows)
                 if t in exes:
                     wall, rss = run_cli(exes[t], x16, out, dim, args.threads, extra.get(t, ()))
                 else:
                     wall, rss, vec, _ = train_any(t, x16, out, dim, 1, args.threads, 1, args)
                     out = vec
+                cores[t].append(placement(before, line_trip(args.shared_rows)))
                 if out and os.path.exists(out):
                     os.remove(out)
                 walls[t].append(wall)
@@ -174,6 +177,21 @@ def throughput(args, work, x16, words, trainers):
                 ratios = ["%s %.2fx" % (p, med[p] / med[ours]) for p in trainers if p != ours]
                 print("  speed of %s (dim %d) relative to: %s" % (ours, dim, ", ".join(ratios)),
                       flush=True)
+        # The same ratios from the runs with the cores near (and far) throughout.
+        if None not in sum(cores.values(), []):
+            print("  cores around each run: %s" % "; ".join(
+                "%s %s" % (t, " ".join(cores[t])) for t in trainers), flush=True)
+            for state in ("near", "far"):
+                kept = {t: [w for w, c in zip(walls[t], cores[t]) if c == state]
+                        for t in trainers}
+                for ours in ("posvec", "window"):
+                    if ours in kept and kept[ours]:
+                        ratios = ["%s %.2fx" % (p, statistics.median(kept[p]) /
+                                                statistics.median(kept[ours]))
+                                  for p in trainers if p != ours and kept[p]]
+                        if ratios:
+                            print("  cores %s, speed of %s (dim %d) relative to: %s" % (
+                                state, ours, dim, ", ".join(ratios)), flush=True)
 
 
 def cli_epoch(exe, corpus, dim, threads, seed=1, extra=()):
