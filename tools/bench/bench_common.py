@@ -20,6 +20,15 @@ def line_trip(exe):
     return float(r.stdout) if r.returncode == 0 and r.stdout.strip() else None
 
 
+def labelled(exe, run):
+    """run() with the line round trip measured before and after it: (its result, the
+    round trip before, after, and the placement they give)."""
+    before = line_trip(exe)
+    result = run()
+    after = line_trip(exe)
+    return result, before, after, placement(before, after)
+
+
 def placement(before, after):
     """'near' or 'far' when both round trips say so, 'mixed' when they differ, None unknown."""
     if before is None or after is None:

@@ -42,7 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import bench_train  # noqa: E402  (make_x16, shuffled_copies, count_words, timed, train, evaluate)
-from bench_common import line_trip, placement  # noqa: E402
+from bench_common import labelled  # noqa: E402
 
 
 def measured_peak(threads):
@@ -154,13 +154,14 @@ def throughput(args, work, x16, words, trainers):
             order = trainers if rep % 2 == 0 else list(reversed(trainers))
             for t in order:
                 out = os.path.join(work, "%s-x16-%d.bin" % (t, dim))
-                before = line_trip(args.shared_rows)
                 if t in exes:
-                    wall, rss = run_cli(exes[t], x16, out, dim, args.threads, extra.get(t, ()))
+                    (wall, rss), _, _, state = labelled(args.shared_rows, lambda: run_cli(
+                        exes[t], x16, out, dim, args.threads, extra.get(t, ())))
                 else:
-                    wall, rss, vec, _ = train_any(t, x16, out, dim, 1, args.threads, 1, args)
+                    (wall, rss, vec, _), _, _, state = labelled(args.shared_rows, lambda: train_any(
+                        t, x16, out, dim, 1, args.threads, 1, args))
                     out = vec
-                cores[t].append(placement(before, line_trip(args.shared_rows)))
+                cores[t].append(state)
                 if out and os.path.exists(out):
                     os.remove(out)
                 walls[t].append(wall)
@@ -239,15 +240,17 @@ def efficiency(args, x16):
             cores = {"cli": [], "tk": [], "memory": [], "cache": []}
             for rep in range(args.repeats):
                 for what in (("cli", "tk") if rep % 2 == 0 else ("tk", "cli")):
-                    before = line_trip(args.shared_rows)
                     if what == "cli":
-                        cli.append(cli_epoch(exe, x16, dim, args.threads, extra=extra)[0])
+                        epoch, _, _, state = labelled(args.shared_rows, lambda: cli_epoch(
+                            exe, x16, dim, args.threads, extra=extra)[0])
+                        cli.append(epoch)
                     else:
-                        _, _, info = run_posvec(kernel, x16, None, dim, 1, args.threads, 1,
-                                                args.train_kernel, args.combine, args.weights)
+                        (_, _, info), _, _, state = labelled(args.shared_rows, lambda: run_posvec(
+                            kernel, x16, None, dim, 1, args.threads, 1, args.train_kernel,
+                            args.combine, args.weights))
                         tk.append(info["train_seconds"])
                         pairs = info["pairs"]
-                    cores[what].append(placement(before, line_trip(args.shared_rows)))
+                    cores[what].append(state)
             flops = pairs * 6.0 * 6 * dim  # negative 5: 6 targets
             words = info["words"]
             label = "combine %d" % (args.combine if kernel == "combined" else 1)
@@ -266,10 +269,10 @@ def efficiency(args, x16):
                 halves = {"memory": [], "cache": []}
                 for rep in range(args.repeats):
                     for mode in (("memory", "cache") if rep % 2 == 0 else ("cache", "memory")):
-                        before = line_trip(args.shared_rows)
-                        _, _, info = run_posvec(mode, x16, None, dim, 1, args.threads, 1,
-                                                args.train_kernel, args.combine, args.weights)
-                        cores[mode].append(placement(before, line_trip(args.shared_rows)))
+                        (_, _, info), _, _, state = labelled(args.shared_rows, lambda: run_posvec(
+                            mode, x16, None, dim, 1, args.threads, 1, args.train_kernel,
+                            args.combine, args.weights))
+                        cores[mode].append(state)
                         halves[mode].append(info["train_seconds"])
                         assert info["pairs"] == pairs, "%s-only run trained other pairs" % mode
                         # The memory half computes nothing; the cache half trains its stand-in.

@@ -39,7 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import bench_train  # noqa: E402  (make_x16, shuffled_copies, count_words, train, evaluate)
-from bench_common import line_trip, placement, time_v
+from bench_common import labelled, placement, time_v
 
 HALF = ("bf16", "fp16")
 KEYS = ("analogy", "wordsim353", "simlex999")
@@ -115,10 +115,9 @@ def throughput(args, work, x16, words, weights):
             # Alternate the order so drifting load does not favour one weight type.
             for w in (weights if rep % 2 == 0 else list(reversed(weights))):
                 out = os.path.join(work, "x16-%s-%d.bin" % (w, dim))
-                before = line_trip(args.shared_rows)
-                wall, rss, err = timed(train_cmd(args.posvec, x16, out, dim, 1, args.threads, 1,
-                                                 w, quiet=False))
-                trips[w].append((before, line_trip(args.shared_rows)))
+                (wall, rss, err), before, after, _ = labelled(args.shared_rows, lambda: timed(
+                    train_cmd(args.posvec, x16, out, dim, 1, args.threads, 1, w, quiet=False)))
+                trips[w].append((before, after))
                 os.remove(out)
                 m = re.search(r"epoch 1 done: .* in ([\d.]+) s", err)
                 walls[w].append(wall)

@@ -37,7 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 PY = "/usr/bin/python3"
 sys.path.insert(0, HERE)
 from bench_train import count_words, shuffled_copies  # noqa: E402
-from bench_common import line_trip, placement, read_pairs  # noqa: E402
+from bench_common import labelled, read_pairs  # noqa: E402
 
 SETTINGS = ["window 5", "negative 5", "sample 1e-4", "min-count 5", "minn 3", "maxn 6",
             "bucket 2000000"]
@@ -210,15 +210,14 @@ def speed(args, posvec, results):
                                          args.alpha, "file")
                         outs = [stem + ".bin"]
                         cap = args.gensim_cap
-                    before = line_trip(args.shared_rows)
-                    wall, rss, _, capped, cpu = timed(cmd, cap)
-                    after = line_trip(args.shared_rows)
+                    (wall, rss, _, capped, cpu), before, after, cores = labelled(
+                        args.shared_rows, lambda: timed(cmd, cap))
                     size = sum(os.path.getsize(p) for p in outs if os.path.exists(p)) / 1e6
                     remove(*outs)
                     r = {"trainer": t, "scale": n, "dim": dim, "words": words, "wall": wall,
                          "rss": rss, "capped": capped, "file_mb": size, "cpu": cpu, "run": rep + 1,
                          "trip_before": before, "trip_after": after,
-                         "cores": placement(before, after)}
+                         "cores": cores}
                     runs.setdefault(t, []).append(r)
                     rows.append(r)
                     print("  %-11s Brown x%-2d dim %3d  wall %-14s CPU %7.1f s  %9s words/s  "
