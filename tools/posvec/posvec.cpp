@@ -22,6 +22,16 @@
 
 namespace posvec::cli {
 
+namespace {
+// The error line in one write: under mpirun, stderr is forwarded in the chunks it is
+// written in, and a line written piece by piece can be split by mpirun's own messages.
+void printError(const std::string& what) {
+  const std::string line = "posvec: error: " + what + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
+}  // namespace
+
 std::vector<Command>& commands() {
   static std::vector<Command> list;
   return list;
@@ -612,9 +622,9 @@ int runCommandLine(int argc, char** argv) {
   help->add_option("command", topic, "The command");
   auto unknown = [&](const std::string& typed) {
     const std::string near = closestName(typed, names);
-    std::cerr << "posvec: error: unknown command '" << typed << "'"
-              << (near.empty() ? std::string() : "; did you mean '" + near + "'?")
-              << " (see posvec --help)\n";
+    printError("unknown command '" + typed + "'" +
+               (near.empty() ? std::string() : "; did you mean '" + near + "'?") +
+               " (see posvec --help)");
     return static_cast<int>(ExitCode::Usage);
   };
   // The command is the first argument that is not a global flag; CLI11 alone would
@@ -629,7 +639,7 @@ int runCommandLine(int argc, char** argv) {
     const CLI::App* sub = app.get_subcommand(arg);
     const std::string hint = optionHint(sub, std::vector<std::string>(argv + i + 1, argv + argc));
     if (!hint.empty()) {
-      std::cerr << "posvec: error: " << hint << "\n";
+      printError(hint);
       return static_cast<int>(ExitCode::Usage);
     }
     break;
@@ -659,16 +669,16 @@ int runCommandLine(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const CLI::App* sub = nullptr;
     for (const CLI::App* s : app.get_subcommands()) sub = s;
-    std::cerr << "posvec: error: " << parseErrorText(e, sub) << "\n";
+    printError(parseErrorText(e, sub));
     return static_cast<int>(ExitCode::Usage);
   } catch (const std::bad_alloc&) {
     // The remedy depends on what the command was holding.
     const auto parsed = app.get_subcommands();
     const std::string cmd = parsed.empty() ? "" : parsed.front()->get_name();
-    std::cerr << "posvec: error: out of memory" << outOfMemoryRemedy(cmd) << "\n";
+    printError("out of memory" + outOfMemoryRemedy(cmd));
     return static_cast<int>(ExitCode::Failure);
   } catch (const std::exception& e) {
-    std::cerr << "posvec: error: " << shown(spelledMessage(e)) << "\n";
+    printError(shown(spelledMessage(e)));
     return static_cast<int>(exitCodeOf(e));
   }
   return 0;
