@@ -25,10 +25,10 @@ namespace posvec::cli {
 namespace {
 // The error line in one write: under mpirun, stderr is forwarded in the chunks it is
 // written in, and a line written piece by piece can be split by mpirun's own messages.
+// Through std::cerr (one insertion of the whole line), so a caller that redirects it
+// (the fuzzers) still sees it.
 void printError(const std::string& what) {
-  const std::string line = "posvec: error: " + what + "\n";
-  std::fwrite(line.data(), 1, line.size(), stderr);
-  std::fflush(stderr);
+  std::cerr << ("posvec: error: " + what + "\n") << std::flush;
 }
 }  // namespace
 
