@@ -4,8 +4,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -111,7 +111,8 @@ TEST_CASE("half: stochastic rounding is unbiased", "[half]") {
     double step;
     bool bf16;
   };
-  for (const Case c : {Case{1.0f + 0x1p-10f, 0x1p-7, true}, Case{1.0f + 0x1p-13f, 0x1p-10, false}}) {
+  for (const Case c :
+       {Case{1.0f + 0x1p-10f, 0x1p-7, true}, Case{1.0f + 0x1p-13f, 0x1p-10, false}}) {
     const double bound = 5 * c.step * std::sqrt(p * (1 - p) / n);
     Rng rng(42);
     double sum = 0;
@@ -143,8 +144,9 @@ TEST_CASE("half: the portable and AVX-512 row loops give the same bits", "[half]
     row[0] = 1e-6f;  // a binary16 subnormal
     // Edges of the binary16 range: zeros, the smallest normal and its neighbours, the
     // largest finite value and past it, non-finite values.
-    const float edges[] = {0.0f, -0.0f, 0x1p-14f, -0x1.fffffcp-15f, 0x1.000002p-14f, 65504.0f,
-                           65519.0f, -65535.0f, 65536.0f, 1e30f, -INFINITY, NAN, 0x1p-130f};
+    const float edges[] = {0.0f,      -0.0f,    0x1p-14f,  -0x1.fffffcp-15f, 0x1.000002p-14f,
+                           65504.0f,  65519.0f, -65535.0f, 65536.0f,         1e30f,
+                           -INFINITY, NAN,      0x1p-130f};
     for (std::size_t i = 1; i < dim; ++i) row[i] = i % 3 == 0 ? edges[(i / 3) % 13] : row[i];
     for (const WeightType type : {WeightType::Bf16, WeightType::Fp16}) {
       std::vector<std::uint16_t> a(dim), b(dim);
@@ -216,11 +218,12 @@ TEST_CASE("half: one batched step in 16 bits against a float64 reference", "[hal
   // from the old (16-bit) values. The kernel's float32 value y of each new weight is
   // within delta of the reference: the sigmoid table's 1e-5 (kernels.hpp) times alpha
   // and |t| summed, plus float32 rounding (2^-24 relative per operation, a few
-  // hundred operations: 1e-5 relative of the sums' magnitudes), plus, where the
-  // bfloat16 update multiplies in bfloat16 (batchedBf16DotProducts), each g rounded
-  // to bfloat16 first: 2^-8 (half a step of 8 significant bits) of sum |g t| (or of
-  // sum |g c|). Stochastic rounding then stores one of y's two neighbours in 16
-  // bits, so |stored - y| < one step at y:
+  // hundred operations: 1e-5 relative of the sums' magnitudes), plus, for the
+  // in-place bfloat16 update that multiplies in bfloat16 pairs (Bf16Update::Pairs),
+  // each g rounded to bfloat16 first: 2^-8 (half a step of 8 significant bits) of
+  // sum |g t| (or of sum |g c|); the other paths multiply g in float32, and the
+  // bound holds them to that. Stochastic rounding then stores one of y's two
+  // neighbours in 16 bits, so |stored - y| < one step at y:
   // step <= 2^-7 |y| for bfloat16 (8 significant bits) and <= 2^-10 |y| + 2^-24 for
   // binary16 (11 bits, subnormals spaced 2^-24), once per block however many groups
   // of contexts the update takes. Hence
@@ -228,69 +231,80 @@ TEST_CASE("half: one batched step in 16 bits against a float64 reference", "[hal
   // Shapes: one group, three groups of contexts (26 > 12 kept in registers) with an
   // odd number of targets and a dim that is no multiple of 16, one context alone, and
   // two groups against 35 targets (gradient pairs past their first 16 and 32 lanes).
+  // Both in-place bfloat16 updates run wherever the build has them.
   struct Shape {
     std::size_t m, n, dim;
   };
   const float alpha = 0.1f, scale = 0.5f;
   const Sigmoid sigmoid;
-  for (const Shape shape : {Shape{2, 3, 40}, Shape{26, 7, 37}, Shape{1, 6, 100}, Shape{13, 35, 33}}) {
+  for (const Shape shape :
+       {Shape{2, 3, 40}, Shape{26, 7, 37}, Shape{1, 6, 100}, Shape{13, 35, 33}}) {
     const std::size_t m = shape.m, n = shape.n, dim = shape.dim;
     for (const WeightType type : {WeightType::Bf16, WeightType::Fp16}) {
       const bool bf16 = type == WeightType::Bf16;
       const double rel = bf16 ? 0x1p-7 : 0x1p-10, absStep = bf16 ? 0.0 : 0x1p-24;
-      for (const BatchedPath path : paths()) {
-        const double gradRel =
-            bf16 && path != BatchedPath::Portable && batchedBf16DotProducts() ? 0x1p-8 : 0.0;
-        std::vector<std::uint16_t> in(m * dim), out(n * dim);
-        const auto a = someFloats(m * dim, 1, scale), b = someFloats(n * dim, 2, scale);
-        for (std::size_t i = 0; i < a.size(); ++i) in[i] = bf16 ? floatToBf16(a[i]) : floatToFp16(a[i]);
-        for (std::size_t i = 0; i < b.size(); ++i) out[i] = bf16 ? floatToBf16(b[i]) : floatToFp16(b[i]);
-        auto value = [&](std::uint16_t h) {
-          return static_cast<double>(bf16 ? bf16ToFloat(h) : fp16ToFloat(h));
-        };
-        std::vector<double> c(m * dim), t(n * dim), g(m * n);
-        for (std::size_t i = 0; i < c.size(); ++i) c[i] = value(in[i]);
-        for (std::size_t i = 0; i < t.size(); ++i) t[i] = value(out[i]);
-        for (std::size_t u = 0; u < m; ++u)
-          for (std::size_t v = 0; v < n; ++v) {
-            double sc = 0;
-            for (std::size_t j = 0; j < dim; ++j) sc += c[u * dim + j] * t[v * dim + j];
-            g[u * n + v] = ((v == 0 ? 1.0 : 0.0) - 1.0 / (1.0 + std::exp(-sc))) * alpha;
-          }
-        ThreadState state;
-        state.rng = Rng(7);
-        std::vector<std::int32_t> contexts(m), targets(n);
-        for (std::size_t u = 0; u < m; ++u) contexts[u] = static_cast<std::int32_t>(u);
-        for (std::size_t v = 0; v < n; ++v) targets[v] = static_cast<std::int32_t>(v);
-        batchedWindow(reinterpret_cast<float*>(in.data()), reinterpret_cast<float*>(out.data()),
-                      dim, contexts.data(), m, targets.data(), n, alpha, sigmoid, state, path,
-                      type);
-        // One weight: its old value, what the kernel stored, and the terms g x partner
-        // of its reference update. True when the stored value moved.
-        auto check = [&](double old, std::uint16_t stored, std::size_t partners, auto term) {
-          double ref = old, products = 0;
-          for (std::size_t k = 0; k < partners; ++k) {
-            ref += term(k);
-            products += std::fabs(term(k));
-          }
-          const double delta = static_cast<double>(partners) * alpha * 1e-5 * scale +
-                               1e-5 * (std::fabs(old) + products) + gradRel * products;
-          const double got = value(stored);
-          REQUIRE(std::fabs(got - ref) <= rel * (std::fabs(ref) + delta) + absStep + delta);
-          return got != old;
-        };
-        std::size_t changed = 0;
-        for (std::size_t j = 0; j < dim; ++j) {
+      for (const BatchedPath path : paths())
+        for (const Bf16Update update : {Bf16Update::Pairs, Bf16Update::Halves}) {
+          const bool inPlace = bf16 && path != BatchedPath::Portable && batchedBf16InPlace();
+          if (!inPlace && update == Bf16Update::Halves)
+            continue;  // one run: the update is not used
+          INFO("weights " << (bf16 ? "bf16" : "fp16") << ", path " << static_cast<int>(path)
+                          << ", update " << static_cast<int>(update) << ", m " << m << ", n " << n
+                          << ", dim " << dim);
+          const double gradRel = inPlace && update == Bf16Update::Pairs ? 0x1p-8 : 0.0;
+          std::vector<std::uint16_t> in(m * dim), out(n * dim);
+          const auto a = someFloats(m * dim, 1, scale), b = someFloats(n * dim, 2, scale);
+          for (std::size_t i = 0; i < a.size(); ++i)
+            in[i] = bf16 ? floatToBf16(a[i]) : floatToFp16(a[i]);
+          for (std::size_t i = 0; i < b.size(); ++i)
+            out[i] = bf16 ? floatToBf16(b[i]) : floatToFp16(b[i]);
+          auto value = [&](std::uint16_t h) {
+            return static_cast<double>(bf16 ? bf16ToFloat(h) : fp16ToFloat(h));
+          };
+          std::vector<double> c(m * dim), t(n * dim), g(m * n);
+          for (std::size_t i = 0; i < c.size(); ++i) c[i] = value(in[i]);
+          for (std::size_t i = 0; i < t.size(); ++i) t[i] = value(out[i]);
           for (std::size_t u = 0; u < m; ++u)
-            changed += check(c[u * dim + j], in[u * dim + j], n,
-                             [&](std::size_t v) { return g[u * n + v] * t[v * dim + j]; });
-          for (std::size_t v = 0; v < n; ++v)
-            changed += check(t[v * dim + j], out[v * dim + j], m,
-                             [&](std::size_t u) { return g[u * n + v] * c[u * dim + j]; });
+            for (std::size_t v = 0; v < n; ++v) {
+              double sc = 0;
+              for (std::size_t j = 0; j < dim; ++j) sc += c[u * dim + j] * t[v * dim + j];
+              g[u * n + v] = ((v == 0 ? 1.0 : 0.0) - 1.0 / (1.0 + std::exp(-sc))) * alpha;
+            }
+          ThreadState state;
+          state.rng = Rng(7);
+          state.bf16Update = update;
+          std::vector<std::int32_t> contexts(m), targets(n);
+          for (std::size_t u = 0; u < m; ++u) contexts[u] = static_cast<std::int32_t>(u);
+          for (std::size_t v = 0; v < n; ++v) targets[v] = static_cast<std::int32_t>(v);
+          batchedWindow(reinterpret_cast<float*>(in.data()), reinterpret_cast<float*>(out.data()),
+                        dim, contexts.data(), m, targets.data(), n, alpha, sigmoid, state, path,
+                        type);
+          // One weight: its old value, what the kernel stored, and the terms g x partner
+          // of its reference update. True when the stored value moved.
+          auto check = [&](double old, std::uint16_t stored, std::size_t partners, auto term) {
+            double ref = old, products = 0;
+            for (std::size_t k = 0; k < partners; ++k) {
+              ref += term(k);
+              products += std::fabs(term(k));
+            }
+            const double delta = static_cast<double>(partners) * alpha * 1e-5 * scale +
+                                 1e-5 * (std::fabs(old) + products) + gradRel * products;
+            const double got = value(stored);
+            REQUIRE(std::fabs(got - ref) <= rel * (std::fabs(ref) + delta) + absStep + delta);
+            return got != old;
+          };
+          std::size_t changed = 0;
+          for (std::size_t j = 0; j < dim; ++j) {
+            for (std::size_t u = 0; u < m; ++u)
+              changed += check(c[u * dim + j], in[u * dim + j], n,
+                               [&](std::size_t v) { return g[u * n + v] * t[v * dim + j]; });
+            for (std::size_t v = 0; v < n; ++v)
+              changed += check(t[v * dim + j], out[v * dim + j], m,
+                               [&](std::size_t u) { return g[u * n + v] * c[u * dim + j]; });
+          }
+          // The step moved most weights (updates ~0.02 against steps of at most 2^-8).
+          CHECK(changed > (m + n) * dim / 2);
         }
-        // The step moved most weights (updates ~0.02 against steps of at most 2^-8).
-        CHECK(changed > (m + n) * dim / 2);
-      }
     }
   }
 }
@@ -299,10 +313,11 @@ TEST_CASE("half: the in-place bfloat16 step rounds without bias", "[half]") {
   // The same step from the same 16-bit rows under 4096 seeds: each stored weight is
   // one of the two bfloat16 neighbours of the kernel's float32 value y, chosen so that
   // its mean is y. y is within delta of the float64 reference (the bound of the step
-  // test above, gradient rounding included), and the mean of N roundings is within
-  // 5 sigma / sqrt(N) of y, sigma <= step / 2 <= 2^-8 |y|. A rounding that truncated,
-  // or used biased bits, would be off by a fraction of a step on most weights.
-  if (!batchedBf16DotProducts()) POSVEC_SKIP("this build has no AVX-512 BF16 update");
+  // test above, the pairs update's gradient rounding included), and the mean of N
+  // roundings is within 5 sigma / sqrt(N) of y, sigma <= step / 2 <= 2^-8 |y|. A
+  // rounding that truncated, or used biased bits, would be off by a fraction of a
+  // step on most weights. Both in-place updates.
+  if (!batchedBf16InPlace()) POSVEC_SKIP("this build has no AVX-512 BF16 update");
   const std::size_t m = 2, n = 3, dim = 40, runs = 4096;
   const float alpha = 0.1f, scale = 0.5f;
   const Sigmoid sigmoid;
@@ -319,36 +334,41 @@ TEST_CASE("half: the in-place bfloat16 step rounds without bias", "[half]") {
       for (std::size_t j = 0; j < dim; ++j) sc += c[u * dim + j] * t[v * dim + j];
       g[u * n + v] = ((v == 0 ? 1.0 : 0.0) - 1.0 / (1.0 + std::exp(-sc))) * alpha;
     }
-  std::vector<double> sumIn(m * dim, 0.0), sumOut(n * dim, 0.0);
   const std::int32_t contexts[] = {0, 1}, targets[] = {0, 1, 2};
-  for (std::size_t r = 0; r < runs; ++r) {
-    std::vector<std::uint16_t> in = in0, out = out0;
-    ThreadState state;
-    state.rng = Rng(1000 + r);
-    batchedWindow(reinterpret_cast<float*>(in.data()), reinterpret_cast<float*>(out.data()), dim,
-                  contexts, m, targets, n, alpha, sigmoid, state, BatchedPath::Avx512,
-                  WeightType::Bf16);
-    for (std::size_t i = 0; i < in.size(); ++i) sumIn[i] += bf16ToFloat(in[i]);
-    for (std::size_t i = 0; i < out.size(); ++i) sumOut[i] += bf16ToFloat(out[i]);
-  }
-  auto check = [&](double old, double sum, std::size_t partners, auto term) {
-    double ref = old, products = 0;
-    for (std::size_t k = 0; k < partners; ++k) {
-      ref += term(k);
-      products += std::fabs(term(k));
+  for (const Bf16Update update : {Bf16Update::Pairs, Bf16Update::Halves}) {
+    INFO("update " << static_cast<int>(update));
+    const double gradRel = update == Bf16Update::Pairs ? 0x1p-8 : 0.0;
+    std::vector<double> sumIn(m * dim, 0.0), sumOut(n * dim, 0.0);
+    for (std::size_t r = 0; r < runs; ++r) {
+      std::vector<std::uint16_t> in = in0, out = out0;
+      ThreadState state;
+      state.rng = Rng(1000 + r);
+      state.bf16Update = update;
+      batchedWindow(reinterpret_cast<float*>(in.data()), reinterpret_cast<float*>(out.data()), dim,
+                    contexts, m, targets, n, alpha, sigmoid, state, BatchedPath::Avx512,
+                    WeightType::Bf16);
+      for (std::size_t i = 0; i < in.size(); ++i) sumIn[i] += bf16ToFloat(in[i]);
+      for (std::size_t i = 0; i < out.size(); ++i) sumOut[i] += bf16ToFloat(out[i]);
     }
-    const double delta = static_cast<double>(partners) * alpha * 1e-5 * scale +
-                         1e-5 * (std::fabs(old) + products) + 0x1p-8 * products;
-    const double sigma = 0x1p-8 * (std::fabs(ref) + delta);
-    REQUIRE(std::fabs(sum / runs - ref) <= delta + 5 * sigma / std::sqrt(double(runs)));
-  };
-  for (std::size_t j = 0; j < dim; ++j) {
-    for (std::size_t u = 0; u < m; ++u)
-      check(c[u * dim + j], sumIn[u * dim + j], n,
-            [&](std::size_t v) { return g[u * n + v] * t[v * dim + j]; });
-    for (std::size_t v = 0; v < n; ++v)
-      check(t[v * dim + j], sumOut[v * dim + j], m,
-            [&](std::size_t u) { return g[u * n + v] * c[u * dim + j]; });
+    auto check = [&](double old, double sum, std::size_t partners, auto term) {
+      double ref = old, products = 0;
+      for (std::size_t k = 0; k < partners; ++k) {
+        ref += term(k);
+        products += std::fabs(term(k));
+      }
+      const double delta = static_cast<double>(partners) * alpha * 1e-5 * scale +
+                           1e-5 * (std::fabs(old) + products) + gradRel * products;
+      const double sigma = 0x1p-8 * (std::fabs(ref) + delta);
+      REQUIRE(std::fabs(sum / runs - ref) <= delta + 5 * sigma / std::sqrt(double(runs)));
+    };
+    for (std::size_t j = 0; j < dim; ++j) {
+      for (std::size_t u = 0; u < m; ++u)
+        check(c[u * dim + j], sumIn[u * dim + j], n,
+              [&](std::size_t v) { return g[u * n + v] * t[v * dim + j]; });
+      for (std::size_t v = 0; v < n; ++v)
+        check(t[v * dim + j], sumOut[v * dim + j], m,
+              [&](std::size_t u) { return g[u * n + v] * c[u * dim + j]; });
+    }
   }
 }
 
@@ -395,15 +415,17 @@ TEST_CASE("half: training in 16 bits, model files and one seed's bits", "[half]"
     const ModelState b = train(corpus, smallConfig(type));
     // One seed, one thread: the same bits, the packed matrices included.
     REQUIRE(a.input.size() == b.input.size());
-    CHECK(std::memcmp(a.input.data(), b.input.data(), static_cast<std::size_t>(a.input.size()) * 2) == 0);
-    CHECK(std::memcmp(a.output.data(), b.output.data(), static_cast<std::size_t>(a.output.size()) * 2) == 0);
+    CHECK(std::memcmp(a.input.data(), b.input.data(),
+                      static_cast<std::size_t>(a.input.size()) * 2) == 0);
+    CHECK(std::memcmp(a.output.data(), b.output.data(),
+                      static_cast<std::size_t>(a.output.size()) * 2) == 0);
     const std::vector<float> vectors = inputOf(a);
     // Every value is a 16-bit value, and training moved them.
     int moved = 0;
     for (float x : vectors) {
       REQUIRE(std::isfinite(x));
-      const double r = type == WeightType::Bf16 ? roundSignificant(x, 8, -1000)
-                                                : roundSignificant(x, 11, -24);
+      const double r =
+          type == WeightType::Bf16 ? roundSignificant(x, 8, -1000) : roundSignificant(x, 11, -24);
       REQUIRE(static_cast<double>(x) == r);
     }
     const ModelState fp32 = train(corpus, smallConfig(WeightType::Fp32));
@@ -446,8 +468,7 @@ std::size_t residentPages(const void* from, const void* to) {
 
 }  // namespace
 
-TEST_CASE("half: a new 16-bit model never gives memory to its matrices' second halves",
-          "[half]") {
+TEST_CASE("half: a new 16-bit model never gives memory to its matrices' second halves", "[half]") {
   // 12,000 words at dim 512: 24.6 MB a float32-sized matrix, large enough for
   // huge pages, of which the 16-bit values fill the first half.
   std::vector<Sentence> sentences;
@@ -532,8 +553,8 @@ TEST_CASE("half: posvec train --weights, resume across weight types, dry run", "
   std::string text;
   for (int i = 0; i < 200; ++i) text += "the cat sat on a mat\nthe dog ran far\na cat ran\n";
   test::writeText(corpus, text);
-  const std::string train = "-q train --pretokenized --min-count 1 --dim 8 -t 1 --seed 3 " +
-                            test::quote(corpus) + " ";
+  const std::string train =
+      "-q train --pretokenized --min-count 1 --dim 8 -t 1 --seed 3 " + test::quote(corpus) + " ";
   const std::string resume = "-q train --pretokenized -t 1 " + test::quote(corpus) + " ";
   // A bad value: one line, the configuration errors' exit code.
   const test::RunResult bad = test::runCli(train + "--epochs 1 -o - --weights fp8");
@@ -560,10 +581,12 @@ TEST_CASE("half: posvec train --weights, resume across weight types, dry run", "
   CHECK(swDry.out.find("matrices with weights fp32: ") != std::string::npos);
   // float32 -> bf16 -> fp32, each resumed from the last model file.
   const std::string m = test::quote(dir.file("m.posvec"));
-  REQUIRE(test::runCli(train + "--epochs 1 -o " + test::quote(dir.file("a.txt")) +
-                       " --save-model " + m).status == 0);
-  const test::RunResult up = test::runCli(resume + "--resume " + m + " --epochs 1 --weights bf16 -o " +
-                                          test::quote(dir.file("b.txt")) + " --save-model " + m);
+  REQUIRE(
+      test::runCli(train + "--epochs 1 -o " + test::quote(dir.file("a.txt")) + " --save-model " + m)
+          .status == 0);
+  const test::RunResult up =
+      test::runCli(resume + "--resume " + m + " --epochs 1 --weights bf16 -o " +
+                   test::quote(dir.file("b.txt")) + " --save-model " + m);
   INFO(up.err);
   REQUIRE(up.status == 0);
   ModelState model = loadModel(dir.file("m.posvec"));
@@ -572,22 +595,25 @@ TEST_CASE("half: posvec train --weights, resume across weight types, dry run", "
   for (Eigen::Index i = 0; i < model.input.size(); ++i)
     REQUIRE((floatBits(model.input.data()[i]) & 0xFFFFu) == 0);  // bfloat16 values
   // Without --weights the model's type goes on; with it, float32 again.
-  const test::RunResult down = test::runCli(resume + "--resume " + m +
-                                            " --epochs 1 --weights fp32 -o " +
-                                            test::quote(dir.file("c.txt.bin")) + " --save-model " + m);
+  const test::RunResult down =
+      test::runCli(resume + "--resume " + m + " --epochs 1 --weights fp32 -o " +
+                   test::quote(dir.file("c.txt.bin")) + " --save-model " + m);
   INFO(down.err);
   REQUIRE(down.status == 0);
   model = loadModel(dir.file("m.posvec"));
   CHECK(TrainConfig::deserialize(model.config).weights == WeightType::Fp32);
   CHECK(model.epochsDone == 3);
   // The dry run shows the matrices in both types: 2 x 9 words x 8 x 4 bytes, and half.
-  const test::RunResult dry = test::runCli("train --pretokenized --min-count 1 --dim 8 " +
-                                           test::quote(corpus) + " -o x.bin --dry-run --weights bf16");
+  const test::RunResult dry =
+      test::runCli("train --pretokenized --min-count 1 --dim 8 " + test::quote(corpus) +
+                   " -o x.bin --dry-run --weights bf16");
   INFO(dry.err);
-  CHECK(dry.out.find("matrices with weights fp32: 0.0 MiB, bf16 or fp16: 0.0 MiB (--weights bf16)") !=
-        std::string::npos);
-  const test::RunResult json = test::runCli("train --pretokenized --min-count 1 --dim 8 " +
-                                            test::quote(corpus) + " -o x.bin --dry-run --json --weights fp16");
+  CHECK(
+      dry.out.find("matrices with weights fp32: 0.0 MiB, bf16 or fp16: 0.0 MiB (--weights bf16)") !=
+      std::string::npos);
+  const test::RunResult json =
+      test::runCli("train --pretokenized --min-count 1 --dim 8 " + test::quote(corpus) +
+                   " -o x.bin --dry-run --json --weights fp16");
   CHECK(json.out.find("\"matrices_bytes_fp32\": 576") != std::string::npos);
   CHECK(json.out.find("\"matrices_bytes_16bit\": 288") != std::string::npos);
   CHECK(json.out.find("\"matrices_bytes\": 288") != std::string::npos);

@@ -417,7 +417,7 @@ TEST_CASE("kernel_batched probes see bfloat16 rows in place", "[kernel_batched]"
   // (KernelBlock::valueBytes 2): the memory probe leaves the matrices' bytes as they
   // were and computes nothing, the cache probe computes on its bfloat16 stand-in rows
   // (they move) and leaves the matrices' bytes as they were too.
-  if (!detail::batchedBf16DotProducts()) POSVEC_SKIP("this build has no AVX-512 BF16 update");
+  if (!detail::batchedBf16InPlace()) POSVEC_SKIP("this build has no AVX-512 BF16 update");
   const std::vector<std::int32_t> ids = hashedIds(3, 200, 600);
   TrainConfig c = batchedConfig();
   c.dim = 24;

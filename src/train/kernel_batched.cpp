@@ -1,11 +1,14 @@
 #include "kernel_batched.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <utility>
 
 #include "half.hpp"
+#include "posvec/error.hpp"
 #include "posvec/kernel_probe.hpp"
 #include "row_math.hpp"
 
@@ -42,12 +45,27 @@ bool batchedAvx512Compiled() {
 #endif
 }
 
-bool batchedBf16DotProducts() {
+bool batchedBf16InPlace() {
 #if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
   return true;
 #else
   return false;
 #endif
+}
+
+Bf16Update batchedBf16Update() {
+  static const Bf16Update chosen = [] {
+    // The benchmarks' override: both kernels on one machine.
+    const char* env = std::getenv("POSVEC_BF16_UPDATE");
+    const std::string name = env ? env : "";
+    if (name == "pairs") return Bf16Update::Pairs;
+    if (name == "halves") return Bf16Update::Halves;
+    if (!name.empty())
+      throw ConfigError("the environment variable POSVEC_BF16_UPDATE is '" + name +
+                        "': set it to pairs or halves, or unset it");
+    return __builtin_cpu_is("amd") ? Bf16Update::Pairs : Bf16Update::Halves;
+  }();
+  return chosen;
 }
 
 namespace {
@@ -80,7 +98,6 @@ std::size_t uniqueRows(const std::int32_t* ids, std::size_t n, std::int32_t skip
   }
   return k;
 }
-
 
 // One cell's loss (added to `loss`) and gradient coefficient, in the scalar
 // functions: weight pos as a positive prediction, neg as a negative one. The
@@ -151,7 +168,6 @@ void updatePortable(const Block& b) {
   if (j < b.dim) updateChunk<0>(b, j, b.dim - j);
 }
 
-
 #if defined(__AVX512F__)
 // _mm512_shuffle_f32x4 with every lane kept (GCC 12's unmasked form reads an
 // "undefined" value and warns).
@@ -206,7 +222,9 @@ struct Bf16Rows {
   static Vec loadTail(std::size_t count, const std::uint16_t* p) {
     return _mm512_maskz_loadu_epi16(static_cast<__mmask32>((std::uint64_t{1} << count) - 1), p);
   }
-  static __m512 madd(__m512 acc, Vec a, Vec b) { return _mm512_dpbf16_ps(acc, asBf16(a), asBf16(b)); }
+  static __m512 madd(__m512 acc, Vec a, Vec b) {
+    return _mm512_dpbf16_ps(acc, asBf16(a), asBf16(b));
+  }
 };
 #endif
 
@@ -234,27 +252,27 @@ void scoreTile(const TileRows<L>& b, float* s, std::size_t u, std::size_t v) {
   // keeps in registers but also stores to the stack at every step. a<k><i> is
   // target k against context i; tiles smaller than 4 x 4 leave the rest zero.
   __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00,
-         a12 = a00, a13 = a00, a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00,
-         a31 = a00, a32 = a00, a33 = a00;
-#define POSVEC_TILE_STEP(LOAD)                                                          \
-  {                                                                                     \
-    typename L::Vec c0 = LOAD(c[0] + j), c1 = LOAD(c[1] + j), c2 = LOAD(c[2] + j),      \
-                    c3 = LOAD(c[3] + j);                                                \
-    /* Opaque to GCC 12, which would load each again for every FMA (load-bound). */   \
-    asm("" : "+v"(c0), "+v"(c1), "+v"(c2), "+v"(c3));                                   \
-    POSVEC_TILE_ROW(0, LOAD)                                                            \
-    POSVEC_TILE_ROW(1, LOAD)                                                            \
-    POSVEC_TILE_ROW(2, LOAD)                                                            \
-    POSVEC_TILE_ROW(3, LOAD)                                                            \
+         a12 = a00, a13 = a00, a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00,
+         a32 = a00, a33 = a00;
+#define POSVEC_TILE_STEP(LOAD)                                                      \
+  {                                                                                 \
+    typename L::Vec c0 = LOAD(c[0] + j), c1 = LOAD(c[1] + j), c2 = LOAD(c[2] + j),  \
+                    c3 = LOAD(c[3] + j);                                            \
+    /* Opaque to GCC 12, which would load each again for every FMA (load-bound). */ \
+    asm("" : "+v"(c0), "+v"(c1), "+v"(c2), "+v"(c3));                               \
+    POSVEC_TILE_ROW(0, LOAD)                                                        \
+    POSVEC_TILE_ROW(1, LOAD)                                                        \
+    POSVEC_TILE_ROW(2, LOAD)                                                        \
+    POSVEC_TILE_ROW(3, LOAD)                                                        \
   }
-#define POSVEC_TILE_ROW(k, LOAD)                                   \
-  if constexpr (V > k) {                                           \
-    typename L::Vec tv = LOAD(t[k] + j);                           \
-    asm("" : "+v"(tv));                                            \
-    a##k##0 = L::madd(a##k##0, c0, tv);                            \
-    if constexpr (U > 1) a##k##1 = L::madd(a##k##1, c1, tv);       \
-    if constexpr (U > 2) a##k##2 = L::madd(a##k##2, c2, tv);       \
-    if constexpr (U > 3) a##k##3 = L::madd(a##k##3, c3, tv);       \
+#define POSVEC_TILE_ROW(k, LOAD)                             \
+  if constexpr (V > k) {                                     \
+    typename L::Vec tv = LOAD(t[k] + j);                     \
+    asm("" : "+v"(tv));                                      \
+    a##k##0 = L::madd(a##k##0, c0, tv);                      \
+    if constexpr (U > 1) a##k##1 = L::madd(a##k##1, c1, tv); \
+    if constexpr (U > 2) a##k##2 = L::madd(a##k##2, c2, tv); \
+    if constexpr (U > 3) a##k##3 = L::madd(a##k##3, c3, tv); \
   }
 #define POSVEC_FULL(p) L::load(p)
 #define POSVEC_TAIL(p) L::loadTail(tail, p)
@@ -272,9 +290,12 @@ void scoreTile(const TileRows<L>& b, float* s, std::size_t u, std::size_t v) {
   const __mmask8 cols = static_cast<__mmask8>((1u << V) - 1);
   float* row = s + u * b.n + v;
   _mm_mask_storeu_ps(row, cols, _mm512_maskz_extractf32x4_ps(0xF, sums, 0));
-  if constexpr (U > 1) _mm_mask_storeu_ps(row + b.n, cols, _mm512_maskz_extractf32x4_ps(0xF, sums, 1));
-  if constexpr (U > 2) _mm_mask_storeu_ps(row + 2 * b.n, cols, _mm512_maskz_extractf32x4_ps(0xF, sums, 2));
-  if constexpr (U > 3) _mm_mask_storeu_ps(row + 3 * b.n, cols, _mm512_maskz_extractf32x4_ps(0xF, sums, 3));
+  if constexpr (U > 1)
+    _mm_mask_storeu_ps(row + b.n, cols, _mm512_maskz_extractf32x4_ps(0xF, sums, 1));
+  if constexpr (U > 2)
+    _mm_mask_storeu_ps(row + 2 * b.n, cols, _mm512_maskz_extractf32x4_ps(0xF, sums, 2));
+  if constexpr (U > 3)
+    _mm_mask_storeu_ps(row + 3 * b.n, cols, _mm512_maskz_extractf32x4_ps(0xF, sums, 3));
 }
 
 template <typename L, int U>
@@ -282,10 +303,17 @@ void scoreRows(const TileRows<L>& b, float* s, std::size_t u) {
   std::size_t v = 0;
   for (; v + 4 <= b.n; v += 4) scoreTile<L, U, 4>(b, s, u, v);
   switch (b.n - v) {
-    case 3: scoreTile<L, U, 3>(b, s, u, v); break;
-    case 2: scoreTile<L, U, 2>(b, s, u, v); break;
-    case 1: scoreTile<L, U, 1>(b, s, u, v); break;
-    default: break;
+    case 3:
+      scoreTile<L, U, 3>(b, s, u, v);
+      break;
+    case 2:
+      scoreTile<L, U, 2>(b, s, u, v);
+      break;
+    case 1:
+      scoreTile<L, U, 1>(b, s, u, v);
+      break;
+    default:
+      break;
   }
 }
 
@@ -295,10 +323,17 @@ void scoresTiled(const TileRows<L>& b, float* s) {
   std::size_t u = 0;
   for (; u + 4 <= b.m; u += 4) scoreRows<L, 4>(b, s, u);
   switch (b.m - u) {
-    case 3: scoreRows<L, 3>(b, s, u); break;
-    case 2: scoreRows<L, 2>(b, s, u); break;
-    case 1: scoreRows<L, 1>(b, s, u); break;
-    default: break;
+    case 3:
+      scoreRows<L, 3>(b, s, u);
+      break;
+    case 2:
+      scoreRows<L, 2>(b, s, u);
+      break;
+    case 1:
+      scoreRows<L, 1>(b, s, u);
+      break;
+    default:
+      break;
   }
 }
 
@@ -318,7 +353,8 @@ void updateAvx512(const Block& b, std::size_t u0, Group group) {
   float* const* ctx = b.ctx + u0;
   for (std::size_t j = 0; j < b.dim; j += 16) {
     const std::size_t left = b.dim - j;
-    const __mmask16 mask = left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+    const __mmask16 mask =
+        left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
     __m512 c[M], dc[M];
     for (int u = 0; u < M; ++u) {
       c[u] = _mm512_maskz_loadu_ps(mask, ctx[u] + j);
@@ -342,25 +378,29 @@ void updateAvx512(const Block& b, std::size_t u0, Group group) {
       }
       _mm512_mask_storeu_ps(tp, mask, _mm512_add_ps(acc0, acc1));
     }
-    for (int u = 0; u < M; ++u)
-      _mm512_mask_storeu_ps(ctx[u] + j, mask, _mm512_add_ps(c[u], dc[u]));
+    for (int u = 0; u < M; ++u) _mm512_mask_storeu_ps(ctx[u] + j, mask, _mm512_add_ps(c[u], dc[u]));
   }
 }
 
 #if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define POSVEC_FUSED_BF16 1
 // bfloat16 weights without the float32 scratch: the block's rows are read in
-// place, the scores by AVX-512 BF16 dot products (each product of two bfloat16
-// values exact in float32, summed in float32) and the update widens each 16-value
-// chunk, updates it in float32 and writes it back rounded stochastically.
+// place and the scores are AVX-512 BF16 dot products (each product of two bfloat16
+// values exact in float32, summed in float32). Two update kernels follow
+// (Bf16Update): "pairs" multiplies with AVX-512 BF16 dot products too, "halves"
+// widens the rows' values and multiplies with float32 FMAs. Either writes each
+// updated chunk back rounded stochastically.
 struct Block16 {
   std::size_t dim, m, n;
   std::uint16_t* const* ctx;  // M bfloat16 row pointers into input
   std::uint16_t* const* tgt;  // N bfloat16 row pointers into output
   const float* g;             // M x N
-  float* now;                 // N x dim: T's float32 values between groups
-  std::uint32_t* pairs;       // gradientPairs' scratch for one group
+  float* now;                 // N x pad32(dim): T's float32 values between groups
+  std::uint32_t* pairs;       // gradientPairs' scratch for one group (pairs kernel)
 };
+
+// The stride of Block16::now: dim rounded up to whole 32-value chunks.
+inline std::size_t pad32(std::size_t dim) { return (dim + 31) / 32 * 32; }
 
 // Random bits for stochastic rounding of two 16-value chunks at a time: each step
 // of the 16 xorshift32 lanes gives its low halves to one chunk and its high halves
@@ -376,27 +416,29 @@ struct ChunkBits {
   __m512i high() const { return _mm512_srli_epi32(lanes, 16); }
 };
 
+// Either kernel updates the contexts [u0, u0 + M) of a block, with their chunks and
+// sums in registers. A block of several groups keeps T's running float32 values
+// (`now`) in scratch and writes T's rows only in its last group, so each row is
+// rounded once a block and every group reads T's old values from the rows.
+enum class Group16 { Only, First, Middle, Last };
+
 // x rounded stochastically to bfloat16 with r's low 16 bits (floatToBf16Stochastic).
 inline void storeBf16(std::uint16_t* p, __mmask16 mask, __m512 x, __m512i r) {
   const __m512i h = _mm512_srli_epi32(_mm512_add_epi32(_mm512_castps_si512(x), r), 16);
   _mm256_mask_storeu_epi16(p, mask, _mm512_cvtepi32_epi16(h));
 }
 
-// updateAvx512 on bfloat16 rows, with the products as AVX-512 BF16 dot products of
-// pairs: a target's chunk adds (c_u, c_u+1) . (g_uv, g_u+1,v) per pair of contexts and
-// a context's chunk (t_v, t_v+1) . (g_uv, g_u,v+1) per pair of targets, the gradient
-// coefficients rounded to bfloat16 (to nearest) and every sum in float32: half the
-// multiply-add instructions of float32's update. A block of several groups keeps
-// T's running float32 values (`now`) in scratch and writes T's rows only in its
-// last group, so each row is rounded once a block and every group reads T's old
-// values from the rows themselves.
-enum class Group16 { Only, First, Middle, Last };
+// The pairs kernel: updateAvx512 on bfloat16 rows, with the products as AVX-512
+// BF16 dot products of pairs: a target's chunk adds (c_u, c_u+1) . (g_uv, g_u+1,v)
+// per pair of contexts and a context's chunk (t_v, t_v+1) . (g_uv, g_u,v+1) per pair
+// of targets, 16 values a chunk, the gradient coefficients rounded to bfloat16 (to
+// nearest) and every sum in float32: half the multiply-add instructions of float32's
+// update, plus the shuffles that pair the rows.
 
 // Lanes i of a and b as pairs (a_i, b_i), i = 0..15: 32 bfloat16 values.
 inline __m512i interleave16(__m256i a, __m256i b) {
-  const __m512i pairs = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9,
-                                         40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33,
-                                         1, 32, 0);
+  const __m512i pairs = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40,
+                                         8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
   return _mm512_permutex2var_epi16(_mm512_castsi256_si512(a), pairs, _mm512_castsi256_si512(b));
 }
 
@@ -411,9 +453,9 @@ inline __m512 widenBf16(__m256i h) {
 void gradientPairs(const float* g, std::size_t n, std::size_t m, std::uint32_t* gt,
                    std::uint32_t* gc) {
   const std::size_t nq = (n + 1) / 2;
-  const __m512i lowHigh = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9,
-                                           24, 8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17,
-                                           1, 16, 0);
+  const __m512i lowHigh =
+      _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
+                       21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
   for (std::size_t p = 0; 2 * p < m; ++p) {
     const float* lo = g + 2 * p * n;
     const float* hi = lo + n;
@@ -445,13 +487,13 @@ void gradientPairs(const float* g, std::size_t n, std::size_t m, std::uint32_t* 
 }
 
 template <int M>
-void updateBf16(const Block16& b, std::size_t u0, Group16 group, ChunkBits& bits) {
+void updateBf16Pairs(const Block16& b, std::size_t u0, Group16 group, ChunkBits& bits) {
   constexpr int P = (M + 1) / 2;
   // Locals, not b's fields: the 16-bit stores may alias anything, and would make
   // the compiler reload every field (and the bits) after each of them.
   std::uint16_t* const* ctx = b.ctx + u0;
   std::uint16_t* const* tgt = b.tgt;
-  const std::size_t dim = b.dim, n = b.n, nq = (n + 1) / 2;
+  const std::size_t dim = b.dim, n = b.n, nq = (n + 1) / 2, stride = pad32(dim);
   float* const nowBase = b.now;
   std::uint32_t* const gt = b.pairs;
   std::uint32_t* const gc = gt + static_cast<std::size_t>(P) * 2 * nq;
@@ -461,7 +503,8 @@ void updateBf16(const Block16& b, std::size_t u0, Group16 group, ChunkBits& bits
   const bool store16 = group == Group16::Only || group == Group16::Last;
   for (std::size_t j = 0; j < dim; j += 16) {
     const std::size_t left = dim - j;
-    const __mmask16 mask = left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+    const __mmask16 mask =
+        left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
     __m512i cp[P];
     __m512 dc[M];
     for (int p = 0; p < P; ++p) {
@@ -485,26 +528,29 @@ void updateBf16(const Block16& b, std::size_t u0, Group16 group, ChunkBits& bits
         now0 = widenBf16(h0);
         now1 = widenBf16(h1);
       } else {
-        now0 = _mm512_maskz_loadu_ps(mask, nowBase + v * dim + j);
-        now1 = second ? _mm512_maskz_loadu_ps(mask, nowBase + (v + 1) * dim + j)
+        now0 = _mm512_maskz_loadu_ps(mask, nowBase + v * stride + j);
+        now1 = second ? _mm512_maskz_loadu_ps(mask, nowBase + (v + 1) * stride + j)
                       : _mm512_setzero_ps();
       }
       const __m512bh tp = asBf16(interleave16(h0, h1));
       for (int p = 0; p < P; ++p) {
         const std::uint32_t* pg = gt + static_cast<std::size_t>(p) * 2 * nq + v;
-        now0 = _mm512_dpbf16_ps(now0, asBf16(cp[p]), asBf16(_mm512_set1_epi32(static_cast<int>(pg[0]))));
-        now1 = _mm512_dpbf16_ps(now1, asBf16(cp[p]), asBf16(_mm512_set1_epi32(static_cast<int>(pg[1]))));
+        now0 = _mm512_dpbf16_ps(now0, asBf16(cp[p]),
+                                asBf16(_mm512_set1_epi32(static_cast<int>(pg[0]))));
+        now1 = _mm512_dpbf16_ps(now1, asBf16(cp[p]),
+                                asBf16(_mm512_set1_epi32(static_cast<int>(pg[1]))));
       }
       for (int u = 0; u < M; ++u)
         dc[u] = _mm512_dpbf16_ps(
-            dc[u], tp, asBf16(_mm512_set1_epi32(static_cast<int>(gc[static_cast<std::size_t>(u) * nq + q]))));
+            dc[u], tp,
+            asBf16(_mm512_set1_epi32(static_cast<int>(gc[static_cast<std::size_t>(u) * nq + q]))));
       if (store16) {
         r.step();
         storeBf16(tgt[v] + j, mask, now0, r.low());
         if (second) storeBf16(tgt[v + 1] + j, mask, now1, r.high());
       } else {
-        _mm512_mask_storeu_ps(nowBase + v * dim + j, mask, now0);
-        if (second) _mm512_mask_storeu_ps(nowBase + (v + 1) * dim + j, mask, now1);
+        _mm512_mask_storeu_ps(nowBase + v * stride + j, mask, now0);
+        if (second) _mm512_mask_storeu_ps(nowBase + (v + 1) * stride + j, mask, now1);
       }
     }
     for (int p = 0; p < P; ++p) {
@@ -516,20 +562,118 @@ void updateBf16(const Block16& b, std::size_t u0, Group16 group, ChunkBits& bits
   bits = r;
 }
 
-template <std::size_t... I>
+// A 32-bit lane of 32 bfloat16 values holds value 2i in its low half and 2i + 1 in
+// its high half. Half 0 (the even values) and half 1 (the odd ones) as float32,
+// exactly: a shift or a mask, no shuffle across lanes. The update is elementwise,
+// so the order its lanes hold the values in does not matter.
+template <int H>
+inline __m512 halfOf(__m512i x) {
+  if constexpr (H == 0) return _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
+  return _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
+}
+
+// x rounded stochastically to bfloat16 with r's low 16 bits (floatToBf16Stochastic)
+// and stored as half H of the 32 values at p: the words `words` selects (a chunk's
+// live words, 0x5555... for half 0, 0xAAAA... for half 1).
+template <int H>
+inline void storeHalf(std::uint16_t* p, __mmask32 words, __m512 x, __m512i r) {
+  const __m512i rounded = _mm512_add_epi32(_mm512_castps_si512(x), r);
+  _mm512_mask_storeu_epi16(p, words, H == 0 ? _mm512_srli_epi32(rounded, 16) : rounded);
+}
+
+// The halves kernel: updateAvx512 on bfloat16 rows, one half of every 32-value
+// chunk at a time (half 0 of every chunk, then half 1, so that no chunk is read
+// back right after its masked store): per half the rows' 16 values are loaded,
+// widened exactly, updated with float32 FMAs and stored rounded, the arithmetic of
+// float32's update with no shuffle.
+
+template <int M, int H>
+void updateBf16Half(const Block16& b, std::size_t u0, Group16 group, ChunkBits& r) {
+  // Locals, not b's fields: the 16-bit stores may alias anything, and would make
+  // the compiler reload every field (and the bits) after each of them.
+  std::uint16_t* const* ctx = b.ctx + u0;
+  std::uint16_t* const* tgt = b.tgt;
+  const std::size_t dim = b.dim, n = b.n, stride = pad32(dim);
+  const float* const g = b.g + u0 * n;
+  float* const nowBase = b.now;
+  const bool load16 = group == Group16::Only || group == Group16::First;
+  const bool store16 = group == Group16::Only || group == Group16::Last;
+  const __mmask32 half = H == 0 ? __mmask32(0x55555555u) : __mmask32(0xAAAAAAAAu);
+  for (std::size_t j = 0; j < dim; j += 32) {
+    const std::size_t left = dim - j;
+    const __mmask32 live = left >= 32 ? __mmask32(0xFFFFFFFFu)
+                                      : static_cast<__mmask32>((std::uint64_t{1} << left) - 1);
+    const __mmask32 words = live & half;
+    __m512 c[M], dc[M];
+    for (int u = 0; u < M; ++u) {
+      c[u] = halfOf<H>(_mm512_maskz_loadu_epi16(live, ctx[u] + j));
+      dc[u] = _mm512_setzero_ps();
+    }
+    for (std::size_t v = 0; v < n; ++v) {
+      // T's old values: its rows are written by the last group only.
+      const __m512 t = halfOf<H>(_mm512_maskz_loadu_epi16(live, tgt[v] + j));
+      float* nowp = nowBase + v * stride + j + 16 * H;
+      // Two partial sums halve the dependency chain through the target's chunk.
+      __m512 acc0 = load16 ? t : _mm512_loadu_ps(nowp), acc1 = _mm512_setzero_ps();
+      for (int u = 0; u < M; ++u) {
+        const __m512 gv = _mm512_set1_ps(g[static_cast<std::size_t>(u) * n + v]);
+        if (u & 1)
+          acc1 = _mm512_fmadd_ps(gv, c[u], acc1);
+        else
+          acc0 = _mm512_fmadd_ps(gv, c[u], acc0);
+        dc[u] = _mm512_fmadd_ps(gv, t, dc[u]);
+      }
+      const __m512 now = _mm512_add_ps(acc0, acc1);
+      if (store16) {
+        if ((v & 1) == 0) r.step();
+        storeHalf<H>(tgt[v] + j, words, now, (v & 1) == 0 ? r.low() : r.high());
+      } else {
+        _mm512_storeu_ps(nowp, now);
+      }
+    }
+    for (int u = 0; u < M; ++u) {
+      if ((u & 1) == 0) r.step();
+      storeHalf<H>(ctx[u] + j, words, _mm512_add_ps(c[u], dc[u]),
+                   (u & 1) == 0 ? r.low() : r.high());
+    }
+  }
+}
+
+template <int M>
+void updateBf16Halves(const Block16& b, std::size_t u0, Group16 group, ChunkBits& bits) {
+  ChunkBits r = bits;
+  updateBf16Half<M, 0>(b, u0, group, r);
+  updateBf16Half<M, 1>(b, u0, group, r);
+  bits = r;
+}
+
+template <template <int> class Kernel, std::size_t... I>
 void updateBf16Groups(const Block16& b, ChunkBits& bits, std::index_sequence<I...>) {
   using Fn = void (*)(const Block16&, std::size_t, Group16, ChunkBits&);
-  static constexpr Fn table[] = {&updateBf16<static_cast<int>(I) + 1>...};
+  static constexpr Fn table[] = {&Kernel<static_cast<int>(I) + 1>::run...};
   if (b.m <= kMaxRegisterRows) return table[b.m - 1](b, 0, Group16::Only, bits);
   const std::size_t groups = (b.m + kMaxRegisterRows - 1) / kMaxRegisterRows;
   const std::size_t size = (b.m + groups - 1) / groups;
   for (std::size_t u0 = 0; u0 < b.m; u0 += size) {
-    const Group16 group = u0 == 0               ? Group16::First
+    const Group16 group = u0 == 0            ? Group16::First
                           : u0 + size >= b.m ? Group16::Last
-                                               : Group16::Middle;
+                                             : Group16::Middle;
     table[std::min(size, b.m - u0) - 1](b, u0, group, bits);
   }
 }
+
+template <int M>
+struct PairsKernel {
+  static void run(const Block16& b, std::size_t u0, Group16 g, ChunkBits& r) {
+    updateBf16Pairs<M>(b, u0, g, r);
+  }
+};
+template <int M>
+struct HalvesKernel {
+  static void run(const Block16& b, std::size_t u0, Group16 g, ChunkBits& r) {
+    updateBf16Halves<M>(b, u0, g, r);
+  }
+};
 #endif
 
 // Loss and gradient coefficients of the k scores in g, 16 at a time: the table
@@ -545,8 +689,7 @@ double lossAndGradientsAvx512(float* g, const float* pos, const float* neg, std:
   const float* sigT = sig.sigmoidPairs();
   const float* spT = sig.softplusPairs();
   const __m512 kmax = _mm512_set1_ps(Sigmoid::kMax), scale = _mm512_set1_ps(Sigmoid::scale());
-  const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps(),
-               va = _mm512_set1_ps(alpha);
+  const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps(), va = _mm512_set1_ps(alpha);
   const __m512 absMask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FFFFFFF));
   __m512d acc = _mm512_setzero_pd();
   double scalarLoss = 0;
@@ -563,8 +706,7 @@ double lossAndGradientsAvx512(float* g, const float* pos, const float* neg, std:
   auto lookup = [&](const float* pairs, __m512i i, __m512 f) {
     const auto* p = reinterpret_cast<const double*>(pairs);
     const __m512 lo = _mm512_castpd_ps(_mm512_i32gather_pd(_mm512_castsi512_si256(i), p, 8));
-    const __m512 hi =
-        _mm512_castpd_ps(_mm512_i32gather_pd(_mm512_extracti64x4_epi64(i, 1), p, 8));
+    const __m512 hi = _mm512_castpd_ps(_mm512_i32gather_pd(_mm512_extracti64x4_epi64(i, 1), p, 8));
     const __m512 a = _mm512_permutex2var_ps(lo, evens, hi);
     const __m512 b = _mm512_permutex2var_ps(lo, odds, hi);
     return _mm512_fmadd_ps(f, _mm512_sub_ps(b, a), a);
@@ -597,11 +739,10 @@ double lossAndGradientsAvx512(float* g, const float* pos, const float* neg, std:
         _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(_mm512_sub_ps(one, sigma), va), wp),
                       _mm512_mul_ps(_mm512_mul_ps(_mm512_sub_ps(zero, sigma), va), wn));
     _mm512_mask_storeu_ps(g + j, in, grad);
-    const __m512 l =
-        _mm512_maskz_add_ps(in, _mm512_mul_ps(wp, spPos), _mm512_mul_ps(wn, spNeg));
+    const __m512 l = _mm512_maskz_add_ps(in, _mm512_mul_ps(wp, spPos), _mm512_mul_ps(wn, spNeg));
     acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(l)));
-    acc = _mm512_add_pd(
-        acc, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(l), 1))));
+    acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_castpd_ps(
+                                 _mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(l), 1))));
     // ..and get the scalar functions here.
     for (__mmask16 out = static_cast<__mmask16>(live & ~in); out; out &= out - 1) {
       const std::size_t q = j + static_cast<std::size_t>(__builtin_ctz(out));
@@ -612,7 +753,8 @@ double lossAndGradientsAvx512(float* g, const float* pos, const float* neg, std:
   // that the unmasked one reads an "undefined" value once this is inlined twice).
   const __m256d half = _mm256_add_pd(_mm512_maskz_extractf64x4_pd(0xF, acc, 1),
                                      _mm512_maskz_extractf64x4_pd(0xF, acc, 0));
-  const __m128d quarter = _mm_add_pd(_mm256_extractf128_pd(half, 1), _mm256_extractf128_pd(half, 0));
+  const __m128d quarter =
+      _mm_add_pd(_mm256_extractf128_pd(half, 1), _mm256_extractf128_pd(half, 0));
   return (_mm_cvtsd_f64(quarter) + _mm_cvtsd_f64(_mm_unpackhi_pd(quarter, quarter))) + scalarLoss;
 }
 
@@ -680,9 +822,8 @@ inline __m256i narrow16(__m512 x, __m512i r, WeightType type) {
   const __mmask16 special = _mm512_cmpeq_epi32_mask(_mm512_and_si512(b, expMask), expMask);
   const __m512i absMask = _mm512_set1_epi32(0x7FFFFFFF);
   const __m512i a = _mm512_and_si512(b, absMask);
-  const __m512i ue =
-      _mm512_sub_epi32(_mm512_max_epu32(_mm512_srli_epi32(a, 23), _mm512_set1_epi32(113)),
-                       _mm512_set1_epi32(10));
+  const __m512i ue = _mm512_sub_epi32(
+      _mm512_max_epu32(_mm512_srli_epi32(a, 23), _mm512_set1_epi32(113)), _mm512_set1_epi32(10));
   const __m512 unit = _mm512_castsi512_ps(_mm512_slli_epi32(ue, 23));
   const __m512 inverse =
       _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(254), ue), 23));
@@ -779,9 +920,8 @@ double blockArithmetic(float** cp, std::size_t mu, float** tp, std::size_t nu, s
 // A probe sees the rows as KernelBlock::valueBytes 2.
 template <typename Probe>
 double blockBf16(std::uint16_t* input, std::uint16_t* output, std::size_t dim,
-                 const std::int32_t* crow, std::size_t mu, const std::int32_t* trow,
-                 std::size_t nu, float alpha, const Sigmoid& sigmoid, ThreadState& state,
-                 const Probe& probe) {
+                 const std::int32_t* crow, std::size_t mu, const std::int32_t* trow, std::size_t nu,
+                 float alpha, const Sigmoid& sigmoid, ThreadState& state, const Probe& probe) {
   state.pointers.resize(mu + nu);
   float** fp = state.pointers.data();
   for (std::size_t u = 0; u < mu; ++u)
@@ -799,17 +939,22 @@ double blockBf16(std::uint16_t* input, std::uint16_t* output, std::size_t dim,
   for (std::size_t i = 0; i < mu + nu; ++i) cp[i] = reinterpret_cast<std::uint16_t*>(fp[i]);
   state.hidden.resize(mu * nu);
   float* g = state.hidden.data();
-  // Scratch: T's running values (nu x dim floats) for blocks of several groups, and
-  // one group's gradient pairs (gradientPairs: at most (kMaxRegisterRows + 1) x
-  // (nu + 1) pairs).
-  state.grad.resize(mu > kMaxRegisterRows ? nu * dim : 0);
-  state.gradientPairs.resize((kMaxRegisterRows + 1) * (nu + 1));
+  // Scratch: T's running values (nu x pad32(dim) floats) for blocks of several groups,
+  // and for the pairs kernel one group's gradient pairs (gradientPairs: at most
+  // (kMaxRegisterRows + 1) x (nu + 1) pairs).
+  const bool pairs = (state.bf16Update == Bf16Update::Auto ? batchedBf16Update()
+                                                           : state.bf16Update) == Bf16Update::Pairs;
+  state.grad.resize(mu > kMaxRegisterRows ? nu * pad32(dim) : 0);
+  state.gradientPairs.resize(pairs ? (kMaxRegisterRows + 1) * (nu + 1) : 0);
   const Block16 b{dim, mu, nu, cp, tp, g, state.grad.data(), state.gradientPairs.data()};
   scoresTiled(TileRows<Bf16Rows>{b.ctx, b.tgt, b.dim, b.m, b.n}, g);
   const double loss = lossAndGradientsAvx512(g, state.positive.data(), state.negative.data(),
                                              mu * nu, alpha, sigmoid);
   ChunkBits bits{_mm512_loadu_si512(start.lane)};
-  updateBf16Groups(b, bits, std::make_index_sequence<kMaxRegisterRows>{});
+  if (pairs)
+    updateBf16Groups<PairsKernel>(b, bits, std::make_index_sequence<kMaxRegisterRows>{});
+  else
+    updateBf16Groups<HalvesKernel>(b, bits, std::make_index_sequence<kMaxRegisterRows>{});
   return loss;
 }
 #endif
@@ -818,8 +963,8 @@ double blockBf16(std::uint16_t* input, std::uint16_t* output, std::size_t dim,
 template <typename Probe>
 double blockUpdate(float* input, float* output, std::size_t dim, const std::int32_t* crow,
                    std::size_t mu, const std::int32_t* trow, std::size_t nu, float alpha,
-                   const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
-                   const Probe& probe, WeightType weights = WeightType::Fp32) {
+                   const Sigmoid& sigmoid, ThreadState& state, BatchedPath path, const Probe& probe,
+                   WeightType weights = WeightType::Fp32) {
   state.pointers.resize(mu + nu);
   float** cp = state.pointers.data();
   float** tp = cp + mu;
@@ -850,8 +995,8 @@ double blockUpdate(float* input, float* output, std::size_t dim, const std::int3
   // all rows from one stream of rounding bits seeded by one draw.
   RoundingBits bits(static_cast<std::uint32_t>(state.rng.next()));
   for (std::size_t u = 0; u < mu; ++u)
-    narrowRow(scratch + u * dim, in16 + static_cast<std::size_t>(crow[u]) * dim, dim, weights,
-              bits, path);
+    narrowRow(scratch + u * dim, in16 + static_cast<std::size_t>(crow[u]) * dim, dim, weights, bits,
+              path);
   for (std::size_t v = 0; v < nu; ++v)
     narrowRow(scratch + (mu + v) * dim, out16 + static_cast<std::size_t>(trow[v]) * dim, dim,
               weights, bits, path);
@@ -864,7 +1009,6 @@ double blockArithmetic(float** cp, std::size_t mu, float** tp, std::size_t nu, s
                        const std::int32_t* crow, const std::int32_t* trow, float alpha,
                        const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
                        const Probe& probe) {
-
   state.hidden.resize(mu * nu);
   // T's old chunk (portable) or, for blocks too wide for the registers, T's old
   // rows (AVX-512).
@@ -1101,8 +1245,8 @@ class BatchedSkipGram final : public TrainKernel {
         if (c != i) contexts[m++] = ids[c];
       if (m > 0) {
         targets[0] = ids[i];
-        loss += windowUpdate(in_, out_, dim_, contexts, m, targets, negative_ + 1, alpha,
-                             *sigmoid_, st, path_, probe_, weights_);
+        loss += windowUpdate(in_, out_, dim_, contexts, m, targets, negative_ + 1, alpha, *sigmoid_,
+                             st, path_, probe_, weights_);
         predictions += static_cast<std::int64_t>(m);
       }
     }
@@ -1118,7 +1262,8 @@ class BatchedSkipGram final : public TrainKernel {
     st.window.resize(2 * width);
     auto draw = [&](std::int32_t* slot, std::size_t first) {
       const std::size_t count = std::min(combine_, n - first);
-      for (std::size_t j = 0; j < count; ++j) slot[j] = static_cast<std::int32_t>(drawReach(st.rng));
+      for (std::size_t j = 0; j < count; ++j)
+        slot[j] = static_cast<std::int32_t>(drawReach(st.rng));
       for (std::size_t i = 0; i < blockNegatives_; ++i)
         slot[combine_ + i] = noise_->draw(st.rng.next());
     };
@@ -1138,8 +1283,9 @@ class BatchedSkipGram final : public TrainKernel {
         for (std::size_t p = next + reach; p < std::min(n, end + reach); ++p)
           prefetchRow(in_, ids[p]);
       }
-      const CombinedBlock block{ids,  n,         first,           std::min(combine_, n - first),
-                                now,  now + combine_, blockNegatives_, weight};
+      const CombinedBlock block{
+          ids,   n, first, std::min(combine_, n - first), now, now + combine_, blockNegatives_,
+          weight};
       loss += combinedUpdate(in_, out_, dim_, block, alpha, *sigmoid_, st, path_, probe_,
                              predictions, weights_);
     }

@@ -38,14 +38,13 @@ bool batchedAvx512Compiled();
 double batchedWindow(float* input, float* output, std::size_t dim, const std::int32_t* contexts,
                      std::size_t m, const std::int32_t* targets, std::size_t n, float alpha,
                      const Sigmoid& sigmoid, ThreadState& state,
-                     BatchedPath path = BatchedPath::Auto,
-                     WeightType weights = WeightType::Fp32);
+                     BatchedPath path = BatchedPath::Auto, WeightType weights = WeightType::Fp32);
 
 // 16-bit weights (WeightType Bf16 or Fp16): `input` and `output` above then hold
 // 16-bit values (cast to float*), and every block's new values are written back
 // with stochastic rounding, one draw of state.rng per block seeding one RoundingBits
 // stream (half.hpp). bfloat16 on the AVX-512 path of a CPU with AVX-512 BF16 is
-// updated in place (batchedBf16DotProducts). Otherwise each block's rows are
+// updated in place (batchedBf16InPlace). Otherwise each block's rows are
 // widened to float32 scratch, updated there and narrowed back, taking the stream in
 // turn (contexts first, then targets). widenRow converts dim values exactly;
 // narrowRow rounds them stochastically with the next bits of `bits` (stepped once
@@ -67,9 +66,9 @@ inline __mmask32 tailMask32(std::size_t left) {
 // lane p, value 16 + p its high 16 bits), packed in order.
 inline __m512i roundBf16Stochastic(__m512 x0, __m512 x1, __m512i lanes) {
   // Word 2k + 1 of (first, second): the upper halves of both vectors' 32 lanes.
-  const __m512i upper = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37,
-                                         35, 33, 31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7,
-                                         5, 3, 1);
+  const __m512i upper =
+      _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31, 29, 27,
+                       25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
   const __m512i r0 = _mm512_and_si512(lanes, _mm512_set1_epi32(0xFFFF));
   const __m512i r1 = _mm512_srli_epi32(lanes, 16);
   return _mm512_permutex2var_epi16(_mm512_add_epi32(_mm512_castps_si512(x0), r0), upper,
@@ -83,10 +82,17 @@ void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType
                RoundingBits& bits, BatchedPath path = BatchedPath::Auto);
 void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType type,
                std::uint32_t seed, BatchedPath path = BatchedPath::Auto);
-// True when this build updates bfloat16 weights in place with AVX-512 BF16 dot
-// products (the AVX-512 path): the gradient coefficients are then rounded to
-// bfloat16 before they multiply, every product and sum stays float32.
-bool batchedBf16DotProducts();
+// True when this build updates bfloat16 weights in place (the AVX-512 path of a CPU
+// with AVX-512 BF16): the scores are AVX-512 BF16 dot products of the 16-bit rows,
+// the update one of Bf16Update's two kernels.
+bool batchedBf16InPlace();
+// The update kernel Bf16Update::Auto runs on this CPU: Pairs on AMD, whose cores run
+// a 512-bit AVX-512 BF16 dot product as fast as a 512-bit FMA (so pairs halve the
+// update's arithmetic), Halves elsewhere (Intel's cores run the dot product on one
+// port where FMAs have two, and pairing rows takes shuffles on the FMAs' other port).
+// The environment variable POSVEC_BF16_UPDATE=pairs|halves overrides it (read once;
+// any other value throws ConfigError).
+Bf16Update batchedBf16Update();
 
 // Context combining (Rengasamy et al. 2017, "Optimizing Word2Vec Performance on
 // Multicore Systems"): `count` consecutive centre words of one sentence form one
@@ -97,9 +103,9 @@ bool batchedBf16DotProducts();
 struct CombinedBlock {
   const std::int32_t* ids;  // the sentence
   std::size_t length;
-  std::size_t first, count;      // centres [first, first + count)
-  const std::int32_t* reach;     // count reaches, each >= 1 (the shrunk window)
-  const std::int32_t* negatives; // negativeCount noise words
+  std::size_t first, count;       // centres [first, first + count)
+  const std::int32_t* reach;      // count reaches, each >= 1 (the shrunk window)
+  const std::int32_t* negatives;  // negativeCount noise words
   std::size_t negativeCount;
   // Each (context, centre) pair is trained as a positive and against every shared
   // negative with this weight (the configured negatives per pair / negativeCount,
@@ -111,8 +117,8 @@ struct CombinedBlock {
 // Adds the number of (context, centre) pairs to `predictions`; returns the loss
 // (weighted as the gradients are).
 double combinedBlock(float* input, float* output, std::size_t dim, const CombinedBlock& block,
-                     float alpha, const Sigmoid& sigmoid, ThreadState& state,
-                     BatchedPath path, std::int64_t& predictions);
+                     float alpha, const Sigmoid& sigmoid, ThreadState& state, BatchedPath path,
+                     std::int64_t& predictions);
 
 // The skip-gram negative-sampling kernel built on batchedWindow, with the classic
 // kernel's window shrinking and noise distribution.

@@ -147,6 +147,15 @@ inline std::int64_t drawReach(std::int64_t window, bool shrink, Rng& rng) {
 }
 
 // Per-thread state: RNG and scratch buffers the kernels size as they need.
+// The batched kernel's update of bfloat16 rows in place (AVX-512 BF16 builds):
+// Pairs multiplies pairs of rows with AVX-512 BF16 dot products, the gradient
+// rounded to bfloat16 first (half float32's multiply-adds, plus shuffles); Halves
+// widens each 32-value chunk's even and odd values and multiplies with float32 FMAs
+// (float32's arithmetic, no shuffle). Auto takes the one measured faster on the
+// running CPU's vendor (batchedBf16Update). The two round differently, so one seed
+// gives the same bits for one choice only.
+enum class Bf16Update { Auto, Pairs, Halves };
+
 struct ThreadState {
   Rng rng;
   std::vector<float> hidden;
@@ -154,8 +163,10 @@ struct ThreadState {
   // Batched kernel: one window's ids, deduplicated rows and row pointers.
   std::vector<std::int32_t> window, ids;
   std::vector<float*> pointers;
-  // bfloat16 weights: the block's rows in place and its gradients as bfloat16 pairs.
+  // bfloat16 weights: the block's rows in place, the update kernel (Auto: the one
+  // batchedBf16Update names) and the pairs kernel's gradients as bfloat16 pairs.
   std::vector<std::uint16_t*> rows16;
+  Bf16Update bf16Update = Bf16Update::Auto;
   std::vector<std::uint32_t> gradientPairs;
   // Batched kernel: each score's weight as a positive and as a negative prediction
   // (repeat counts; a combined block can have both in one cell).
