@@ -23,6 +23,8 @@ When the posvec binary does not accept --weights (or accepts it and trains the s
 bits as float32), the 16-bit columns are skipped with the reason, and only float32
 (and gensim) are measured. --save FILE keeps every quality run as JSON; --load FILE
 adds the cells of an earlier run that this run does not measure (say so in a table).
+bf16:pairs and bf16:halves (in --weights and --quality-trainers) run bfloat16 with one
+in-place update kernel each (POSVEC_BF16_UPDATE), both on one machine.
 Hyperparameters as in bench-train.sh: window 5, negative 5, sample 1e-4, min-count 5,
 alpha 0.025 -> 0.0001."""
 import argparse
@@ -59,7 +61,22 @@ def timed(cmd):
 
 def weight_flags(weights):
     """fp32 is the CLI's default: no flag, so the float32 column is posvec as users run it."""
-    return [] if weights == "fp32" else ["--weights", weights]
+    base = weights.split(":")[0]
+    return [] if base == "fp32" else ["--weights", base]
+
+
+def with_update(weights, fn):
+    """fn() with POSVEC_BF16_UPDATE set for "bf16:pairs" / "bf16:halves" (the in-place
+    bfloat16 update kernel; design/16-bit-weights.md), unset otherwise."""
+    saved = os.environ.pop("POSVEC_BF16_UPDATE", None)
+    if ":" in weights:
+        os.environ["POSVEC_BF16_UPDATE"] = weights.split(":")[1]
+    try:
+        return fn()
+    finally:
+        os.environ.pop("POSVEC_BF16_UPDATE", None)
+        if saved is not None:
+            os.environ["POSVEC_BF16_UPDATE"] = saved
 
 
 def train_cmd(exe, corpus, out, dim, seed, threads, epochs, weights, quiet):
@@ -114,9 +131,10 @@ def throughput(args, work, x16, words, weights):
         for rep in range(args.repeats):
             # Alternate the order so drifting load does not favour one weight type.
             for w in (weights if rep % 2 == 0 else list(reversed(weights))):
-                out = os.path.join(work, "x16-%s-%d.bin" % (w, dim))
-                (wall, rss, err), before, after, _ = labelled(args.shared_rows, lambda: timed(
-                    train_cmd(args.posvec, x16, out, dim, 1, args.threads, 1, w, quiet=False)))
+                out = os.path.join(work, "x16-%s-%d.bin" % (w.replace(":", "-"), dim))
+                (wall, rss, err), before, after, _ = labelled(
+                    args.shared_rows, lambda: with_update(w, lambda: timed(train_cmd(
+                        args.posvec, x16, out, dim, 1, args.threads, 1, w, quiet=False))))
                 trips[w].append((before, after))
                 os.remove(out)
                 m = re.search(r"epoch 1 done: .* in ([\d.]+) s", err)
@@ -179,13 +197,14 @@ def throughput(args, work, x16, words, weights):
 def quality_runs(args, work, corpus, trainer, dim):
     runs = []
     for seed in args.seeds:
-        out = os.path.join(work, "q-%s-%d-%d.vec" % (trainer, dim, seed))
+        out = os.path.join(work, "q-%s-%d-%d.vec" % (trainer.replace(":", "-"), dim, seed))
         if trainer == "gensim":
             _, _, vec = bench_train.train("gensim", corpus, out, dim, seed, args.threads,
                                           args.epochs, None, "stream")
         else:
-            subprocess.run(train_cmd(args.posvec, corpus, out, dim, seed, args.threads,
-                                     args.epochs, trainer, quiet=True), check=True)
+            with_update(trainer, lambda: subprocess.run(
+                train_cmd(args.posvec, corpus, out, dim, seed, args.threads, args.epochs,
+                          trainer, quiet=True), check=True))
             vec = out
         q = bench_train.evaluate(vec, args.data)
         q["seed"] = seed
@@ -221,7 +240,9 @@ def quality(args, work, brown, trainers, earlier):
             print("  %s: loaded from %s (an earlier run)" % (key, args.load))
     print("| dim | weights | analogy | WordSim-353 | SimLex-999 |")
     print("|---|---|---|---|---|")
-    order = ("fp32",) + HALF + ("gensim",)
+    variants = [t for t in trainers if t not in ("fp32", "gensim")] + \
+        [t for t in HALF if t not in trainers]
+    order = ["fp32"] + variants + ["gensim"]
     for dim in args.dims:
         for t in order:
             runs = results.get("%s/%d" % (t, dim))
@@ -231,7 +252,7 @@ def quality(args, work, brown, trainers, earlier):
             name = "gensim 4 (stream)" if t == "gensim" else t
             print("| %d | %s | %s |" % (dim, name, " | ".join(cells)), flush=True)
     for dim in args.dims:
-        for t in HALF:
+        for t in variants:
             runs = results.get("%s/%d" % (t, dim))
             if not runs:
                 continue
@@ -349,7 +370,8 @@ def main():
     have, missing = supported_weights(args.posvec, brown, work)
     for w, why in missing.items():
         print("bench-half: %s not measured: %s" % (w, why))
-    wanted = ["fp32"] + [w for w in args.weights.split(",") if w in HALF and w in have]
+    wanted = ["fp32"] + [w for w in args.weights.split(",")
+                         if w.split(":")[0] in HALF and w.split(":")[0] in have]
     parts = args.parts.split(",")
     if "throughput" in parts:
         x16 = os.path.join(HERE, "data", "brown-x16.txt")
@@ -360,7 +382,7 @@ def main():
             print("quality: skipped (no %s/questions-words.txt)" % args.data)
         else:
             trainers = [t for t in args.quality_trainers.split(",")
-                        if t == "gensim" or t in have]
+                        if t == "gensim" or t.split(":")[0] in have]
             earlier = json.load(open(args.load)) if args.load else {}
             save(args.save, quality(args, work, brown, trainers, earlier))
     if "large" in parts:
@@ -370,7 +392,8 @@ def main():
             print("large: skipped (no %s: build the benchmarks, -DPOSVEC_BUILD_BENCH=ON)"
                   % args.zipf)
         else:
-            large(args, work, brown, [t for t in args.quality_trainers.split(",") if t in have])
+            large(args, work, brown, [t for t in args.quality_trainers.split(",")
+                                      if t.split(":")[0] in have])
     print("bench-half: load average at the end %s" % loadavg())
     if not os.listdir(work):
         os.rmdir(work)
