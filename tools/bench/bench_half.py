@@ -144,11 +144,12 @@ def throughput(args, work, x16, words, weights):
         med = {w: statistics.median(walls[w]) for w in weights}
         ep = {w: statistics.median(epochs[w]) for w in weights}
         mem = {w: statistics.median(rsss[w]) for w in weights}
-        print("%-7s %4s %8s %11s %8s %12s   %-18s %s" % (
+        width = max(7, max(len(w) for w in weights))
+        print("%-*s %4s %8s %11s %8s %12s   %-18s %s" % (width,
             "weights", "dim", "wall s", "words/s", "epoch s", "peak RSS", "wall runs",
             "RSS runs (MiB)"))
         for w in weights:
-            print("%-7s %4d %8.2f %11.0f %8.2f %8.1f MiB   %-18s %s" % (
+            print("%-*s %4d %8.2f %11.0f %8.2f %8.1f MiB   %-18s %s" % (width,
                 w, dim, med[w], words / med[w], ep[w], mem[w],
                 " ".join("%.2f" % x for x in walls[w]), " ".join("%.1f" % x for x in rsss[w])),
                 flush=True)
