@@ -42,7 +42,8 @@ std::string mpirunPath() {
 // Why the distributed tests cannot run here, or empty.
 std::string cannotRun() {
   if (!POSVEC_TEST_MPI) return "this build has no MPI (POSVEC_MPI=OFF)";
-  if (mpirunPath().empty()) return "mpirun is not installed (tools/scripts/setup.sh installs Open MPI)";
+  if (mpirunPath().empty())
+    return "mpirun is not installed (tools/scripts/setup.sh installs Open MPI)";
   return {};
 }
 
@@ -503,9 +504,9 @@ TEST_CASE("distributed runs refuse compressed corpora and read invalid UTF-8 as 
     std::ofstream gz(dir.file("p.gz"), std::ios::binary);
     gz << "\x1f\x8b\x08" << std::string(64, '\0');
   }
-  const RunResult compressed = mpirun("-np 2 POSVEC -q train " + quote(dir.file("p.gz")) +
-                                      " --pretokenized --min-count 1 --epochs 1 -o " +
-                                      quote(dir.file("out.txt")));
+  const RunResult compressed =
+      mpirun("-np 2 POSVEC -q train " + quote(dir.file("p.gz")) +
+             " --pretokenized --min-count 1 --epochs 1 -o " + quote(dir.file("out.txt")));
   INFO(compressed.err);
   CHECK(compressed.status == static_cast<int>(ExitCode::Input));
   CHECK(compressed.err.find("is gzip-compressed") != std::string::npos);
@@ -546,7 +547,8 @@ TEST_CASE("distributed ranks whose copies of the corpus differ are refused, nami
       " -q train p.txt --pretokenized --min-count 1 --dim 8 --epochs 1 -t 1 -o " +
       quote(dir.file("out.txt"));
   auto rankIn = [&](const std::string& sub) {
-    return "-np 1 sh -c " + quote("cd " + quote(dir.file(sub)) + " && exec " + quote(POSVEC_CLI) + args);
+    return "-np 1 sh -c " +
+           quote("cd " + quote(dir.file(sub)) + " && exec " + quote(POSVEC_CLI) + args);
   };
   for (const bool sameSize : {true, false}) {
     INFO((sameSize ? "one byte changed" : "one line more"));
@@ -559,8 +561,9 @@ TEST_CASE("distributed ranks whose copies of the corpus differ are refused, nami
     const RunResult r = mpirun(rankIn("a") + " : " + rankIn("b"));
     INFO(r.err);
     CHECK(r.status == static_cast<int>(ExitCode::Input));
-    CHECK(r.err.find("posvec: error: rank 1 of 2: corpus file 'p.txt' differs from rank 0's copy") !=
-          std::string::npos);
+    CHECK(
+        r.err.find("posvec: error: rank 1 of 2: corpus file 'p.txt' differs from rank 0's copy") !=
+        std::string::npos);
     // One line from posvec (mpirun adds its own about the exit status).
     CHECK(r.err.find("posvec: error:") == r.err.rfind("posvec: error:"));
     CHECK_FALSE(fs::exists(dir.file("out.txt")));
@@ -705,12 +708,14 @@ TEST_CASE("sparse rounds: rows by hand and every row at its rank-geometric inter
   }
 }
 
-TEST_CASE("bounded combine factor by hand: the sum for rarely trained rows, 1.5 times the mean for busy ones",
-          "[distributed]") {
+TEST_CASE(
+    "bounded combine factor by hand: the sum for rarely trained rows, 1.5 times the mean for busy "
+    "ones",
+    "[distributed]") {
   using Catch::Matchers::WithinAbs;
   // x = occurrences / 100; factor (1 - e^(-n x)) / (n (1 - e^(-x))) within [1.5 / n, 1].
-  CHECK(SyncOptions::boundedFactor(1, 1e6) == 1.0);   // one rank: its change whole
-  CHECK(SyncOptions::boundedFactor(4, 0.0) == 1.0);   // no training counted: the sum
+  CHECK(SyncOptions::boundedFactor(1, 1e6) == 1.0);  // one rank: its change whole
+  CHECK(SyncOptions::boundedFactor(4, 0.0) == 1.0);  // no training counted: the sum
   // e^(-x) = 1/2: (1 - 1/16) / (4 (1 - 1/2)) = 15/32.
   CHECK_THAT(SyncOptions::boundedFactor(4, 100 * std::log(2.0)), WithinAbs(15.0 / 32, 1e-12));
   // e^(-x) = 3/4: (1 - 9/16) / (2 (1 - 3/4)) = 7/8.
@@ -740,7 +745,8 @@ TEST_CASE("distributed training at 2, 4 and 8 ranks finds the planted classes as
     const std::string out = dir.file("v" + std::to_string(ranks) + ".txt");
     const RunResult r = mpirun("-np " + std::to_string(ranks) + " POSVEC train " + quote(corpus) +
                                " --pretokenized --dim 24 --min-count 1 --sample 0 --threads 1 "
-                               "--seed 7 --epochs 5 --sync-words 1000 --json -o " + quote(out));
+                               "--seed 7 --epochs 5 --sync-words 1000 --json -o " +
+                               quote(out));
     INFO(ranks << " ranks: " << r.err);
     REQUIRE(r.status == 0);
     const auto summary = nlohmann::json::parse(r.out);
@@ -755,13 +761,68 @@ TEST_CASE("distributed training at 2, 4 and 8 ranks finds the planted classes as
   }
 }
 
+TEST_CASE("distributed training with 16-bit weights recovers the planted classes as float32 does",
+          "[distributed][half]") {
+  // The sparse rounds read and write the rows in 16 bits: a combined row is rounded
+  // stochastically with bits every rank draws alike, so the bases stay equal. Two
+  // ranks must learn what one process learns, and as float32's two ranks do: a rank
+  // whose changes were lost (a combined change rounded away, or bases that drift
+  // apart) would end near the untrained loss.
+  REQUIRE_MPI();
+  TempDir dir;
+  const std::string corpus = dir.file("planted.txt");
+  writePlanted(corpus, 1, 3000);
+  const std::string common = " train " + quote(corpus) +
+                             " --pretokenized --dim 24 --min-count 1 --sample 0 --threads 1 "
+                             "--seed 7 --epochs 5 --json";
+  std::map<std::string, double> lossOf;
+  for (const std::string weights : {"fp32", "bf16", "fp16"}) {
+    INFO("weights " << weights);
+    const RunResult two = mpirun("-np 2 POSVEC" + common + " --weights " + weights +
+                                 " --sync-words 1000 -o " + quote(dir.file(weights + ".txt")));
+    INFO(two.err);
+    REQUIRE(two.status == 0);
+    const auto summary = nlohmann::json::parse(two.out);
+    CHECK(summary["ranks"] == 2);
+    CHECK(plantedAccuracy(loadVectors(dir.file(weights + ".txt"))) >= 0.9);
+    lossOf[weights] = summary["epoch_losses"].back();
+  }
+  const RunResult one = runCli(common + " --weights bf16 -o " + quote(dir.file("one.txt")));
+  REQUIRE(one.status == 0);
+  const double lossOne = nlohmann::json::parse(one.out)["epoch_losses"].back();
+  for (const std::string weights : {"bf16", "fp16"}) {
+    INFO("weights " << weights);
+    CHECK(lossOf[weights] < 0.6 * 6 * std::log(2.0));
+    CHECK(lossOf[weights] < lossOne * 1.3);
+    CHECK(std::fabs(lossOf[weights] - lossOf["fp32"]) < 0.05 * lossOf["fp32"]);
+  }
+}
+
+TEST_CASE("distributed 16-bit weights with the dense schedule are refused in one line",
+          "[distributed][half]") {
+  REQUIRE_MPI();
+  TempDir dir;
+  writePlanted(dir.file("p.txt"), 2, 200);
+  const RunResult r = mpirun("-np 2 POSVEC -q train " + quote(dir.file("p.txt")) +
+                             " --pretokenized --min-count 1 --epochs 1 --dim 8 --weights bf16"
+                             " --sync-schedule dense -o " +
+                             quote(dir.file("out.txt")));
+  INFO(r.err);
+  CHECK(r.status == static_cast<int>(ExitCode::Usage));
+  CHECK(r.err.find("posvec: error: rank 0 of 2: --weights bf16: the dense synchronisation "
+                   "schedule combines float32 weights only") != std::string::npos);
+  CHECK(r.err.find("rank 1 of 2") == std::string::npos);
+  CHECK_FALSE(fs::exists(dir.file("out.txt")));
+}
+
 TEST_CASE("distributed subword training is refused in one line before any work", "[distributed]") {
   REQUIRE_MPI();
   TempDir dir;
   writePlanted(dir.file("p.txt"), 2, 200);
   const RunResult r = mpirun("-np 2 POSVEC -q train " + quote(dir.file("p.txt")) +
                              " --pretokenized --min-count 1 --epochs 1 --dim 8 --subwords"
-                             " --bucket 100 -o " + quote(dir.file("out.txt")));
+                             " --bucket 100 -o " +
+                             quote(dir.file("out.txt")));
   INFO(r.err);
   CHECK(r.status == static_cast<int>(ExitCode::Usage));
   CHECK(r.err.find("posvec: error: rank 0 of 2: --subwords: subword training runs in one "

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -21,6 +21,7 @@
 #include <unordered_map>
 
 #include "ascii_space.hpp"
+#include "half.hpp"
 #include "input.hpp"
 #include "kernels.hpp"
 #include "posvec/error.hpp"
@@ -226,8 +227,8 @@ std::vector<Piece> piecesOf(const CorpusSource& corpus, int rank, int size) {
     const off_t size = ::lseek(fd, 0, SEEK_END);
     std::uint64_t h = 0xcbf29ce484222325ULL;
     const off_t block = static_cast<off_t>(buf.size());
-    for (const off_t at : {off_t{0}, std::max<off_t>(0, size / 2 - block / 2),
-                           std::max<off_t>(0, size - block)}) {
+    for (const off_t at :
+         {off_t{0}, std::max<off_t>(0, size / 2 - block / 2), std::max<off_t>(0, size - block)}) {
       ssize_t got;
       do {
         got = ::pread(fd, buf.data(), buf.size(), at);
@@ -441,8 +442,8 @@ Vocabulary mergeVocabulary(const Cluster& cluster, VocabularyBuilder& local, std
   broadcast(error, 0);
   if (error == kNoWords) throw InputError(error);
   if (!error.empty())
-    throw InputError(ErrorText(error + "; lower ") << Setting{"minCount", "the minimum count"}
-                                                   << " or give a larger corpus");
+    throw InputError(ErrorText(error + "; lower ")
+                     << Setting{"minCount", "the minimum count"} << " or give a larger corpus");
   std::string packed;
   std::vector<std::int32_t> wordLengths;
   if (rank == 0) {
@@ -481,7 +482,6 @@ Vocabulary mergeVocabulary(const Cluster& cluster, VocabularyBuilder& local, std
 
 // ---- synchronisation ---------------------------------------------------------
 
-
 // bfloat16: the upper half of a float, rounded to nearest even (NaN kept NaN).
 std::uint16_t toBf16(float f) {
   std::uint32_t u;
@@ -510,8 +510,8 @@ using Clock = std::chrono::steady_clock;
 // Traffic and time blocked in MPI, per rank.
 struct SyncStats {
   std::int64_t rounds = 0;
-  double bytes = 0;     // handed to MPI as send buffers by the synchronisation
-  double waiting = 0;   // seconds blocked in MPI calls of the synchronisation
+  double bytes = 0;    // handed to MPI as send buffers by the synchronisation
+  double waiting = 0;  // seconds blocked in MPI calls of the synchronisation
 };
 
 // Times one blocking stretch of MPI calls into `stats.waiting`.
@@ -549,6 +549,7 @@ class MpiSync final : public detail::EpochSync {
                                                                 : 1.0f) {
     MPI_Op_create(&sumBf16, 1, &bf16Sum_);
     ns_ = config.loss == Loss::NegativeSampling;
+    seed_ = config.seed;
     sample_ = config.sample;
     negative_ = config.negative;
   }
@@ -572,13 +573,26 @@ class MpiSync final : public detail::EpochSync {
     return detail::mixSeed(seed, 0xD157000000000000ull + static_cast<std::uint64_t>(rank_));
   }
 
+  bool combinesPacked() const override { return sparse_; }
+
   void beginEpoch(ModelState& model, std::int64_t localWords) override {
     model_ = &model;
     localWords_ = localWords;
     if (sparse_ && rate_[0].empty()) occurrenceRates(model);
     // Where the changes are counted from: the model as every rank holds it (the
-    // same start on all, then the result of the last synchronisation).
-    if (baseIn_.rows() != model.input.rows() || baseOut_.rows() != model.output.rows()) {
+    // same start on all, then the result of the last synchronisation). 16-bit
+    // weights (sparse schedule only) keep their bases in 16 bits too.
+    packed_ = model.packed;
+    if (packed_ != PackedWeights::None) {
+      for (int m = 0; m < 2; ++m) {
+        const MatrixF& matrix = m == 0 ? model.input : model.output;
+        const auto n = static_cast<std::size_t>(matrix.size());
+        if (base16_[m].size() != n) {
+          const auto* values = reinterpret_cast<const std::uint16_t*>(matrix.data());
+          base16_[m].assign(values, values + n);
+        }
+      }
+    } else if (baseIn_.rows() != model.input.rows() || baseOut_.rows() != model.output.rows()) {
       baseIn_ = model.input;
       baseOut_ = model.output;
     }
@@ -717,18 +731,44 @@ class MpiSync final : public detail::EpochSync {
   // ---- sparse rounds ----
   enum class Stage { Idle, Counting, Combining };
 
+  // The row of frequency rank `rank` in matrix m (0 input, 1 output).
+  std::int64_t rowIndex(int m, std::int64_t rank) const {
+    // HS: the inner nodes nearest the root (created last) are the busiest.
+    return m == 1 && hs_ ? model_->output.rows() - 1 - rank : rank;
+  }
   float* rowOf(int m, std::int64_t rank) const {
     const auto d = model_->input.cols();
-    if (m == 0) return model_->input.data() + rank * d;
-    // HS: the inner nodes nearest the root (created last) are the busiest.
-    const auto row = hs_ ? model_->output.rows() - 1 - rank : rank;
-    return model_->output.data() + row * d;
+    return (m == 0 ? model_->input : model_->output).data() + rowIndex(m, rank) * d;
   }
   float* baseOf(int m, std::int64_t rank) {
     const auto d = model_->input.cols();
-    if (m == 0) return baseIn_.data() + rank * d;
-    const auto row = hs_ ? baseOut_.rows() - 1 - rank : rank;
-    return baseOut_.data() + row * d;
+    return (m == 0 ? baseIn_ : baseOut_).data() + rowIndex(m, rank) * d;
+  }
+  // The same rows with 16-bit weights.
+  std::uint16_t* row16Of(int m, std::int64_t rank) const {
+    const auto d = model_->input.cols();
+    return reinterpret_cast<std::uint16_t*>((m == 0 ? model_->input : model_->output).data()) +
+           rowIndex(m, rank) * d;
+  }
+  std::uint16_t* base16Of(int m, std::int64_t rank) {
+    const auto d = model_->input.cols();
+    return base16_[m == 0 ? 0 : 1].data() + rowIndex(m, rank) * d;
+  }
+  // d 16-bit values as float32 (exact).
+  void widen(const std::uint16_t* from, float* to, std::size_t d) const {
+    for (std::size_t j = 0; j < d; ++j)
+      to[j] = packed_ == PackedWeights::Bf16 ? detail::bf16ToFloat(from[j])
+                                             : detail::fp16ToFloat(from[j]);
+  }
+  // d float32 values rounded stochastically to 16 bits, with bits drawn from `seed`
+  // (the same seed gives the same bits on every rank).
+  void narrow(const float* from, std::uint16_t* to, std::size_t d, std::uint64_t seed) const {
+    for (std::size_t j = 0; j < d; ++j) {
+      seed = detail::mixSeed(seed, j);
+      const auto bits = static_cast<std::uint32_t>(seed >> 32);
+      to[j] = packed_ == PackedWeights::Bf16 ? detail::floatToBf16Stochastic(from[j], bits)
+                                             : detail::floatToFp16Stochastic(from[j], bits);
+    }
   }
 
   // Stage 1: which of the round's rows this rank changed; how many ranks did.
@@ -740,7 +780,9 @@ class MpiSync final : public detail::EpochSync {
     std::size_t k = 0;
     for (int m = 0; m < 2; ++m)
       for (const std::int64_t r : rows_[m])
-        counts_[k++] = std::memcmp(rowOf(m, r), baseOf(m, r), d * sizeof(float)) != 0;
+        counts_[k++] = packed_ != PackedWeights::None
+                           ? std::memcmp(row16Of(m, r), base16Of(m, r), d * 2) != 0
+                           : std::memcmp(rowOf(m, r), baseOf(m, r), d * sizeof(float)) != 0;
     start(counts_.data(), counts_.size(), MPI_UINT16_T, MPI_SUM, sizeof(std::uint16_t));
     stage_ = Stage::Counting;
     age_ = 0;
@@ -764,8 +806,9 @@ class MpiSync final : public detail::EpochSync {
           const bool everyRound = options_.syncRows == 0 || r < options_.syncRows;
           const float factor =
               options_.combine != SyncOptions::Combine::BoundedSum ? scale_
-              : everyRound ? std::min(1.0f, 1.5f / static_cast<float>(counts_[k]))
-                           : static_cast<float>(SyncOptions::boundedFactor(counts_[k], occurrences));
+              : everyRound
+                  ? std::min(1.0f, 1.5f / static_cast<float>(counts_[k]))
+                  : static_cast<float>(SyncOptions::boundedFactor(counts_[k], occurrences));
           changed_.push_back({m, r, counts_[k], factor});
         }
         ++k;
@@ -776,11 +819,20 @@ class MpiSync final : public detail::EpochSync {
       half_.resize(n);
     else
       sum_.resize(n);
+    widened_.resize(packed_ != PackedWeights::None ? 2 * d : 0);
     for (std::size_t i = 0; i < changed_.size(); ++i) {
-      const float* row = rowOf(changed_[i].matrix, changed_[i].rank);
-      const float* base = baseOf(changed_[i].matrix, changed_[i].rank);
+      const int m = changed_[i].matrix;
+      const std::int64_t r = changed_[i].rank;
       float* snap = snapshot_.data() + i * d;
-      std::memcpy(snap, row, d * sizeof(float));
+      const float* base;
+      if (packed_ != PackedWeights::None) {
+        widen(row16Of(m, r), snap, d);
+        widen(base16Of(m, r), widened_.data(), d);
+        base = widened_.data();
+      } else {
+        std::memcpy(snap, rowOf(m, r), d * sizeof(float));
+        base = baseOf(m, r);
+      }
       for (std::size_t j = 0; j < d; ++j) {
         const float change = snap[j] - base[j];
         if (options_.halfDeltas)
@@ -804,6 +856,11 @@ class MpiSync final : public detail::EpochSync {
       return;
     }
     const auto d = static_cast<std::size_t>(model_->input.cols());
+    if (packed_ != PackedWeights::None) {
+      applyChanges16(d);
+      stage_ = Stage::Idle;
+      return;
+    }
     for (std::size_t i = 0; i < changed_.size(); ++i) {
       float* row = rowOf(changed_[i].matrix, changed_[i].rank);
       float* base = baseOf(changed_[i].matrix, changed_[i].rank);
@@ -817,6 +874,39 @@ class MpiSync final : public detail::EpochSync {
       }
     }
     stage_ = Stage::Idle;
+  }
+
+  // applyChanges on 16-bit rows: the combined row is rounded stochastically with
+  // bits every rank draws alike (from the seed, the round and the row), so the
+  // bases stay equal on all ranks; the row then gains what this rank's threads
+  // added since the snapshot, rounded with bits of its own. A row no thread
+  // touched since the snapshot ends equal to its new base (the sum is exact).
+  void applyChanges16(std::size_t d) {
+    widened_.resize(2 * d);
+    float* combined = widened_.data();
+    float* row = combined + d;
+    for (std::size_t i = 0; i < changed_.size(); ++i) {
+      const int m = changed_[i].matrix;
+      const std::int64_t r = changed_[i].rank;
+      std::uint16_t* row16 = row16Of(m, r);
+      std::uint16_t* base16 = base16Of(m, r);
+      const float* snap = snapshot_.data() + i * d;
+      const float scale = changed_[i].factor;
+      widen(base16, combined, d);
+      for (std::size_t j = 0; j < d; ++j) {
+        const float sum = options_.halfDeltas ? fromBf16(half_[i * d + j]) : sum_[i * d + j];
+        combined[j] += sum * scale;
+      }
+      const std::uint64_t where =
+          detail::mixSeed(detail::mixSeed(seed_, static_cast<std::uint64_t>(clock_)),
+                          (static_cast<std::uint64_t>(m) << 62) ^ static_cast<std::uint64_t>(r));
+      narrow(combined, base16, d, where);
+      widen(base16, combined, d);
+      widen(row16, row, d);
+      for (std::size_t j = 0; j < d; ++j) row[j] += combined[j] - snap[j];
+      narrow(row, row16, d,
+             detail::mixSeed(where, 0x5EED000000000000ull + static_cast<std::uint64_t>(rank_)));
+    }
   }
 
   // A non-blocking all-reduction in place (`toRoot`: a reduction to rank 0), in
@@ -858,8 +948,7 @@ class MpiSync final : public detail::EpochSync {
     }
     int done = 0;
     if (!requests_.empty())
-      MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done,
-                  MPI_STATUSES_IGNORE);
+      MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE);
   }
 
   // The round in flight finished, waiting as needed.
@@ -909,10 +998,10 @@ class MpiSync final : public detail::EpochSync {
   }
 
   struct Changed {
-    int matrix;          // 0 input, 1 output
-    std::int64_t rank;   // frequency rank of the row
-    std::uint16_t ranks; // how many ranks changed it
-    float factor;        // on the sum of their changes
+    int matrix;           // 0 input, 1 output
+    std::int64_t rank;    // frequency rank of the row
+    std::uint16_t ranks;  // how many ranks changed it
+    float factor;         // on the sum of their changes
   };
 
   // Expected training occurrences of each row per word of a share (a word's
@@ -937,7 +1026,8 @@ class MpiSync final : public detail::EpochSync {
     for (std::size_t w = 0; w < v; ++w) {
       const double c = static_cast<double>(model.counts[w]), f = c / total;
       // word2vec's subsampling: kept with probability (sqrt(f / t) + 1) t / f.
-      const double keep = sample_ > 0 && f > 0 ? std::min(1.0, (std::sqrt(f / sample_) + 1) * sample_ / f) : 1.0;
+      const double keep =
+          sample_ > 0 && f > 0 ? std::min(1.0, (std::sqrt(f / sample_) + 1) * sample_ / f) : 1.0;
       rate_[0][w] = static_cast<float>(keep * f);
       kept += keep * f;
     }
@@ -966,7 +1056,7 @@ class MpiSync final : public detail::EpochSync {
   bool ns_ = true;
   double sample_ = 0;
   int negative_ = 0;
-  bool warmUp_ = false;     // this epoch starts with the warm-up
+  bool warmUp_ = false;  // this epoch starts with the warm-up
   Eigen::Index hotIn_ = 0, hotOut_ = 0;
   std::vector<float> sum_, snapshot_;
   std::vector<std::uint16_t> half_, counts_;
@@ -975,10 +1065,15 @@ class MpiSync final : public detail::EpochSync {
   std::vector<MPI_Request> requests_;
   Stage stage_ = Stage::Idle;
   bool toWriter_ = false;  // the last round of SyncOptions::Final::WriterVectors
-  int age_ = 0;  // polls since the round in flight started
+  int age_ = 0;            // polls since the round in flight started
   MPI_Op bf16Sum_ = MPI_OP_NULL;
   MatrixF baseIn_, baseOut_;  // the rows as of their last synchronisation
-  float scale_;               // 1 (sum of changes) or 1 / ranks (average)
+  // With 16-bit weights (packed_): the bases in 16 bits, and two rows of scratch.
+  PackedWeights packed_ = PackedWeights::None;
+  std::vector<std::uint16_t> base16_[2];
+  std::vector<float> widened_;
+  std::uint64_t seed_ = 0;
+  float scale_;  // 1 (sum of changes) or 1 / ranks (average)
   SyncStats stats_;
   bool logged_ = false;
 };
@@ -1092,8 +1187,9 @@ namespace {
 // frequency order: until the schedule covers them, subword training stays in one process.
 void refuseSubwords(const TrainConfig& config) {
   if (config.subwords)
-    throw ConfigError(ErrorText("subword training runs in one process only: leave out mpirun, "
-                                "or train word vectors across processes"));
+    throw ConfigError(
+        ErrorText("subword training runs in one process only: leave out mpirun, "
+                  "or train word vectors across processes"));
 }
 }  // namespace
 

@@ -41,6 +41,8 @@ class EpochSync {
   // After the last epoch of the run (or a stop between epochs): every rank ends
   // with the same rows.
   virtual void finish(ModelState& model) = 0;
+  // Whether it combines 16-bit (packed) weights; the trainer refuses them otherwise.
+  virtual bool combinesPacked() const = 0;
 };
 
 struct TrainHooks {

@@ -6,15 +6,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <iomanip>
 #include <limits>
 #include <numeric>
 #include <optional>
-#include <unordered_map>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 #include "corpus_detail.hpp"
 #include "dense_rows.hpp"
@@ -57,8 +57,7 @@ Embeddings embeddingsOf(const ModelState& model) {
   const MatrixF& from = gathered ? gathered->matrix() : model.input;
   if (gathered) gathered->toPositions(rows);
   const auto* packed = reinterpret_cast<const std::uint16_t*>(from.data());
-  const WeightType type =
-      model.packed == PackedWeights::Bf16 ? WeightType::Bf16 : WeightType::Fp16;
+  const WeightType type = model.packed == PackedWeights::Bf16 ? WeightType::Bf16 : WeightType::Fp16;
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (Eigen::Index w = 0; w < v; ++w) {
     if (model.packed == PackedWeights::None)
@@ -96,11 +95,10 @@ std::string describeConfig(const TrainConfig& c, int threads) {
                                          : std::string("hierarchical softmax"))
     << ": dim " << c.dim << ", window " << c.window << ", sample " << c.sample << ", alpha "
     << c.alpha << " -> " << c.minAlpha << ", epochs " << c.epochs << ", min-count " << c.minCount
-    << ", max-vocab " << c.maxVocab << ", threads " << threads << ", seed " << c.seed
-    << ", kernel " << detail::kernelName(detail::kernelFor(c));
+    << ", max-vocab " << c.maxVocab << ", threads " << threads << ", seed " << c.seed << ", kernel "
+    << detail::kernelName(detail::kernelFor(c));
   if (c.subwords)
-    s << " (character n-grams of " << c.minn << " to " << c.maxn << ", " << c.bucket
-      << " buckets)";
+    s << " (character n-grams of " << c.minn << " to " << c.maxn << ", " << c.bucket << " buckets)";
   if (detail::kernelFor(c) == detail::KernelKind::BatchedSkipGram && c.combine > 1)
     s << " (blocks of " << c.combine << " centre words, " << c.blockNegativesFor()
       << " shared negatives)";
@@ -203,8 +201,8 @@ struct EpochContext {
   const TrainObserver& observer;
   detail::EpochSync* sync;
   const Schedule& schedule;
-  int epoch;        // 0-based
-  int totalEpochs;  // of the schedule
+  int epoch;         // 0-based
+  int totalEpochs;   // of the schedule
   double epochBase;  // schedule words before this epoch
   Clock::time_point runStart;
 };
@@ -243,8 +241,7 @@ void reportProgress(const EpochContext& c, const std::vector<ThreadTotals>& tota
   p.wordsProcessed = static_cast<std::int64_t>(runDone);
   p.wordsPerSecond = elapsed > 0 ? runDone / elapsed : 0;
   p.alpha = alpha;
-  p.loss = preds > 0 ? loss / static_cast<double>(preds)
-                     : std::numeric_limits<double>::quiet_NaN();
+  p.loss = preds > 0 ? loss / static_cast<double>(preds) : std::numeric_limits<double>::quiet_NaN();
   p.etaSeconds = runDone > 0 ? elapsed * (s.runWords - runDone) / runDone : 0;
   c.observer.progress(p);
 }
@@ -294,7 +291,8 @@ Interrupt trainShards(const EpochContext& c, EpochProgress& progress, int runThr
           kept.clear();
           c.subsample.apply(sentence, state.rng, kept);
           if (!kept.empty())
-            mine.loss += c.kernel.sentence(kept.data(), kept.size(), alpha, state, mine.predictions);
+            mine.loss +=
+                c.kernel.sentence(kept.data(), kept.size(), alpha, state, mine.predictions);
           pending += static_cast<std::int64_t>(sentence.size());
           if (pending < kFlushWords) continue;
           const std::int64_t localDone = processed.fetch_add(pending) + pending;
@@ -452,9 +450,10 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
                         " train skip-gram with negative sampling (the batched or the subword "
                         "kernel) only; use float32 weights (fp32) for CBOW, hierarchical softmax "
                         "or the classic kernel");
-    if (sync)
+    if (sync && !sync->combinesPacked())
       throw ConfigError(std::string("weights stored in ") + weightTypeName(config.weights) +
-                        " train in one process; use float32 weights (fp32) across processes");
+                        " train across processes with the sparse synchronisation schedule only; "
+                        "use it (the default) or float32 weights (fp32)");
   }
   // Subword training: every word's rows, listed once before the first epoch.
   detail::SubwordRows subwordRows;
@@ -466,8 +465,8 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
   // processes, which subword training does not do, would address the model's rows.)
   std::optional<detail::DenseRows> dense;
   const auto modelRows = static_cast<std::size_t>(model.input.rows());
-  const std::size_t rowBytes = static_cast<std::size_t>(model.input.cols()) *
-                               (model.packed == PackedWeights::None ? 4 : 2);
+  const std::size_t rowBytes =
+      static_cast<std::size_t>(model.input.cols()) * (model.packed == PackedWeights::None ? 4 : 2);
   if (config.subwords && !sync &&
       detail::DenseRows::pays(detail::DenseRows::distinctRows(subwordRows, modelRows), modelRows,
                               rowBytes)) {
@@ -489,8 +488,9 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
     else
       expose(true);
   };
-  detail::KernelShared shared{dense ? &dense->matrix() : &model.input, &model.output, &noise,
-                              &tree, &sigmoid, config.subwords ? &subwordRows : nullptr};
+  detail::KernelShared shared{
+      dense ? &dense->matrix() : &model.input, &model.output, &noise, &tree, &sigmoid,
+      config.subwords ? &subwordRows : nullptr};
   const auto kernel = detail::makeKernel(config, shared, probe);
   const Schedule schedule = scheduleOf(model, corpus, config, totalEpochs, sync);
   const int firstEpoch = model.epochsDone;
@@ -499,9 +499,10 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
   for (int epoch = firstEpoch; epoch < totalEpochs; ++epoch) {
     if (observer.stopRequested && observer.stopRequested()) break;
     const auto epochStart = Clock::now();
-    const EpochContext context{corpus, subsample, *kernel, config, observer, sync, schedule, epoch,
-                               totalEpochs, static_cast<double>(schedule.epochWords) * epoch,
-                               runStart};
+    const EpochContext context{
+        corpus,  subsample, *kernel, config,      observer,
+        sync,    schedule,  epoch,   totalEpochs, static_cast<double>(schedule.epochWords) * epoch,
+        runStart};
     EpochProgress progress;
     if (epoch == firstEpoch && model.partial.active()) {
       progress = std::move(model.partial);
@@ -566,7 +567,8 @@ namespace {
 std::string readingOf(const CorpusSource& corpus) {
   if (corpus.paths().empty()) return {};
   const TokenizerOptions& t = corpus.tokenizer();
-  std::string s = std::string("corpus.reading=") + (corpus.pretokenized() ? "pretokenized" : "raw") +
+  std::string s = std::string("corpus.reading=") +
+                  (corpus.pretokenized() ? "pretokenized" : "raw") +
                   "\ncorpus.invalid_utf8=" + (t.replaceInvalid ? "replace" : "refuse") + "\n";
   if (!corpus.pretokenized())
     s += std::string("corpus.case=") + (t.lowercase ? "lowercase" : "keep") +
@@ -619,7 +621,8 @@ void checkReading(const std::string& recorded, const CorpusSource& corpus) {
                        ", but this corpus is read " + readingMeaning(key, is) +
                        "; resume with the reading options it was trained with");
   }
-  throw InputError("the model was trained on its corpus read another way (" + recorded.substr(0, 60) +
+  throw InputError("the model was trained on its corpus read another way (" +
+                   recorded.substr(0, 60) +
                    "); resume with the reading options it was trained with");
 }
 
@@ -682,9 +685,10 @@ ModelState trainPrepared(detail::PreparedCorpus& prepared, const TrainConfig& co
   const int threads = detail::resolveThreads(config.threads);
   const auto v = static_cast<Eigen::Index>(prepared.vocabulary.size());
   if (config.loss == Loss::HierarchicalSoftmax && v < 2)
-    throw InputError(ErrorText("hierarchical softmax needs at least 2 words in the vocabulary (got " +
-                               std::to_string(v) + "); lower ")
-                     << Setting{"minCount", "the minimum count"});
+    throw InputError(
+        ErrorText("hierarchical softmax needs at least 2 words in the vocabulary (got " +
+                  std::to_string(v) + "); lower ")
+        << Setting{"minCount", "the minimum count"});
   inputRows(v, config);  // refuses a bucket count the row numbers cannot hold
   // Before the matrices: refuse at once what would not fit, rather than swap for hours.
   const MemoryEstimate memory = detail::estimateMemory(prepared, config, threads);
@@ -735,8 +739,9 @@ ModelState train(const CorpusSource& corpus, const TrainConfig& config,
 ModelState trainProbed(const CorpusSource& corpus, const TrainConfig& config, KernelProbe& probe,
                        const TrainObserver& observer) {
   if (detail::kernelFor(config) != detail::KernelKind::BatchedSkipGram)
-    throw ConfigError("a kernel probe instruments the batched kernel: skip-gram with negative "
-                      "sampling and the batched kernel");
+    throw ConfigError(
+        "a kernel probe instruments the batched kernel: skip-gram with negative "
+        "sampling and the batched kernel");
   detail::TrainHooks hooks;
   hooks.probe = &probe;
   return detail::trainWith(corpus, config, observer, hooks);
@@ -814,8 +819,9 @@ std::size_t extendVocabulary(ModelState& model, const std::vector<std::string>& 
   const TrainConfig config = TrainConfig::deserialize(model.config);
   checkModel(model, config);
   if (config.subwords)
-    throw ConfigError("a subword model's vocabulary cannot grow: its n-gram rows follow the "
-                      "word rows; train a new model on the whole corpus");
+    throw ConfigError(
+        "a subword model's vocabulary cannot grow: its n-gram rows follow the "
+        "word rows; train a new model on the whole corpus");
   unpackWeights(model);  // rows move below; the next training packs them again
   std::unordered_map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < model.words.size(); ++i) index.emplace(model.words[i], i);
@@ -868,8 +874,8 @@ std::size_t extendVocabulary(ModelState& model, const std::vector<std::string>& 
 
 std::size_t extendVocabulary(ModelState& model, const CorpusSource& corpus) {
   const TrainConfig config = TrainConfig::deserialize(model.config);
-  const detail::PreparedCorpus counted = detail::prepareCorpus(
-      corpus, 1, 0, 20'000'000, detail::resolveThreads(config.threads));
+  const detail::PreparedCorpus counted =
+      detail::prepareCorpus(corpus, 1, 0, 20'000'000, detail::resolveThreads(config.threads));
   std::unordered_map<std::string_view, std::size_t> known;
   for (std::size_t i = 0; i < model.words.size(); ++i) known.emplace(model.words[i], i);
   std::vector<std::string> words;
@@ -929,8 +935,9 @@ void detail::resumeWith(ModelState& model, const CorpusSource& corpus, int moreE
   detail::PreparedCorpus prepared = detail::prepareCorpus(corpus, vocab, hooks.sync != nullptr);
   if (model.partial.active()) {
     if (hooks.sync)
-      throw ConfigError("the model was stopped inside an epoch by a one-process run; resume it "
-                        "with one process, or from a checkpoint taken at an epoch's end");
+      throw ConfigError(
+          "the model was stopped inside an epoch by a one-process run; resume it "
+          "with one process, or from a checkpoint taken at an epoch's end");
     const EpochProgress& p = model.partial;
     if (p.shards.size() > static_cast<std::size_t>(kMaxTrainThreads))
       throw FormatError("model says " + std::to_string(p.shards.size()) +

@@ -336,6 +336,11 @@ Plan prepare(const Options& o, Cluster* cluster, bool writer) {
   if (o.resume.empty()) o.config.validate();
   if (o.resume.empty() && o.config.subwords)
     throw ConfigError("--subwords: subword training runs in one process only; leave out mpirun");
+  if ((o.resume.empty() || o.weightsGiven) && o.config.weights != WeightType::Fp32 &&
+      o.syncSchedule == "dense")
+    throw ConfigError("--weights " + o.weights +
+                      ": the dense synchronisation schedule combines float32 weights only; use the "
+                      "sparse schedule (the default) or --weights fp32");
   o.sync.validate();
   plan.whole = plan.corpus;
   plan.corpus = cluster->share(plan.corpus);
@@ -476,9 +481,8 @@ TrainObserver reportingObserver(const Options& o, bool quiet,
   observer.epochEnd = [progressLine](const EpochReport& r) {
     // A resumed epoch: the speed is that of the words this run trained.
     const std::string resumed =
-        r.runWords < r.words
-            ? " (" + humanCount(static_cast<double>(r.runWords)) + " in this run)"
-            : std::string();
+        r.runWords < r.words ? " (" + humanCount(static_cast<double>(r.runWords)) + " in this run)"
+                             : std::string();
     char buf[240];
     std::snprintf(
         buf, sizeof buf, "epoch %d done: loss %s, %s words%s in %.1f s (%s words/s)", r.epoch,
@@ -552,8 +556,7 @@ ModelState trainOrResume(const Options& o, Plan& plan, Cluster* cluster,
     model = loadModel(cli::seekableInput(o.resume, [](std::string_view head) {
       // Standard input may be endless: look at the magic before copying it.
       if (head.substr(0, 8) != std::string_view("POSVECM1", 8))
-        throw FormatError(
-            "<stdin>: not a posvec model file (bad magic; expected 'POSVECM1')");
+        throw FormatError("<stdin>: not a posvec model file (bad magic; expected 'POSVECM1')");
     }));
     // Only the thread count (and, with a warning, the learning rate) may change when
     // resuming; the rest is the model's.
@@ -576,7 +579,8 @@ ModelState trainOrResume(const Options& o, Plan& plan, Cluster* cluster,
       if (line.rfind("corpus.", 0) == 0) reading += line + "\n";
     model.config = stored.serialize() + reading;
     if (o.updateVocab) {
-      if (cluster) throw ConfigError("--update-vocab runs in one process (count the new text first)");
+      if (cluster)
+        throw ConfigError("--update-vocab runs in one process (count the new text first)");
       const std::size_t before = model.words.size();
       const std::size_t added = extendVocabulary(model, plan.corpus);
       if (observer.log)
@@ -755,8 +759,9 @@ std::string optionLines(const Options& o) {
 void runOnCluster(Options o) {
   o.sync.schedule =
       o.syncSchedule == "dense" ? SyncOptions::Schedule::Dense : SyncOptions::Schedule::Sparse;
-  const std::string combine =
-      !o.syncCombine.empty() ? o.syncCombine : o.syncSchedule == "dense" ? "sum" : "bounded";
+  const std::string combine = !o.syncCombine.empty()      ? o.syncCombine
+                              : o.syncSchedule == "dense" ? "sum"
+                                                          : "bounded";
   o.sync.combine = combine == "average" ? SyncOptions::Combine::Average
                    : combine == "sum"   ? SyncOptions::Combine::SumChanges
                                         : SyncOptions::Combine::BoundedSum;
@@ -861,15 +866,15 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
                   "--negative negatives")
       ->capture_default_str()
       ->check(CLI::Range(0, 10000));
-  auto* subwords = sub->add_flag("--subwords", c.subwords,
-                "fastText subword vectors: a word's vector is the mean of its own row and the "
-                "rows of its character n-grams (skip-gram or CBOW, negative sampling; --alpha "
-                "defaults to fastText's 0.05 then)");
+  auto* subwords =
+      sub->add_flag("--subwords", c.subwords,
+                    "fastText subword vectors: a word's vector is the mean of its own row and the "
+                    "rows of its character n-grams (skip-gram or CBOW, negative sampling; --alpha "
+                    "defaults to fastText's 0.05 then)");
   sub->add_option("--minn", c.minn, "With --subwords: shortest character n-gram")
       ->capture_default_str()
       ->needs(subwords);
-  sub->add_option("--maxn", c.maxn,
-                  "With --subwords: longest character n-gram (0: no n-grams)")
+  sub->add_option("--maxn", c.maxn, "With --subwords: longest character n-gram (0: no n-grams)")
       ->capture_default_str()
       ->needs(subwords);
   sub->add_option("--bucket", c.bucket,
@@ -880,10 +885,10 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
   auto* resume = sub->add_option("--resume", opts->resume,
                                  "Continue a full-state model (.posvec) for --epochs more epochs, "
                                  "with the schedule it would have had");
-  for (const char* name : {"--dim", "--window", "--negative", "--hs", "--cbow", "--sample",
-                           "--min-alpha", "--min-count", "--max-vocab", "--seed", "--kernel",
-                           "--combine", "--block-negatives", "--subwords", "--minn", "--maxn",
-                           "--bucket"})
+  for (const char* name :
+       {"--dim", "--window", "--negative", "--hs", "--cbow", "--sample", "--min-alpha",
+        "--min-count", "--max-vocab", "--seed", "--kernel", "--combine", "--block-negatives",
+        "--subwords", "--minn", "--maxn", "--bucket"})
     resume->excludes(sub->get_option(name));
   sub->add_flag("--update-vocab", opts->updateVocab,
                 "With --resume: add the corpus words the model does not know (at least its "
@@ -918,13 +923,14 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
                   "Under mpirun: words of the first synchronisation interval of a new model's "
                   "first epoch; each next interval doubles up to --sync-words (0: no warm-up)")
       ->capture_default_str();
-  sub->add_option("--sync-combine", opts->syncCombine,
-                  "Under mpirun: how the ranks' rows are combined: bounded (the sum of the changes "
-                  "for a row few ranks trained a few times, down to 1.5 times their mean change for "
-                  "a row every rank trained often; stable at any number of ranks; default of the "
-                  "sparse schedule), sum (every "
-                  "rank's change since the last synchronisation; default of the dense schedule) "
-                  "or average (the mean row)")
+  sub->add_option(
+         "--sync-combine", opts->syncCombine,
+         "Under mpirun: how the ranks' rows are combined: bounded (the sum of the changes "
+         "for a row few ranks trained a few times, down to 1.5 times their mean change for "
+         "a row every rank trained often; stable at any number of ranks; default of the "
+         "sparse schedule), sum (every "
+         "rank's change since the last synchronisation; default of the dense schedule) "
+         "or average (the mean row)")
       ->check(CLI::IsMember({"bounded", "sum", "average"}));
   sub->add_option("--sync-schedule", opts->syncSchedule,
                   "Under mpirun: sparse (each row about as often as it is trained, only changed "
