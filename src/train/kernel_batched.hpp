@@ -87,9 +87,10 @@ void narrowRow(const float* src, std::uint16_t* dst, std::size_t dim, WeightType
 // the update one of Bf16Update's two kernels.
 bool batchedBf16InPlace();
 // The update kernel Bf16Update::Auto runs on this CPU: Pairs on AMD, whose cores run
-// a 512-bit AVX-512 BF16 dot product as fast as a 512-bit FMA (so pairs halve the
-// update's arithmetic), Halves elsewhere (Intel's cores run the dot product on one
-// port where FMAs have two, and pairing rows takes shuffles on the FMAs' other port).
+// a 512-bit AVX-512 BF16 dot product in about the time of one 512-bit FMA (so pairs
+// halve the update's arithmetic), Halves elsewhere (on Intel's a dot product costs
+// about two FMAs, so pairing saves nothing and its shuffles come on top; measured in
+// docs/design/16-bit-weights.md).
 // The environment variable POSVEC_BF16_UPDATE=pairs|halves overrides it (read once;
 // any other value throws ConfigError).
 Bf16Update batchedBf16Update();
