@@ -612,7 +612,8 @@ void updateBf16Half(const Block16& b, std::size_t u0, Group16 group, ChunkBits& 
     for (std::size_t v = 0; v < n; ++v) {
       // T's old values: its rows are written by the last group only.
       const __m512 t = halfOf<H>(_mm512_maskz_loadu_epi16(live, tgt[v] + j));
-      float* nowp = nowBase + v * stride + j + 16 * H;
+      // T's running values in scratch, which a block of one group has none of.
+      float* const nowp = load16 && store16 ? nullptr : nowBase + v * stride + j + 16 * H;
       // Two partial sums halve the dependency chain through the target's chunk.
       __m512 acc0 = load16 ? t : _mm512_loadu_ps(nowp), acc1 = _mm512_setzero_ps();
       for (int u = 0; u < M; ++u) {
