@@ -881,7 +881,8 @@ class MpiSync final : public detail::EpochSync {
   // bases stay equal on all ranks; the row then gains what this rank's threads
   // added since the snapshot, rounded with bits of its own. A row no thread
   // touched since the snapshot ends equal to its new base: snap + (base - snap) is
-  // exact in float32 for 16-bit values less than 2^16 apart in magnitude.
+  // exact in float32 for values less than 2^16 (bfloat16) or 2^13 (binary16) apart
+  // in magnitude.
   void applyChanges16(std::size_t d) {
     widened_.resize(2 * d);
     float* combined = widened_.data();
