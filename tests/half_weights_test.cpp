@@ -619,6 +619,45 @@ TEST_CASE("half: posvec train --weights, resume across weight types, dry run", "
   CHECK(json.out.find("\"matrices_bytes\": 288") != std::string::npos);
 }
 
+TEST_CASE("half: POSVEC_BF16_UPDATE picks the in-place update and a bad value is one line",
+          "[half][cli]") {
+  // Without the variable the CPU's vendor picks (batchedBf16Update, read here in a
+  // process without it): the same bits as that update named. The two updates round
+  // differently, so their bits differ; each repeats its own.
+  if (!batchedBf16InPlace()) POSVEC_SKIP("this build has no in-place bfloat16 update");
+  test::TempDir dir;
+  const std::string corpus = dir.file("c.txt");
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "the cat sat on a mat\nthe dog ran far\na cat ran\n";
+  test::writeText(corpus, text);
+  auto run = [&](const std::string& env, const std::string& name) {
+    const std::string out = dir.file(name + ".bin");
+    const test::RunResult r = test::runCli(
+        "-q train --pretokenized --min-count 1 --dim 40 -t 1 --seed 3 --epochs 2 --weights bf16 " +
+            test::quote(corpus) + " -o " + test::quote(out),
+        "", env);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    return test::readText(out);
+  };
+  const std::string pairs = run("POSVEC_BF16_UPDATE=pairs", "pairs");
+  const std::string halves = run("POSVEC_BF16_UPDATE=halves", "halves");
+  CHECK(pairs != halves);
+  CHECK(run("POSVEC_BF16_UPDATE=halves", "again") == halves);
+  const std::string chosen = run("", "auto");
+  CHECK(chosen == (batchedBf16Update() == Bf16Update::Pairs ? pairs : halves));
+  const std::string never = dir.file("never.bin");
+  const test::RunResult bad =
+      test::runCli("-q train --pretokenized --min-count 1 --dim 8 -t 1 --weights bf16 " +
+                       test::quote(corpus) + " -o " + test::quote(never),
+                   "", "POSVEC_BF16_UPDATE=fast");
+  CHECK(bad.status == 2);
+  CHECK(bad.err ==
+        "posvec: error: the environment variable POSVEC_BF16_UPDATE is 'fast': set it to pairs "
+        "or halves, or unset it\n");
+  CHECK_FALSE(std::filesystem::exists(never));
+}
+
 TEST_CASE("half: float16 npy files hold the vectors rounded to nearest even", "[half]") {
   test::TempDir dir;
   MatrixF m(3, 4);
