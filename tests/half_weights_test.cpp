@@ -45,6 +45,25 @@ std::vector<float> someFloats(std::size_t n, std::uint32_t seed, float scale) {
   return v;
 }
 
+// One weight's float64 reference update, old + sum_k term(k), and the bound delta on
+// the kernel's float32 value's distance from it, as the step test below derives it:
+// the sigmoid table's 1e-5 times alpha and |t| summed, float32 rounding (1e-5 of the
+// sums' magnitudes), and gradRel of sum |term| where the gradient is rounded first.
+struct Reference {
+  double value, delta;
+};
+template <typename Term>
+Reference referenceOf(double old, std::size_t partners, Term term, double alpha, double scale,
+                      double gradRel) {
+  double ref = old, products = 0;
+  for (std::size_t k = 0; k < partners; ++k) {
+    ref += term(k);
+    products += std::fabs(term(k));
+  }
+  return {ref, static_cast<double>(partners) * alpha * 1e-5 * scale +
+                   1e-5 * (std::fabs(old) + products) + gradRel * products};
+}
+
 std::vector<BatchedPath> paths() {
   std::vector<BatchedPath> p{BatchedPath::Portable};
   if (batchedAvx512Compiled()) p.push_back(BatchedPath::Avx512);
@@ -282,13 +301,7 @@ TEST_CASE("half: one batched step in 16 bits against a float64 reference", "[hal
           // One weight: its old value, what the kernel stored, and the terms g x partner
           // of its reference update. True when the stored value moved.
           auto check = [&](double old, std::uint16_t stored, std::size_t partners, auto term) {
-            double ref = old, products = 0;
-            for (std::size_t k = 0; k < partners; ++k) {
-              ref += term(k);
-              products += std::fabs(term(k));
-            }
-            const double delta = static_cast<double>(partners) * alpha * 1e-5 * scale +
-                                 1e-5 * (std::fabs(old) + products) + gradRel * products;
+            const auto [ref, delta] = referenceOf(old, partners, term, alpha, scale, gradRel);
             const double got = value(stored);
             REQUIRE(std::fabs(got - ref) <= rel * (std::fabs(ref) + delta) + absStep + delta);
             return got != old;
@@ -351,13 +364,7 @@ TEST_CASE("half: the in-place bfloat16 step rounds without bias", "[half]") {
       for (std::size_t i = 0; i < out.size(); ++i) sumOut[i] += bf16ToFloat(out[i]);
     }
     auto check = [&](double old, double sum, std::size_t partners, auto term) {
-      double ref = old, products = 0;
-      for (std::size_t k = 0; k < partners; ++k) {
-        ref += term(k);
-        products += std::fabs(term(k));
-      }
-      const double delta = static_cast<double>(partners) * alpha * 1e-5 * scale +
-                           1e-5 * (std::fabs(old) + products) + gradRel * products;
+      const auto [ref, delta] = referenceOf(old, partners, term, alpha, scale, gradRel);
       const double sigma = 0x1p-8 * (std::fabs(ref) + delta);
       REQUIRE(std::fabs(sum / runs - ref) <= delta + 5 * sigma / std::sqrt(double(runs)));
     };
