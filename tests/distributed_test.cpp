@@ -99,6 +99,15 @@ double plantedAccuracy(const Embeddings& e) {
   return static_cast<double>(good) / total;
 }
 
+// The planted corpus of 3,000 sentences in `dir`, and the arguments that train on it
+// (one thread, seed 7, 5 epochs, the JSON summary on stdout) up to the output.
+std::string plantedTraining(const TempDir& dir) {
+  const std::string corpus = dir.file("planted.txt");
+  writePlanted(corpus, 1, 3000);
+  return " train " + quote(corpus) +
+         " --pretokenized --dim 24 --min-count 1 --sample 0 --threads 1 --seed 7 --epochs 5 --json";
+}
+
 #define REQUIRE_MPI()                                                        \
   do {                                                                       \
     if (const std::string why = cannotRun(); !why.empty()) POSVEC_SKIP(why); \
@@ -110,11 +119,7 @@ TEST_CASE("distributed training on 2 ranks recovers the planted classes as one p
           "[distributed]") {
   REQUIRE_MPI();
   TempDir dir;
-  const std::string corpus = dir.file("planted.txt");
-  writePlanted(corpus, 1, 3000);
-  const std::string common = " train " + quote(corpus) +
-                             " --pretokenized --dim 24 --min-count 1 --sample 0 --threads 1 "
-                             "--seed 7 --epochs 5 --json";
+  const std::string common = plantedTraining(dir);
   const RunResult one = runCli(common + " -o " + quote(dir.file("one.txt")));
   REQUIRE(one.status == 0);
   // 1000 words between synchronisations: about 14 in each rank's share of 14k words.
@@ -770,11 +775,7 @@ TEST_CASE("distributed training with 16-bit weights recovers the planted classes
   // apart) would end near the untrained loss.
   REQUIRE_MPI();
   TempDir dir;
-  const std::string corpus = dir.file("planted.txt");
-  writePlanted(corpus, 1, 3000);
-  const std::string common = " train " + quote(corpus) +
-                             " --pretokenized --dim 24 --min-count 1 --sample 0 --threads 1 "
-                             "--seed 7 --epochs 5 --json";
+  const std::string common = plantedTraining(dir);
   std::map<std::string, double> lossOf;
   for (const std::string weights : {"fp32", "bf16", "fp16"}) {
     INFO("weights " << weights);
