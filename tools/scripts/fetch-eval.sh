@@ -11,43 +11,93 @@
 #
 #   tools/scripts/fetch-eval.sh [--from SRC] [DIR]
 # --from SRC (or POSVEC_EVAL_SOURCE=SRC) copies local copies from directory SRC instead
-# of downloading (files named as above). Files already in DIR are kept.
+# of downloading (files named as above). Files already in DIR are kept. Each file is
+# written beside its final name and renamed into place when whole, so a failed or
+# interrupted run leaves no partial file.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+usage="usage: tools/scripts/fetch-eval.sh [--from SRC] [DIR]"
 src="${POSVEC_EVAL_SOURCE:-}"
-if [ "${1:-}" = "--from" ]; then
-  [ $# -ge 2 ] || { echo "fetch-eval: --from needs a directory" >&2; exit 2; }
-  src="$2"
-  shift 2
-fi
-dir="${1:-$root/tools/bench/data}"
-mkdir -p "$dir"
+dir="" have_dir="" options=1
+while [ $# -gt 0 ]; do
+  if [ -n "$options" ]; then
+    case "$1" in
+      --from)
+        case "${2:-}" in
+          ""|-*) echo "fetch-eval: --from needs a directory ($usage)" >&2; exit 2 ;;
+        esac
+        src="$2"
+        shift 2
+        continue ;;
+      --from=*)
+        src="${1#--from=}"
+        [ -n "$src" ] || { echo "fetch-eval: --from needs a directory ($usage)" >&2; exit 2; }
+        shift
+        continue ;;
+      -h|--help) echo "$usage"; exit 0 ;;
+      --) options=""; shift; continue ;;
+      -?*) echo "fetch-eval: unknown option $1 ($usage)" >&2; exit 2 ;;
+    esac
+  fi
+  [ -z "$have_dir" ] || { echo "fetch-eval: one directory only, got $dir and $1 ($usage)" >&2; exit 2; }
+  dir="$1" have_dir=1
+  shift
+done
+[ -n "$dir" ] || dir="$root/tools/bench/data"
+case "$dir" in -*) dir="./$dir" ;; esac  # not an option to mkdir or mktemp
 
 analogies_url="https://raw.githubusercontent.com/tmikolov/word2vec/master/questions-words.txt"
 wordsim_url="http://www.gabrilovich.com/resources/data/wordsim353/wordsim353.zip"
 simlex_url="https://fh295.github.io/SimLex-999.zip"
 names=(questions-words.txt wordsim353.tsv simlex999.txt)
 
-have_all() {
-  for n in "${names[@]}"; do [ -s "$dir/$n" ] || return 1; done
-}
-if have_all; then
+have() { [ -f "$1" ] && [ -s "$1" ]; }
+for n in "${names[@]}"; do
+  if [ -e "$dir/$n" ] && [ ! -f "$dir/$n" ]; then
+    echo "fetch-eval: $dir/$n is not a regular file; move it away and run again" >&2
+    exit 1
+  fi
+done
+mkdir -p -- "$dir"
+missing=() kept=()
+for n in "${names[@]}"; do
+  if have "$dir/$n"; then kept+=("$n"); else missing+=("$n"); fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
   echo "fetch-eval: ${names[*]} already in $dir" >&2
   exit 0
 fi
+kept_note=""
+[ ${#kept[@]} -eq 0 ] || kept_note=" (kept ${kept[*]}, already there)"
+
+# Files being written (removed on exit unless renamed into place) and the scratch directory.
+pending=() tmp=""
+cleanup() { rm -rf -- ${pending[@]+"${pending[@]}"} ${tmp:+"$tmp"}; }
+trap cleanup EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+mode="$(printf '%o' $((0666 & ~$(umask))))"
+stage() {  # NAME: sets $staged to a new file in DIR to write NAME into
+  staged="$(mktemp "$dir/.$1.XXXXXX")"
+  chmod "$mode" "$staged"
+  pending+=("$staged")
+}
 
 if [ -n "$src" ]; then
-  for n in "${names[@]}"; do
-    [ -s "$dir/$n" ] && continue
-    [ -s "$src/$n" ] || { echo "fetch-eval: $src has no $n" >&2; exit 1; }
-    cp "$src/$n" "$dir/$n.tmp" && mv "$dir/$n.tmp" "$dir/$n"
+  for n in "${missing[@]}"; do
+    have "$src/$n" || { echo "fetch-eval: $src has no $n" >&2; exit 1; }
   done
-  echo "fetch-eval: copied ${names[*]} from $src to $dir" >&2
+  for n in "${missing[@]}"; do
+    stage "$n"
+    cp -- "$src/$n" "$staged"
+    mv -f -- "$staged" "$dir/$n"
+  done
+  echo "fetch-eval: copied ${missing[*]} from $src to $dir$kept_note" >&2
   exit 0
 fi
 
 tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
 get() {  # URL FILE
   if command -v curl >/dev/null 2>&1; then
     curl -fsL --connect-timeout 10 --max-time 120 -o "$2" "$1" 2>/dev/null
@@ -63,39 +113,47 @@ offline() {
     "run tools/scripts/fetch-eval.sh --from DIR with local copies" >&2
   exit 1
 }
-unzip_one() {  # ZIP MEMBER-PATTERN OUT
-  python3 - "$@" <<'EOF'
-import fnmatch, sys, zipfile
-with zipfile.ZipFile(sys.argv[1]) as z:
-    names = [n for n in z.namelist() if fnmatch.fnmatch(n, sys.argv[2])]
-    if not names:
-        sys.exit(f"fetch-eval: {sys.argv[1]} has no {sys.argv[2]}")
-    with open(sys.argv[3], "wb") as out:
-        out.write(z.read(names[0]))
-EOF
+unzip_one() {  # URL ZIP MEMBER-PATTERN OUT
+  python3 - "$@" <<'PY'
+import fnmatch, sys, zipfile, zlib
+url, path, pattern, out = sys.argv[1:]
+try:
+    with zipfile.ZipFile(path) as z:
+        names = [n for n in z.namelist() if fnmatch.fnmatch(n, pattern)]
+        if not names:
+            sys.exit(f"fetch-eval: {url} has no {pattern}")
+        data = z.read(names[0])
+except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as e:
+    sys.exit(f"fetch-eval: {url} did not give a readable zip file ({e})")
+with open(out, "wb") as f:
+    f.write(data)
+PY
 }
 
-if [ ! -s "$dir/questions-words.txt" ]; then
-  get "$analogies_url" "$tmp/q.txt" || offline "$analogies_url"
-  mv "$tmp/q.txt" "$dir/questions-words.txt"
+if ! have "$dir/questions-words.txt"; then
+  stage questions-words.txt
+  get "$analogies_url" "$staged" && [ -s "$staged" ] || offline "$analogies_url"
+  mv -f -- "$staged" "$dir/questions-words.txt"
 fi
-if [ ! -s "$dir/wordsim353.tsv" ]; then
+if ! have "$dir/wordsim353.tsv"; then
   get "$wordsim_url" "$tmp/ws.zip" || offline "$wordsim_url"
-  unzip_one "$tmp/ws.zip" "*combined.tab" "$tmp/combined.tab"
+  unzip_one "$wordsim_url" "$tmp/ws.zip" "*combined.tab" "$tmp/combined.tab"
   # combined.tab: a header line, then word1 TAB word2 TAB mean score.
+  stage wordsim353.tsv
   { echo "# WordSim-353 ($wordsim_url)"
     echo "# Word 1	Word 2	Human (mean)"
-    tail -n +2 "$tmp/combined.tab" | tr -d '\r'; } > "$tmp/ws.tsv"
-  mv "$tmp/ws.tsv" "$dir/wordsim353.tsv"
+    tail -n +2 "$tmp/combined.tab" | tr -d '\r'; } > "$staged"
+  mv -f -- "$staged" "$dir/wordsim353.tsv"
 fi
-if [ ! -s "$dir/simlex999.txt" ]; then
+if ! have "$dir/simlex999.txt"; then
   get "$simlex_url" "$tmp/sl.zip" || offline "$simlex_url"
-  unzip_one "$tmp/sl.zip" "*SimLex-999.txt" "$tmp/SimLex-999.txt"
+  unzip_one "$simlex_url" "$tmp/sl.zip" "*SimLex-999.txt" "$tmp/SimLex-999.txt"
   # SimLex-999.txt: a header line, then word1 word2 POS SimLex999 ... (tab-separated).
+  stage simlex999.txt
   { echo "# SimLex-999 ($simlex_url)"
     echo "# Word 1	Word 2	Human (mean)"
     tail -n +2 "$tmp/SimLex-999.txt" | tr -d '\r' | awk -F '\t' '{ print $1 "\t" $2 "\t" $4 }'; } \
-    > "$tmp/sl.txt"
-  mv "$tmp/sl.txt" "$dir/simlex999.txt"
+    > "$staged"
+  mv -f -- "$staged" "$dir/simlex999.txt"
 fi
-echo "fetch-eval: wrote ${names[*]} in $dir" >&2
+echo "fetch-eval: wrote ${missing[*]} in $dir$kept_note" >&2
