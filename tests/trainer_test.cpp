@@ -14,6 +14,7 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "kernels.hpp"
@@ -453,6 +454,45 @@ TEST_CASE("trainer CLI stops a diverging run with a message in every kernel", "[
     CHECK(r.err.find("-nan") == std::string::npos);  // a NaN loss is "nan", whatever its sign bit
     CHECK(r.err.find("lower the learning rate (--alpha") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(out));
+  }
+}
+
+TEST_CASE("trainer CLI stops a run whose loss leaves its range before writing anything",
+          "[trainer][cli]") {
+  // Before: only a NaN loss stopped training; at alpha 0.2 the batched kernel's loss
+  // grew to 38 per prediction (Brown: 1e22) and the run exited 0 with vectors of 1e10.
+  // The shipped corpus four times over: long enough for several stretches a thread.
+  test::TempDir dir;
+  const std::string text = test::readText(test::sourcePath("corpus/posvec-corpus.txt"));
+  const std::string corpus = dir.file("c4.txt");
+  test::writeText(corpus, text + text + text + text);
+  const std::string out = dir.file("v.npy");
+  const std::string common = "-q train " + test::quote(corpus) +
+                             " --min-count 1 --epochs 1 --threads 1 --dim 16 -o " +
+                             test::quote(out);
+  // The untrained loss per prediction with 5 negatives: 6 ln 2.
+  std::ostringstream untrained;
+  untrained << 6 * std::log(2.0);
+  for (const char* alpha : {"0.2", "0.25"}) {
+    INFO("alpha " << alpha);
+    const auto r = test::runCli(common + " --alpha " + alpha);
+    CHECK(r.status == 2);
+    CHECK(lineCount(r.err) == 1);
+    CHECK(r.err.find("training diverged at epoch 1 (loss ") != std::string::npos);
+    CHECK(r.err.find(" per prediction, against " + untrained.str() + " at the start)") !=
+          std::string::npos);
+    CHECK(r.err.find("lower the learning rate (--alpha, now " + std::string(alpha) +
+                     "), or train with the classic kernel") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(out));
+  }
+  // The classic kernel's pair-by-pair updates take that rate, and the default trains.
+  for (const char* ok : {" --alpha 0.2 --kernel classic", ""}) {
+    INFO(ok);
+    const auto r = test::runCli(common + ok);
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(std::filesystem::exists(out));
+    std::filesystem::remove(out);
   }
 }
 
@@ -1269,7 +1309,7 @@ TEST_CASE("large training matrices ask for transparent huge pages", "[trainer]")
   c.bucket = 20000;
   const ModelState trained = train(CorpusSource::fromSentences(sentences), c);
   CHECK(asksHugePages(trained.input));
-  TempDir dir;
+  test::TempDir dir;
   saveModel(trained, dir.file("m.posvec"));
   const ModelState loaded = loadModel(dir.file("m.posvec"));
   CHECK(asksHugePages(loaded.input));

@@ -232,14 +232,21 @@ SubwordRows subwordRowsOf(const std::vector<std::string>& words, const TrainConf
     *to++ = static_cast<std::int32_t>(i);
     for (const std::int64_t row : lists[i]) *to++ = static_cast<std::int32_t>(row);
   }
-  r.moves.resize(v);
+  r.repeatsAt.assign(v, -1);
+  std::vector<std::int32_t> sorted;
   for (std::size_t i = 0; i < v; ++i) {
     const std::int32_t* list = r.rows.data() + r.offsets[i];
     const std::size_t n = 1 + lists[i].size();
-    std::size_t squares = 0;  // pairs of listings of one row
+    sorted.assign(list, list + n);
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end()) continue;
+    r.repeatsAt[i] = static_cast<std::int64_t>(r.firstListings.size());
+    const std::size_t countAt = r.firstListings.size();
+    r.firstListings.push_back(0);
     for (std::size_t a = 0; a < n; ++a)
-      for (std::size_t b = 0; b < n; ++b) squares += list[a] == list[b] ? 1 : 0;
-    r.moves[i] = static_cast<float>(squares) / static_cast<float>(n);
+      if (std::find(list, list + a, list[a]) == list + a)
+        r.firstListings.push_back(static_cast<std::int32_t>(a));
+    r.firstListings[countAt] = static_cast<std::int32_t>(r.firstListings.size() - countAt - 1);
   }
   return r;
 }
@@ -262,7 +269,7 @@ namespace {
 // that row to grad and then g h to the row (both from the row's value before). The
 // window's summed gradient is left in total (hidden[dim..2 dim)) for the centre's rows.
 template <typename Score, typename Update>
-double windowPredictions(float* hidden, float* grad, std::size_t dim, float moves,
+double windowPredictions(float* hidden, float* grad, std::size_t dim,
                          const std::int32_t* contexts, std::size_t m,
                          const std::int32_t* negatives, std::size_t negative, float alpha,
                          const Sigmoid& sigmoid, Score score, Update update) {
@@ -285,7 +292,7 @@ double windowPredictions(float* hidden, float* grad, std::size_t dim, float move
     // composes it again for the next pair.
 #pragma omp simd
     for (std::size_t d = 0; d < dim; ++d) {
-      h[d] += moves * grad[d];
+      h[d] += grad[d];
       total[d] += grad[d];
     }
   }
@@ -343,13 +350,11 @@ double subwordWindow(float* input, float* output, std::size_t dim, const Subword
                      const std::int32_t* negatives, std::size_t negative, float alpha,
                      const Sigmoid& sigmoid, float* hidden, float* grad) {
   composeWord(input, dim, rows, centre, hidden);
-  // A row listed c times takes a pair's gradient c times and counts c times in the
-  // mean, so composing again would move the mean by the gradient times
-  // (sum of c^2 over the rows) / (length of the list): SubwordRows::moves.
+  // Each distinct row takes a pair's gradient once (SubwordRows::updatedRows), so
+  // composing again would move the mean by the gradient itself.
   float* o = nullptr;  // the row scored last
   const double loss = windowPredictions(
-      hidden, grad, dim, rows.moves[static_cast<std::size_t>(centre)], contexts, m, negatives,
-      negative, alpha, sigmoid,
+      hidden, grad, dim, contexts, m, negatives, negative, alpha, sigmoid,
       [&](std::int32_t t) {
         o = rowAt(output, t, dim);
         return scoreRow(hidden, o, dim);
@@ -358,7 +363,10 @@ double subwordWindow(float* input, float* output, std::size_t dim, const Subword
         rowAxpy(g, o, grad, dim);
         rowAxpy(g, hidden, o, dim);
       });
-  scatter(input, dim, rows.of(centre), rows.count(centre), hidden + dim);
+  thread_local std::vector<std::int32_t> distinct;
+  std::size_t n = 0;
+  const std::int32_t* updated = rows.updatedRows(centre, distinct, n);
+  scatter(input, dim, updated, n, hidden + dim);
   return loss;
 }
 
@@ -370,23 +378,25 @@ double subwordWindow16(std::uint16_t* input, std::uint16_t* output, std::size_t 
   const std::int32_t* list = rows.of(centre);
   const std::size_t n = rows.count(centre);
   meanOfRows16(input, dim, list, n, hidden, wide, type, path);
-  const float moves = rows.moves[static_cast<std::size_t>(centre)];
+  thread_local std::vector<std::int32_t> distinct;
+  std::size_t updatedCount = 0;
+  const std::int32_t* updated = rows.updatedRows(centre, distinct, updatedCount);
   double loss;
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
   if (type == WeightType::Bf16 && path != BatchedPath::Portable) {
     loss = windowPredictions(
-        hidden, grad, dim, moves, contexts, m, negatives, negative, alpha, sigmoid,
+        hidden, grad, dim, contexts, m, negatives, negative, alpha, sigmoid,
         [&](std::int32_t t) { return scoreRowBf16(hidden, rowAt16(output, t, dim), dim); },
         [&](std::int32_t t, float g) {
           rowUpdateBf16(g, hidden, rowAt16(output, t, dim), grad, dim, bits);
         });
-    scatter16(input, dim, list, n, hidden + dim, wide, type, bits, path);
+    scatter16(input, dim, updated, updatedCount, hidden + dim, wide, type, bits, path);
     return loss;
   }
 #endif
   // Each output row widened into `wide`, updated there and rounded back.
   loss = windowPredictions(
-      hidden, grad, dim, moves, contexts, m, negatives, negative, alpha, sigmoid,
+      hidden, grad, dim, contexts, m, negatives, negative, alpha, sigmoid,
       [&](std::int32_t t) {
         widenRow(rowAt16(output, t, dim), wide, dim, type, path);
         return scoreRow(hidden, wide, dim);
@@ -396,7 +406,7 @@ double subwordWindow16(std::uint16_t* input, std::uint16_t* output, std::size_t 
         rowAxpy(g, hidden, wide, dim);
         narrowRow(wide, rowAt16(output, t, dim), dim, type, bits, path);
       });
-  scatter16(input, dim, list, n, hidden + dim, wide, type, bits, path);
+  scatter16(input, dim, updated, updatedCount, hidden + dim, wide, type, bits, path);
   return loss;
 }
 
@@ -554,7 +564,21 @@ class SubwordCbow final : public TrainKernel {
       std::memset(grad, 0, dim_ * sizeof(float));
       loss += negativeSamplingStep(h, ids[i], alpha, grad, out_, dim_, negative_, *noise_, sg,
                                    st.rng);
-      scatter(in_, dim_, bow, rows, grad);
+      // A context word that lists a row twice has it updated once (updatedRows).
+      bool repeats = false;
+      for (std::int64_t c = lo; c <= hi && !repeats; ++c)
+        repeats = c != i && rows_->repeatsAt[static_cast<std::size_t>(ids[c])] >= 0;
+      if (!repeats) {
+        scatter(in_, dim_, bow, rows, grad);
+      } else {
+        thread_local std::vector<std::int32_t> distinct;
+        for (std::int64_t c = lo; c <= hi; ++c) {
+          if (c == i) continue;
+          std::size_t k = 0;
+          const std::int32_t* updated = rows_->updatedRows(ids[c], distinct, k);
+          scatter(in_, dim_, updated, k, grad);
+        }
+      }
       ++predictions;
     }
     return loss;

@@ -116,16 +116,36 @@ void initInputRow(float* row, std::size_t dim, std::uint64_t seed, std::uint64_t
 struct SubwordRows {
   std::vector<std::int64_t> offsets;
   std::vector<std::int32_t> rows;
-  // Per word, how far its mean moves for a gradient g added once per listing of each of
-  // its rows: g times (sum over its rows of listings^2) / (length of its list); 1 when
-  // no row is listed twice.
-  std::vector<float> moves;
+  // Words that list a row more than once (a run of one letter lists "aaa" at every
+  // position): at firstListings[repeatsAt[w]] their count of distinct rows, then the
+  // position in their list of each row's first listing; -1 for the other words.
+  // A gradient is added to each distinct row once (updatedRows), so the mean moves by
+  // the gradient itself: added once per listing, as fastText adds it, it would move
+  // by the gradient times (sum of listings^2) / (length of the list), about 1000
+  // times for a 1000-letter run, and training diverged.
+  std::vector<std::int64_t> repeatsAt;
+  std::vector<std::int32_t> firstListings;
   std::size_t count(std::int32_t w) const {
     return static_cast<std::size_t>(offsets[static_cast<std::size_t>(w) + 1] -
                                     offsets[static_cast<std::size_t>(w)]);
   }
   const std::int32_t* of(std::int32_t w) const {
     return rows.data() + offsets[static_cast<std::size_t>(w)];
+  }
+  // The rows a gradient of word w is added to, each once: its list when no row is
+  // listed twice, else its distinct rows copied into `scratch`. Sets n to their count.
+  const std::int32_t* updatedRows(std::int32_t w, std::vector<std::int32_t>& scratch,
+                                  std::size_t& n) const {
+    const std::int64_t at = repeatsAt[static_cast<std::size_t>(w)];
+    if (at < 0) {
+      n = count(w);
+      return of(w);
+    }
+    const std::int32_t* first = firstListings.data() + at;
+    n = static_cast<std::size_t>(first[0]);
+    scratch.resize(n);
+    for (std::size_t i = 0; i < n; ++i) scratch[i] = of(w)[first[1 + i]];
+    return scratch.data();
   }
 };
 
@@ -147,14 +167,12 @@ inline std::int64_t drawReach(std::int64_t window, bool shrink, Rng& rng) {
 }
 
 // Per-thread state: RNG and scratch buffers the kernels size as they need.
-// The batched kernel's update of bfloat16 rows in place (AVX-512 BF16 builds):
-// Pairs multiplies pairs of rows with AVX-512 BF16 dot products, the gradient
-// rounded to bfloat16 first (half float32's multiply-adds, plus shuffles); Halves
-// widens each 32-value chunk's even and odd values and multiplies with float32 FMAs
-// (float32's arithmetic, no shuffle). Auto takes the one measured faster on the
-// running CPU's vendor (batchedBf16Update). The two round differently, so one seed
-// gives the same bits for one choice only.
-enum class Bf16Update { Auto, Pairs, Halves };
+// bf16Update: the batched kernel's update of bfloat16 rows in place (AVX-512 BF16
+// builds; TrainConfig::bf16Update): Pairs multiplies pairs of rows with AVX-512 BF16
+// dot products, the gradient rounded to bfloat16 first (half float32's
+// multiply-adds, plus shuffles); Halves widens each 32-value chunk's even and odd
+// values and multiplies with float32 FMAs (float32's arithmetic, no shuffle). Auto
+// takes the one measured faster on the running CPU's vendor (batchedBf16Update).
 
 struct ThreadState {
   Rng rng;

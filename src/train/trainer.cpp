@@ -134,11 +134,26 @@ void checkModel(const ModelState& m, const TrainConfig& c) {
 }
 
 // A learning rate too high for the data makes the weights overflow: scores turn
-// into inf and NaN and every later update spreads them. Stop at once and say what
-// to change, rather than train on for hours and write NaN vectors.
+// into inf and NaN and every later update spreads them. Long before that the loss
+// per prediction leaves its range: it starts near the untrained model's
+// ((1 + negative) ln 2 with negative sampling) and falls, while a run whose steps
+// overshoot sees it climb by orders of magnitude (1e22 in one epoch of Brown at
+// alpha 0.2 with the batched kernel). Stop at once and say what to change, rather
+// than train on for hours and write vectors of 1e12 or NaN.
 // `previous`: the last epoch's loss, when this one grew past it (distributed).
 constexpr double kLossGrowthLimit = 1.25;
-[[noreturn]] void throwDiverged(int epoch, double loss, double alpha,
+// A stretch of training whose loss per prediction is this many times the run's
+// reference (LossGuard) has diverged: healthy runs stay below it (their loss falls
+// from the reference), diverging ones pass it within a few stretches and go on to
+// grow without bound.
+constexpr double kDivergedFactor = 4;
+
+// Why a run diverged, in words, and what to change: the learning rate always; the
+// classic kernel where the batched one ran (it applies a block's summed steps at
+// once, from the rows as they were, and overshoots at rates the classic kernel's
+// pair-by-pair updates still take: docs/design/batched-kernel.md#learning-rate).
+[[noreturn]] void throwDiverged(const TrainConfig& config, bool distributed, int epoch,
+                                double loss, double reference,
                                 double previous = std::numeric_limits<double>::quiet_NaN()) {
   std::ostringstream s;
   s << "training diverged at epoch " << epoch << " (loss ";
@@ -148,13 +163,58 @@ constexpr double kLossGrowthLimit = 1.25;
   else
     s << loss;
   if (!std::isnan(previous))
-    s << ", up from " << previous << " at epoch " << epoch - 1
-      << ": the ranks' combined steps are too long";
-  s << "); lower the learning rate (";
+    s << ", up from " << previous << " at epoch " << epoch - 1;
+  else if (reference > 0 && !std::isnan(loss))
+    s << " per prediction, against " << reference << " at the start";
+  s << ")";
+  if (distributed) s << ": the ranks' combined steps are too long";
+  s << "; lower the learning rate (";
   std::ostringstream now;
-  now << ", now " << alpha << ")";
+  now << ", now " << config.alpha << ")";
+  if (!config.subwords && config.kernel == Kernel::Batched &&
+      config.loss == Loss::NegativeSampling && config.architecture == Architecture::SkipGram)
+    now << ", or train with the classic kernel, which takes higher rates";
   throw ConfigError(ErrorText(s.str()) << Setting{"alpha", "alpha"} << now.str());
 }
+
+// The run's reference loss for divergence: what an untrained model loses per
+// prediction. With negative sampling each of the 1 + negative terms starts at ln 2,
+// whatever the data. With hierarchical softmax it is ln 2 per node of the word's
+// code, so the first stretch any thread measures sets it, capped at a 64-node code
+// (a first stretch that has already diverged must not become the yardstick).
+// Shared by the threads of every epoch of a run.
+class LossGuard {
+ public:
+  LossGuard(const TrainConfig& config, bool distributed)
+      : config_(config),
+        distributed_(distributed),
+        untrained_(config.loss == Loss::NegativeSampling ? (1.0 + config.negative) * std::log(2.0)
+                                                         : 64 * std::log(2.0)) {
+    if (config.loss == Loss::NegativeSampling) reference_.store(untrained_);
+  }
+
+  // A stretch of `predictions` whose loss summed to `loss`: one past kDivergedFactor
+  // times the reference throws.
+  void check(int epoch, double loss, std::int64_t predictions) {
+    if (predictions <= 0) return;
+    const double mean = loss / static_cast<double>(predictions);
+    if (!std::isfinite(mean)) throwDiverged(config_, distributed_, epoch, mean, 0);
+    double ref = reference_.load(std::memory_order_relaxed);
+    if (ref == 0) {
+      const double first = std::min(mean, untrained_);
+      if (!reference_.compare_exchange_strong(ref, first)) ref = reference_.load();
+      ref = reference_.load();
+    }
+    if (mean > kDivergedFactor * ref) throwDiverged(config_, distributed_, epoch, mean, ref);
+  }
+  double reference() const { return reference_.load(std::memory_order_relaxed); }
+
+ private:
+  const TrainConfig& config_;
+  bool distributed_;
+  double untrained_;
+  std::atomic<double> reference_{0};
+};
 
 // The learning-rate schedule of a run, in words of all processes: alpha falls
 // linearly from config.alpha to config.minAlpha over the schedule's words.
@@ -201,6 +261,7 @@ struct EpochContext {
   const TrainObserver& observer;
   detail::EpochSync* sync;
   const Schedule& schedule;
+  LossGuard& guard;
   int epoch;         // 0-based
   int totalEpochs;   // of the schedule
   double epochBase;  // schedule words before this epoch
@@ -279,6 +340,7 @@ Interrupt trainShards(const EpochContext& c, EpochProgress& progress, int runThr
         mine.predictions = shard.predictions;
         detail::ShardReader reader(c.corpus.stream, shard.position, shard.end);
         detail::ThreadState state;
+        state.bf16Update = c.config.bf16Update;
         state.rng = detail::Rng(shard.rng);
         std::vector<std::int32_t> sentence, kept;
         kept.reserve(detail::kMaxSentence);
@@ -286,6 +348,8 @@ Interrupt trainShards(const EpochContext& c, EpochProgress& progress, int runThr
         float alpha = static_cast<float>(c.schedule.alphaAt(
             c.epochBase + static_cast<double>(processed.load()) * c.schedule.toGlobal));
         double lastReport = -1e9;  // report at the first flush, then a few times a second
+        double stretchLoss = mine.loss;
+        std::int64_t stretchPredictions = mine.predictions;
         bool stopped = false;
         while (!errors.failed() && reader.next(sentence)) {
           kept.clear();
@@ -300,11 +364,10 @@ Interrupt trainShards(const EpochContext& c, EpochProgress& progress, int runThr
           if (c.sync && tid == 0) c.sync->poll(localDone);
           // Distributed: the schedule's words are those of all processes.
           const double done = static_cast<double>(localDone) * c.schedule.toGlobal;
-          if (!std::isfinite(mine.loss))
-            throwDiverged(
-                c.epoch + 1,
-                mine.loss / static_cast<double>(std::max<std::int64_t>(1, mine.predictions)),
-                c.config.alpha);
+          // The stretch since this thread's last flush.
+          c.guard.check(c.epoch + 1, mine.loss - stretchLoss, mine.predictions - stretchPredictions);
+          stretchLoss = mine.loss;
+          stretchPredictions = mine.predictions;
           alpha = static_cast<float>(c.schedule.alphaAt(c.epochBase + done));
           mine.publishedLoss.store(mine.loss, std::memory_order_relaxed);
           mine.publishedPredictions.store(mine.predictions, std::memory_order_relaxed);
@@ -412,7 +475,10 @@ EpochReport endEpoch(const EpochContext& c, ModelState& model, const EpochProgre
   report.predictions = predictions;
   // Weights can overflow without the loss showing it yet (the last updates of the epoch).
   if ((predictions > 0 && !std::isfinite(report.loss)) || !weightsFinite(model, dense))
-    throwDiverged(c.epoch + 1, report.loss, c.config.alpha);
+    throwDiverged(c.config, c.sync != nullptr, c.epoch + 1, report.loss, c.guard.reference());
+  // The whole epoch against the run's reference (a corpus too small for a thread to
+  // flush mid-epoch sets it here).
+  c.guard.check(c.epoch + 1, loss, predictions);
   // Distributed: ranks whose combined steps are too long make the loss grow epoch
   // over epoch long before anything overflows. A healthy run's epoch loss falls
   // (or stays within a few per cent, sampling noise); a quarter more than the
@@ -420,7 +486,8 @@ EpochReport endEpoch(const EpochContext& c, ModelState& model, const EpochProgre
   if (c.sync && predictions > 0 && !model.epochLosses.empty() &&
       std::isfinite(model.epochLosses.back()) &&
       report.loss > kLossGrowthLimit * model.epochLosses.back())
-    throwDiverged(c.epoch + 1, report.loss, c.config.alpha, model.epochLosses.back());
+    throwDiverged(c.config, true, c.epoch + 1, report.loss, c.guard.reference(),
+                  model.epochLosses.back());
   model.epochLosses.push_back(report.loss);
   model.epochsDone = c.epoch + 1;
   return report;
@@ -493,16 +560,25 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
       config.subwords ? &subwordRows : nullptr};
   const auto kernel = detail::makeKernel(config, shared, probe);
   const Schedule schedule = scheduleOf(model, corpus, config, totalEpochs, sync);
+  LossGuard guard(config, sync != nullptr);
   const int firstEpoch = model.epochsDone;
   const auto runStart = Clock::now();
 
   for (int epoch = firstEpoch; epoch < totalEpochs; ++epoch) {
     if (observer.stopRequested && observer.stopRequested()) break;
     const auto epochStart = Clock::now();
-    const EpochContext context{
-        corpus,  subsample, *kernel, config,      observer,
-        sync,    schedule,  epoch,   totalEpochs, static_cast<double>(schedule.epochWords) * epoch,
-        runStart};
+    const EpochContext context{corpus,
+                               subsample,
+                               *kernel,
+                               config,
+                               observer,
+                               sync,
+                               schedule,
+                               guard,
+                               epoch,
+                               totalEpochs,
+                               static_cast<double>(schedule.epochWords) * epoch,
+                               runStart};
     EpochProgress progress;
     if (epoch == firstEpoch && model.partial.active()) {
       progress = std::move(model.partial);
@@ -874,6 +950,9 @@ std::size_t extendVocabulary(ModelState& model, const std::vector<std::string>& 
 
 std::size_t extendVocabulary(ModelState& model, const CorpusSource& corpus) {
   const TrainConfig config = TrainConfig::deserialize(model.config);
+  // Before the corpus is counted: a corpus read another way is refused before a word
+  // is added (resuming on it would refuse it anyway, after the count).
+  checkReading(recordedReading(model.config), corpus);
   const detail::PreparedCorpus counted =
       detail::prepareCorpus(corpus, 1, 0, 20'000'000, detail::resolveThreads(config.threads));
   std::unordered_map<std::string_view, std::size_t> known;
