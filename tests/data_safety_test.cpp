@@ -261,6 +261,15 @@ TEST_CASE("data safety: a model records how its corpus was read and refuses anot
     CHECK(r.err.find(meaning) != std::string::npos);
     CHECK_FALSE(fs::exists(dir.file("more.posvec")));
   }
+  // --update-vocab: refused before the corpus is counted for new words (it printed
+  // "... new words added" first, against docs/data-safety.md).
+  const RunResult grow = runCli("train " + quote(tree) + " --recursive -t 1 --no-punct " +
+                                "--update-vocab --epochs 1 -o " + quote(dir.file("more.posvec")) +
+                                " --resume " + quote(dir.file("m.posvec")));
+  CHECK(grow.status == 5);
+  CHECK(grow.err.find("new words added") == std::string::npos);
+  CHECK(grow.err.find("with locale 'tr'") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir.file("more.posvec")));
   const RunResult same = runCli(train + "--no-punct --locale tr --epochs 1 -o " +
                                 quote(dir.file("more.posvec")) + " --resume " +
                                 quote(dir.file("m.posvec")));
@@ -348,10 +357,10 @@ TEST_CASE("data safety: a corpus file that changes size while it is counted is r
     for (const std::string reading : {" --pretokenized -t 1", " --pretokenized -t 2", " -t 1"}) {
       INFO("size now " << now << ", reading" << reading);
       writeText(corpus, text);
-      const RunResult r = runCli("train " + quote(corpus) + reading +
-                                     " --min-count 1 --dim 4 --epochs 1 -o " +
-                                     quote(dir.file("v.txt")),
-                                 "", "POSVEC_TEST_RESIZE_INPUT=" + std::to_string(now));
+      const RunResult r = posvec::test::runSeamsCli(
+          "train " + quote(corpus) + reading + " --min-count 1 --dim 4 --epochs 1 -o " +
+              quote(dir.file("v.txt")),
+          "POSVEC_TEST_RESIZE_INPUT=" + std::to_string(now));
       INFO(r.err);
       CHECK(r.status != 0);
       CHECK(r.status < 128);
@@ -370,4 +379,27 @@ TEST_CASE("data safety: a corpus file that changes size while it is counted is r
     CHECK(r.status == 0);
     fs::remove(dir.file("v.txt"));
   }
+}
+
+TEST_CASE("data safety: the posvec users run never truncates a file for a test variable",
+          "[cli][data-safety]") {
+  // Before: the library read POSVEC_TEST_RESIZE_INPUT and POSVEC_TEST_SHRINK_MAPPED
+  // in every build, so a user's posvec started with either set truncated the user's
+  // corpus or vectors file. The seams now exist only in the test programs.
+  TempDir dir;
+  const std::string corpus = writeCorpus(dir);
+  const std::string text = readText(corpus);
+  const RunResult r = runCli("train " + quote(corpus) +
+                                 " --pretokenized --min-count 1 --dim 4 --epochs 1 -t 1 -o " +
+                                 quote(dir.file("v.txt")),
+                             "", "POSVEC_TEST_RESIZE_INPUT=0 POSVEC_TEST_SHRINK_MAPPED=0");
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(readText(corpus) == text);
+  const std::string vectors = readText(dir.file("v.txt"));
+  const RunResult q = runCli("similar " + quote(dir.file("v.txt")) + " alpha -k 1", "",
+                             "POSVEC_TEST_SHRINK_MAPPED=0 POSVEC_TEST_RESIZE_INPUT=0");
+  INFO(q.err);
+  CHECK(q.status == 0);
+  CHECK(readText(dir.file("v.txt")) == vectors);
 }

@@ -82,8 +82,8 @@ TEST_CASE("limits: a vectors file that shrinks while it is mapped is reported as
   // The CLI: one line, exit code below 128 (no signal), for both formats.
   for (const std::string name : {"v.bin", "v.txt"}) {
     saveVectors(e, dir.file(name));
-    const auto r = test::runShell("POSVEC_TEST_SHRINK_MAPPED=65536 '" + std::string(POSVEC_CLI) +
-                                  "' similar " + test::quote(dir.file(name)) + " w1");
+    const auto r = test::runSeamsCli("similar " + test::quote(dir.file(name)) + " w1",
+                                     "POSVEC_TEST_SHRINK_MAPPED=65536");
     INFO(r.err);
     CHECK(r.status != 0);
     CHECK(r.status < 128);

@@ -94,6 +94,12 @@ inline RunResult runCli(const std::string& args, const std::string& stdinFile = 
                   stdinFile);
 }
 
+// The command line built with the test seams (tests/support/seams.cpp): the one
+// program that honours POSVEC_TEST_RESIZE_INPUT and POSVEC_TEST_SHRINK_MAPPED.
+inline RunResult runSeamsCli(const std::string& args, const std::string& env) {
+  return runShell(env + " '" + POSVEC_SEAMS_CLI + "' " + args);
+}
+
 inline std::string quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);

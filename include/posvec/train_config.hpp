@@ -38,6 +38,18 @@ enum class Kernel { Classic, Batched };
 /// set of noise words, as matrix products (the default, several times faster at
 /// the same quality).
 
+/// The batched kernel's update of bfloat16 weights in place (builds with AVX-512
+/// BF16). The two updates round differently, so one seed gives the same bits for
+/// one choice only.
+enum class Bf16Update { Auto, Pairs, Halves };
+/// \var Bf16Update::Auto
+/// The update measured faster on the running CPU's vendor: Pairs on AMD, Halves on others.
+/// \var Bf16Update::Pairs
+/// Pairs of rows multiplied with AVX-512 BF16 dot products, the gradient rounded to
+/// bfloat16 first.
+/// \var Bf16Update::Halves
+/// Each chunk's even and odd values widened exactly and multiplied with float32 FMAs.
+
 /// How the two weight matrices are stored while training. Products and sums are
 /// float32 in every case; files stay float32 unless a writer is asked otherwise.
 enum class WeightType { Fp32, Bf16, Fp16 };
@@ -100,6 +112,9 @@ struct TrainConfig {
   int maxn = 6;  ///< longest character n-gram (subwords; 0 to 64; 0 turns n-grams off)
   std::uint32_t bucket = 2000000;  ///< hash buckets for n-grams (subwords; at least 1)
   WeightType weights = WeightType::Fp32;  ///< storage of the weight matrices while training
+  /// Which in-place update bfloat16 weights take (Bf16Update). A property of the run,
+  /// not of the model: serialize() leaves it out.
+  Bf16Update bf16Update = Bf16Update::Auto;
   /// A new subword model comes back with its words' rows gathered
   /// (ModelState::unplacedRows) instead of placed in a full input matrix: for a caller
   /// that writes it (saveModel, saveFastTextModel: they draw the rows no word uses as

@@ -1,4 +1,5 @@
 #include "input.hpp"
+#include "test_seams.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -223,13 +224,6 @@ void throwChangedWhileReading(const std::string& name, int fd, std::int64_t open
   throw IoError("'" + name + "' changed while being read (" + std::to_string(openedSize) +
                 " bytes when opened, " + now +
                 "): another program is writing it; read it once it is complete");
-}
-
-void resizeInputForTest(const std::string& path) {
-  const char* env = std::getenv("POSVEC_TEST_RESIZE_INPUT");
-  if (!env || !*env || path == "-") return;
-  if (::truncate(path.c_str(), static_cast<off_t>(std::strtoull(env, nullptr, 10))) != 0)
-    throw IoError("test seam: cannot resize '" + path + "'");
 }
 
 std::string inputName(const std::string& path) { return path == "-" ? "<stdin>" : path; }

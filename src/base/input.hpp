@@ -27,11 +27,6 @@ std::unique_ptr<std::istream> openInput(const std::string& path);
 [[noreturn]] void throwChangedWhileReading(const std::string& name, int fd,
                                            std::int64_t openedSize);
 
-// Test seam: with POSVEC_TEST_RESIZE_INPUT=N in the environment, every input file
-// is truncated or extended to N bytes right after its size is taken when opened,
-// so tests see a file change under the reader without a race. Nothing otherwise.
-void resizeInputForTest(const std::string& path);
-
 // The name messages use for `path`: "<stdin>" for "-".
 std::string inputName(const std::string& path);
 

@@ -30,6 +30,7 @@
 #include "parallel.hpp"
 #include "posvec/error.hpp"
 #include "posvec/tokenizer.hpp"
+#include "test_seams.hpp"
 
 namespace posvec::detail {
 

@@ -54,17 +54,8 @@ bool batchedBf16InPlace() {
 }
 
 Bf16Update batchedBf16Update() {
-  static const Bf16Update chosen = [] {
-    // The benchmarks' override: both kernels on one machine.
-    const char* env = std::getenv("POSVEC_BF16_UPDATE");
-    const std::string name = env ? env : "";
-    if (name == "pairs") return Bf16Update::Pairs;
-    if (name == "halves") return Bf16Update::Halves;
-    if (!name.empty())
-      throw ConfigError("the environment variable POSVEC_BF16_UPDATE is '" + name +
-                        "': set it to pairs or halves, or unset it");
-    return __builtin_cpu_is("amd") ? Bf16Update::Pairs : Bf16Update::Halves;
-  }();
+  static const Bf16Update chosen =
+      __builtin_cpu_is("amd") ? Bf16Update::Pairs : Bf16Update::Halves;
   return chosen;
 }
 

@@ -91,8 +91,8 @@ bool batchedBf16InPlace();
 // halve the update's arithmetic), Halves elsewhere (on Intel's a dot product costs
 // about two FMAs, so pairing saves nothing and its shuffles come on top; measured in
 // docs/design/16-bit-weights.md).
-// The environment variable POSVEC_BF16_UPDATE=pairs|halves overrides it (read once;
-// any other value throws ConfigError).
+// TrainConfig::bf16Update other than Auto overrides it (the CLI fills it from the
+// environment variable POSVEC_BF16_UPDATE).
 Bf16Update batchedBf16Update();
 
 // Context combining (Rengasamy et al. 2017, "Optimizing Word2Vec Performance on

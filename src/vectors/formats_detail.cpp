@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "posvec/io.hpp"
+#include "test_seams.hpp"
 
 namespace posvec::detail {
 
@@ -172,15 +173,6 @@ int claimSlot(const void* p, std::size_t size) {
   return -1;
 }
 
-// Test seam: POSVEC_TEST_SHRINK_MAPPED=N truncates every file to N bytes right
-// after it is mapped, so tests see a file shrinking under the reader without a race.
-void shrinkForTest(const std::string& path) {
-  const char* env = std::getenv("POSVEC_TEST_SHRINK_MAPPED");
-  if (!env || !*env) return;
-  if (::truncate(path.c_str(), static_cast<off_t>(std::strtoull(env, nullptr, 10))) != 0)
-    throw IoError("test seam: cannot truncate " + inQuotes(path));
-}
-
 }  // namespace
 
 MappedFile::MappedFile(const std::string& path, bool willReadAll) {
@@ -211,7 +203,7 @@ MappedFile::MappedFile(const std::string& path, bool willReadAll) {
         map_ = p;
         fd_ = fd;
         data_ = static_cast<const char*>(p);
-        shrinkForTest(path);
+        shrinkMappedForTest(path);
         return;
       }
       ::munmap(p, size_);  // every slot taken: read it instead

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <charconv>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -106,6 +108,21 @@ inline std::string jsonText(const nlohmann::json& j, int indent = 2) {
 // 18446744073709551615" and "--restrict -1" silently meant all words.
 // A number too large for 64 bits was read as 2^64 - 1 and quoted back as that:
 // it is refused here, quoting (the ends of) what was typed.
+// For options narrower than 64 bits (after notNegative): a number past `max` is
+// refused with its value, where CLI11's conversion would say only "expects a number".
+inline CLI::Validator atMost(std::uint64_t max) {
+  return CLI::Validator(
+      [max](std::string& value) -> std::string {
+        std::uint64_t v = 0;
+        const char* end = value.data() + value.size();
+        const auto [p, ec] = std::from_chars(value.data(), end, v);
+        if (ec == std::errc() && p == end && v <= max) return {};
+        if (ec == std::errc::invalid_argument || (ec == std::errc() && p != end)) return {};
+        return "must be at most " + std::to_string(max) + " (got " + value + ")";
+      },
+      "", "at most");
+}
+
 inline CLI::Validator notNegative() {
   return CLI::Validator(
       [](std::string& value) -> std::string {

@@ -216,6 +216,18 @@ std::uint64_t memoryLimitOf(const std::string& option) {
   }
 }
 
+// The environment variable POSVEC_BF16_UPDATE=pairs|halves: the benchmarks' way to
+// run either in-place bfloat16 update on one machine (TrainConfig::bf16Update).
+Bf16Update bf16UpdateOf() {
+  const char* env = std::getenv("POSVEC_BF16_UPDATE");
+  const std::string name = env ? env : "";
+  if (name.empty()) return Bf16Update::Auto;
+  if (name == "pairs") return Bf16Update::Pairs;
+  if (name == "halves") return Bf16Update::Halves;
+  throw ConfigError("the environment variable POSVEC_BF16_UPDATE is '" + name +
+                    "': set it to pairs or halves, or unset it");
+}
+
 std::string clock(double seconds) {
   const auto s = static_cast<long>(std::max(0.0, seconds) + 0.5);
   char buf[32];
@@ -240,6 +252,7 @@ struct Plan {
   CorpusSource corpus;
   CorpusSource whole;  // under mpirun: the whole corpus, before this rank's share
   std::uint64_t memoryLimit = 0;
+  Bf16Update bf16Update = Bf16Update::Auto;
 };
 
 // A corpus file that is not text (vectors, a model, an array) is named as what it is,
@@ -300,6 +313,7 @@ Plan prepare(const Options& o, Cluster* cluster, bool writer) {
     outputs.emplace_back(plan.checkpoint, "checkpoint");
   cli::refuseSameOutputs(outputs);
   plan.memoryLimit = memoryLimitOf(o.memoryLimit);
+  plan.bf16Update = bf16UpdateOf();
   if (writer) {
     checkWritable(o.output, "output");
     if (!o.saveModel.empty()) checkWritable(o.saveModel, "--save-model");
@@ -599,6 +613,7 @@ ModelState trainOrResume(const Options& o, Plan& plan, Cluster* cluster,
   }
   TrainConfig config = o.config;
   config.memoryLimit = plan.memoryLimit;
+  config.bf16Update = plan.bf16Update;
   config.loss = o.hs ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
   config.architecture = o.cbow ? Architecture::Cbow : Architecture::SkipGram;
   config.kernel = o.kernel == "batched" ? Kernel::Batched : Kernel::Classic;
@@ -866,22 +881,23 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
                   "--negative negatives")
       ->capture_default_str()
       ->check(CLI::Range(0, 10000));
-  auto* subwords =
-      sub->add_flag("--subwords", c.subwords,
+  sub->add_flag("--subwords", c.subwords,
                     "fastText subword vectors: a word's vector is the mean of its own row and the "
                     "rows of its character n-grams (skip-gram or CBOW, negative sampling; --alpha "
                     "defaults to fastText's 0.05 then)");
+  // Each needs --subwords (checked in the callback, after --resume's exclusions: a
+  // resumed model keeps its n-gram settings, and CLI11 would name --subwords first).
   sub->add_option("--minn", c.minn, "With --subwords: shortest character n-gram")
-      ->capture_default_str()
-      ->needs(subwords);
+      ->capture_default_str();
   sub->add_option("--maxn", c.maxn, "With --subwords: longest character n-gram (0: no n-grams)")
-      ->capture_default_str()
-      ->needs(subwords);
+      ->capture_default_str();
+  // Checked as a 64-bit number first: past 2^32 - 1 CLI11's conversion said only
+  // "expects a number".
   sub->add_option("--bucket", c.bucket,
                   "With --subwords: hash buckets (input rows) shared by the n-grams")
       ->capture_default_str()
       ->check(cli::notNegative())
-      ->needs(subwords);
+      ->check(cli::atMost(UINT32_MAX));
   auto* resume = sub->add_option("--resume", opts->resume,
                                  "Continue a full-state model (.posvec) for --epochs more epochs, "
                                  "with the schedule it would have had");
@@ -952,6 +968,10 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
       ->check(CLI::IsMember({"float32", "float16"}))
       ->capture_default_str();
   sub->callback([opts, sub] {
+    if (!opts->config.subwords)
+      for (const char* name : {"--minn", "--maxn", "--bucket"})
+        if (sub->get_option(name)->count() > 0)
+          throw CLI::RequiresError(name, "--subwords");
     opts->epochsGiven = sub->get_option("--epochs")->count() > 0;
     opts->alphaGiven = sub->get_option("--alpha")->count() > 0;
     opts->weightsGiven = sub->get_option("--weights")->count() > 0;
