@@ -332,6 +332,19 @@ TEST_CASE("attention: with rotary, scores depend only on the offset between posi
   const double w0 = att.compute(two, 0).weights[0](1, 0);
   for (std::int64_t s : {std::int64_t{4}, std::int64_t{50}})
     CHECK(std::abs(att.compute(two, s).weights[0](1, 0) - w0) < 1e-12);
+  // From 2^53 on neighbouring positions share one angle in double: refused, as the
+  // additive encoding refuses them (near 2^62 the map came out as with no positions).
+  const std::int64_t limit = std::int64_t{1} << 53;
+  for (const std::int64_t s : {limit - 1, std::int64_t{1} << 62}) {
+    INFO(s);
+    CHECK_THROWS_WITH(att.compute(two, s), Catch::Contains("positions must stay below 2^53"));
+  }
+  CHECK_NOTHROW(att.compute(two, limit - 2));
+  AttentionOptions scaled = o;
+  RopeConfig rope;
+  rope.headDim = 4;
+  scaled.rope = rope;
+  CHECK_THROWS_AS(Attention(4, scaled).compute(two, std::int64_t{1} << 62), ConfigError);
 }
 
 TEST_CASE("attention: multi-head equals separate single heads concatenated and projected",

@@ -76,10 +76,56 @@ TEST_CASE("cli: word2vec.c's command line is answered in posvec's spelling", "[c
             "posvec train c.txt -o v.bin --dim 200 --window 8 --negative 25 --sample 1e-4 "
             "--threads 20 --format bin --epochs 15 --min-count 3 --alpha 0.05 --cbow"));
   // -hs 1 and -cbow 0, -binary 0: the switches as word2vec.c's 0/1 mean them.
-  const std::string hs = usageError("train -train c.txt -output v.txt -hs 1 -cbow 0 -binary 0");
-  CHECK(has(hs, "posvec train c.txt -o v.txt --hs --format text"));
+  const std::string hs =
+      usageError("train -train c.txt -output v.txt -hs 1 -negative 0 -cbow 0 -binary 0 -size 20");
+  CHECK(has(hs, "posvec train c.txt -o v.txt --hs --format text --dim 20\n"));
   // Not "Could not convert: --threads = rain" (CLI11 read -train as -t rain).
   CHECK_FALSE(has(err, "Could not convert"));
+}
+
+TEST_CASE("cli: subword options name the real conflict and the real range", "[cli]") {
+  // Before: "--bucket expects a number" past 2^32 - 1, and "--minn needs --subwords"
+  // beside --resume, which refuses --subwords.
+  CHECK(has(usageError("train c.txt -o v.bin --subwords --bucket 1099511627776"),
+            "--bucket: must be at most 4294967295 (got 1099511627776)"));
+  const std::string resumed = usageError("train c.txt -o v.bin --resume m.posvec --minn 2");
+  CHECK(has(resumed, "cannot be used together"));
+  CHECK(has(resumed, "--minn"));
+  CHECK_FALSE(has(resumed, "needs --subwords"));
+  for (const char* option : {"--minn 2", "--maxn 5", "--bucket 10"})
+    CHECK(has(usageError(std::string("train c.txt -o v.bin ") + option),
+              "train: " + std::string(option).substr(0, std::string(option).find(' ')) +
+                  " needs --subwords"));
+}
+
+TEST_CASE("cli: a word2vec.c command line translates to what word2vec.c trains", "[cli]") {
+  // word2vec.c's main(): size 100, cbow 1 (and then alpha 0.05), binary 0 (text), and
+  // -hs 1 keeps its default negative 5 (both output layers).
+  const std::string plain = usageError("train -train c.txt -output v.bin");
+  CHECK(has(plain, "posvec train c.txt -o v.bin --dim 100 --cbow --alpha 0.05 --format text\n"));
+  const std::string sg = usageError("train -train c.txt -output v.bin -cbow 0 -binary 1");
+  CHECK(has(sg, "posvec train c.txt -o v.bin --format bin --dim 100\n"));
+  const std::string alpha = usageError("train -train c.txt -output v.bin -alpha 0.01 -size 8");
+  CHECK(has(alpha, "posvec train c.txt -o v.bin --alpha 0.01 --dim 8 --cbow --format text"));
+  const std::string hs = usageError("train -train c.txt -output v.bin -size 20 -hs 1");
+  CHECK(has(hs, "posvec train c.txt -o v.bin --dim 20 --hs --cbow --alpha 0.05 --format text"));
+  CHECK(has(hs, "-hs 1 beside -negative 5 trains both output layers"));
+  const std::string hs3 = usageError("train -train c.txt -output v.bin -hs 1 -negative 3");
+  CHECK(has(hs3, "-hs 1 beside -negative 3"));
+  CHECK_FALSE(has(hs3, "--negative"));
+  // With no command, as word2vec.c is run: not the help ("-hs" read as -h s), not
+  // "no command given".
+  for (const std::string line : {"-train c.txt -output v.bin -size 20 -hs 1",
+                                  "-q -train c.txt -output v.bin -hs 1 -negative 0"}) {
+    const RunResult r = runCli(line);
+    INFO(line << "\n" << r.out << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind("posvec: error: these are word2vec.c's options; in posvec's spelling: "
+                      "posvec train c.txt -o v.bin",
+                      0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
 }
 
 TEST_CASE("cli: parser messages are in a user's words", "[cli]") {
@@ -142,6 +188,19 @@ TEST_CASE("cli: similar takes several words and --negative, as gensim's most_sim
   CHECK(j["neighbours"][0]["similarity"].get<double>() == Approx(0.948683).margin(1e-6));
   CHECK(j["neighbours"][1]["word"] == "d");
   CHECK(j["neighbours"][1]["similarity"].get<double>() == Approx(-0.948683).margin(1e-6));
+  // --negative takes every word up to the next option, as its help's "TEXT ..." says:
+  // q = b - a - d = (-0.8, 1.4), and only c is left: 1.4 / sqrt 2.6 = 0.868243 (with d
+  // taken as positive it would be -0.2 / sqrt 0.2).
+  const RunResult two = runCli("similar " + quote(vec) + " b --negative a d --json");
+  INFO(two.err);
+  REQUIRE(two.status == 0);
+  const auto t = nlohmann::json::parse(two.out);
+  CHECK(t["positive"] == nlohmann::json::array({"b"}));
+  CHECK(t["negative"] == nlohmann::json::array({"a", "d"}));
+  REQUIRE(t["neighbours"].size() == 1);
+  CHECK(t["neighbours"][0]["word"] == "c");
+  CHECK(t["neighbours"][0]["similarity"].get<double>() ==
+        Approx(1.4 / std::sqrt(2.6)).margin(1e-6));
   // One word is the plain nearest-words query.
   const RunResult one = runCli("similar " + quote(vec) + " a -k 1");
   CHECK(one.out == "word  similarity\nb     0.800000\n");

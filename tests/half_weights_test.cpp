@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -688,6 +689,24 @@ TEST_CASE("half: float16 npy files hold the vectors rounded to nearest even", "[
     }
   CHECK(test::runCli("-q train --min-count 1 --dim 4 x.txt -o v.bin --npy-dtype float16").err ==
         "posvec: error: --npy-dtype float16 is for npy output (--format npy or an .npy file)\n");
+
+  // A value float16 cannot hold is refused before anything is written (it was written
+  // as inf): 65520 is the first float that rounds to infinity, 65519 the last that
+  // does not; NaN and inf are refused too.
+  for (const float bad : {65520.0f, -1e10f, std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN()}) {
+    MatrixF big = m;
+    big(2, 1) = bad;
+    const std::string out = dir.file("big.npy");
+    INFO(bad);
+    CHECK_THROWS_AS(saveNpyFloat16(Embeddings({"a", "b", "c"}, big, {3, 2, 1}), out), InputError);
+    if (std::isfinite(bad))  // NaN and inf: every writer's own refusal names the word
+      CHECK_THROWS_WITH(saveNpyFloat16(Embeddings({"a", "b", "c"}, big, {3, 2, 1}), out),
+                        Catch::Contains("word 'c' holds") &&
+                            Catch::Contains("beyond float16's largest value 65504"));
+    CHECK_FALSE(std::filesystem::exists(out));
+    CHECK_FALSE(std::filesystem::exists(dir.file("big.vocab")));
+  }
 
   // A subword model's composed vectors too: half the bytes of the float32 file, the
   // same vectors rounded.

@@ -370,6 +370,16 @@ TEST_CASE("rope profile: mean cosine and RoFormer's decay bound", "[rope]") {
   REQUIRE_THROWS_AS(ropeProfile(th, {-1}), ConfigError);
 }
 
+TEST_CASE("rope profile work is bounded", "[rope]") {
+  // Before: 2^19 frequencies at 2,000 distances ran 32 s. 2^26 terms is the bound.
+  const std::vector<double> freq(std::size_t{1} << 19, 1e-3);
+  CHECK_THROWS_WITH(ropeProfile(freq, std::vector<double>(2000, 1.0)),
+                    Catch::Contains("2000 distances over 524288 frequencies") &&
+                        Catch::Contains("more than 67108864 (2^26)"));
+  CHECK(ropeProfile(freq, std::vector<double>(128, 1.0)).size() == 128);  // 2^26 exactly
+  CHECK_THROWS_AS(ropeProfile(freq, std::vector<double>(129, 1.0)), ConfigError);
+}
+
 TEST_CASE("alibi slopes for power-of-two and other head counts", "[rope][alibi]") {
   // Press et al.: the geometric sequence starting at 2^(−8/H) with that ratio.
   const auto s8 = alibiSlopes(8);
@@ -517,6 +527,15 @@ TEST_CASE("rope cli: config.json, options, profile and one-line errors", "[rope]
       tmp.file("bad.json"),
       R"({"hidden_size": 4096, "rope_scaling": {"type": "yarn", "factor": 4}})");
   oneLine(runCli("rope " + posvec::test::quote(tmp.file("bad.json"))), "'num_attention_heads'");
+  // A file without end is refused at the limit (it was read until memory ran out), by
+  // rope and by attend's --rope-config alike.
+  const std::string bounded =
+      "'/dev/zero' holds more than 16 MiB, more than a model configuration may";
+  oneLine(runCli("rope /dev/zero"), bounded);
+  posvec::test::writeText(tmp.file("v.txt"), "2 4\na 1 0 0 0\nb 0 1 0 0\n");
+  oneLine(runCli("attend " + posvec::test::quote(tmp.file("v.txt")) +
+                 " --sentence 'a b' --positional rotary --rope-config /dev/zero"),
+          bounded);
   const auto help = runCli("rope --help");
   CHECK(help.out.find("beta_fast") != std::string::npos);
   CHECK(help.out.find("32") != std::string::npos);

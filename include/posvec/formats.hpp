@@ -92,8 +92,9 @@ Embeddings loadVectors(const std::string& path, const LoadOptions& options = {},
                        VectorFormat* detected = nullptr);
 
 /// saveVectors() in the npy format with float16 values ('<f2', half the size, what
-/// NumPy reads as float16): each value rounded to nearest even (beyond +-65504:
-/// infinity, below 2^-24: zero). loadVectors reads such files back (as float32).
+/// NumPy reads as float16): each value rounded to nearest even (below 2^-24: zero).
+/// A value float16 cannot hold (beyond +-65504, or not finite) is an InputError,
+/// before anything is written. loadVectors reads such files back (as float32).
 void saveNpyFloat16(const Embeddings& embeddings, const std::string& path);
 /// The vocabulary file that goes with an .npy matrix: "x.npy" -> "x.vocab"
 /// (other names get ".vocab" appended).

@@ -234,6 +234,13 @@ AttentionResult Attention::compute(const MatrixD& x, std::int64_t start, std::si
   MatrixD k = project(projections_.key, x, H, dk);
   const MatrixD v = project(projections_.value, x, H, dk);
 
+  // Rotary angles are position times frequency in double: from 2^53 on, neighbouring
+  // positions get the same angle and every relative rotation vanishes (the maps came
+  // out as with no positions, in silence). The additive encoding's bound, here too.
+  if (options_.positional == PositionMode::Rotary &&
+      start > (std::int64_t{1} << 53) - static_cast<std::int64_t>(T))
+    throw ConfigError("positions must stay below 2^53 (start " + std::to_string(start) +
+                      " + length " + std::to_string(T) + "), where double stops counting exactly");
   if (options_.positional == PositionMode::Rotary && T > 0) {
     // Row vector times M_p rotates each pair (a, b) to (a cos θ - b sin θ,
     // a sin θ + b cos θ), RoPE's convention; q_m · k_n then depends on n - m only,

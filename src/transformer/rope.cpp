@@ -300,7 +300,11 @@ RopeConfig parseRopeConfig(const std::string& jsonText, const std::string& sourc
   return c;
 }
 
-RopeConfig readRopeConfig(const std::string& path) { return parseRopeConfig(readFile(path), path); }
+RopeConfig readRopeConfig(const std::string& path) {
+  // A model's config.json is a few kilobytes; /dev/zero or the wrong file stops here.
+  constexpr std::uint64_t kMaxConfigBytes = std::uint64_t{16} << 20;
+  return parseRopeConfig(readFile(path, kMaxConfigBytes, "model configuration"), path);
+}
 
 // ---- frequencies -----------------------------------------------------------
 
@@ -419,6 +423,16 @@ double ropeDecayBound(const std::vector<double>& invFreq, double distance) {
 
 std::vector<RopeProfilePoint> ropeProfile(const std::vector<double>& invFreq,
                                           const std::vector<double>& distances) {
+  // A term is a cosine and a complex sum for one frequency at one distance: 2^26 of
+  // them take about two seconds. The largest rotary dimension (2^20) at 2,000
+  // distances took 32 s with no bound.
+  constexpr double kMaxProfileTerms = 67108864;  // 2^26
+  const double terms = static_cast<double>(invFreq.size()) * static_cast<double>(distances.size());
+  if (terms > kMaxProfileTerms)
+    throw ConfigError("a profile of " + std::to_string(distances.size()) + " distances over " +
+                      std::to_string(invFreq.size()) + " frequencies is " + num(terms) +
+                      " terms, more than 67108864 (2^26); profile fewer distances or a smaller "
+                      "rotary dimension");
   std::vector<RopeProfilePoint> out;
   out.reserve(distances.size());
   for (double k : distances) {

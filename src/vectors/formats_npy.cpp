@@ -1,11 +1,14 @@
 // NumPy .npy arrays: reading a (words, dimension) float32/float64 matrix with its
 // .vocab file, writing float32/float64 arrays in format 1.0.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <limits>
+#include <sstream>
 
 #include "formats_detail.hpp"
 #include "half.hpp"
+#include "posvec/error.hpp"
 #include "posvec/io.hpp"
 
 namespace posvec {
@@ -248,6 +251,19 @@ Embeddings loadNpy(const std::string& path) {
 }
 
 void writeNpy(const Embeddings& e, const std::string& path, bool float16) {
+  // float16 holds magnitudes up to 65504 (a larger one rounds to infinity): a value
+  // beyond it, or one not finite, is refused before anything is written, rather
+  // than written as inf.
+  if (float16) {
+    const float* v = e.vectors().data();
+    for (std::size_t i = 0; i < e.size() * e.dim(); ++i)
+      if (!(std::fabs(v[i]) < 65520.0f)) {  // 65520 and up round to infinity
+        std::ostringstream s;
+        s << "cannot write " << inQuotes(path) << " as float16: word '" << e.words()[i / e.dim()]
+          << "' holds " << v[i] << ", beyond float16's largest value 65504; write float32 (";
+        throw InputError(ErrorText(s.str()) << Setting{"npyDtype", "the npy dtype"} << ")");
+      }
+  }
   // One transaction: a full disk must not leave a new .vocab beside the old .npy.
   const std::string vocabPath = npyVocabularyPath(path);
   const auto matrix = [&](std::ostream& out) {

@@ -149,8 +149,9 @@ static Registrar similarReg(31, [](CLI::App& app) {
                   "The word, or several: the mean of their unit vectors (gensim's positive)")
       ->required();
   sub->add_option("--negative", *negative,
-                  "Words whose unit vectors are subtracted (gensim's negative); repeatable")
-      ->allow_extra_args(false);
+                  "Words whose unit vectors are subtracted (gensim's negative): every word "
+                  "up to the next option")
+      ->allow_extra_args(true);
   sub->add_option("-k,--top", o->k, "How many neighbours")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));

@@ -283,6 +283,7 @@ std::string spelledMessage(const std::exception& e) {
       {"memoryLimit", "--memory-limit or POSVEC_MEMORY_LIMIT"},
       {"minCount", "--min-count"},
       {"noHeader", "--no-header"},
+      {"npyDtype", "--npy-dtype"},
       {"projection", "--projection"},
       {"replaceInvalid", "--replace-invalid"},
       {"unicodeErrors", "--unicode-errors"},
@@ -403,11 +404,25 @@ const Word2vecOption* word2vecOption(const std::string& arg) {
 }
 
 // A word2vec.c command line (posvec train -train c.txt -output v.bin -size 200) in
-// posvec's spelling, or "" when the arguments hold no word2vec.c option.
-std::string translateWord2vec(const std::vector<std::string>& args) {
+// posvec's spelling, or "" when the arguments hold no word2vec.c option. The
+// translation trains what word2vec.c would: where an option is left out, word2vec.c's
+// default is spelled out when posvec's differs (-size 100, -cbow 1 and with it
+// -alpha 0.05, -binary 0: text). `note` gets what posvec cannot do alike (-hs 1 beside
+// negative sampling: word2vec.c trains both output layers, posvec one).
+std::string translateWord2vec(const std::vector<std::string>& args, std::string* note = nullptr) {
   bool any = false;
   for (const auto& a : args) any = any || (word2vecOption(a) != nullptr);
   if (!any) return {};
+  auto given = [&](const char* name) -> const std::string* {
+    for (std::size_t i = 0; i + 1 < args.size(); ++i)
+      if (args[i] == name) return &args[i + 1];
+    return nullptr;
+  };
+  auto on = [&](const char* name, bool byDefault) {
+    const std::string* v = given(name);
+    return v ? *v != "0" : byDefault;
+  };
+  const bool cbow = on("-cbow", true), hs = on("-hs", false), negative = on("-negative", true);
   std::string corpus, rest;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const Word2vecOption* w = word2vecOption(args[i]);
@@ -425,10 +440,30 @@ std::string translateWord2vec(const std::vector<std::string>& args) {
       rest += value == "0" ? "" : " " + to;  // word2vec.c: 0 or 1
     else if (to == "--format")
       rest += value == "0" ? " --format text" : " --format bin";
+    else if (to == "--negative" && hs)
+      continue;  // posvec's hierarchical softmax draws no noise words
     else
       rest += " " + to + " " + value;
   }
+  if (!given("-size")) rest += " --dim 100";
+  if (cbow && !given("-cbow")) rest += " --cbow";
+  if (cbow && !given("-alpha")) rest += " --alpha 0.05";
+  if (!given("-binary")) rest += " --format text";
+  if (note && hs && negative)
+    *note = "word2vec.c's -hs 1 beside -negative " +
+            std::string(given("-negative") ? *given("-negative") : "5") +
+            " trains both output layers; posvec trains one, here hierarchical softmax, as "
+            "word2vec.c's -hs 1 -negative 0";
   return "posvec train" + corpus + rest;
+}
+
+// The error a word2vec.c command line gets: its translation, and what differs.
+std::string word2vecAnswer(const std::vector<std::string>& args, const std::string& where) {
+  std::string note;
+  const std::string translated = translateWord2vec(args, &note);
+  if (translated.empty()) return {};
+  return where + "these are word2vec.c's options; in posvec's spelling: " + translated +
+         (note.empty() ? std::string() : " (" + note + ")");
 }
 
 // What to change when `command` runs out of memory, as " (try ...)".
@@ -448,15 +483,8 @@ std::string outOfMemoryRemedy(const std::string& command) {
 
 std::string optionHint(const CLI::App* sub, const std::vector<std::string>& args) {
   const std::string command = sub->get_name();
-  if (command == "train") {
-    const std::string translated = translateWord2vec(args);
-    const bool cbowGiven = std::find(args.begin(), args.end(), "-cbow") != args.end();
-    if (!translated.empty())
-      return "train: these are word2vec.c's options; in posvec's spelling: " + translated +
-             (cbowGiven ? std::string()
-                        : " (word2vec.c trains CBOW unless told -cbow 0, posvec skip-gram: add "
-                          "--cbow for word2vec.c's default)");
-  }
+  if (command == "train")
+    if (std::string answer = word2vecAnswer(args, "train: "); !answer.empty()) return answer;
   const std::vector<std::string> names = optionNames(sub);
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -632,6 +660,12 @@ int runCommandLine(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-q" || arg == "--quiet") continue;
+    // word2vec.c's command line with no command ("posvec -train c.txt ..."): CLI11
+    // would read "-hs" as -h s and print the help.
+    if (word2vecOption(arg)) {
+      printError(word2vecAnswer(std::vector<std::string>(argv + i, argv + argc), ""));
+      return static_cast<int>(ExitCode::Usage);
+    }
     if (!arg.empty() && arg[0] == '-') break;
     if (std::find(names.begin(), names.end(), arg) == names.end()) return unknown(arg);
     // Options CLI11 would misread ("-train" as "-t rain") or call unexpected: the
