@@ -284,6 +284,33 @@ TEST_CASE("distributed ranks started with different options are refused", "[dist
   CHECK(fs::exists(dir.file("out.txt")));
 }
 
+TEST_CASE("distributed train beside another command in one job is refused, not left waiting",
+          "[distributed]") {
+  // Before: mpirun -np 1 posvec train ... : -np 1 posvec vector ... left the train rank
+  // waiting forever for a rank that never joined (here the timeout would fail it).
+  REQUIRE_MPI();
+  TempDir dir;
+  writePlanted(dir.file("p.txt"), 2, 200);
+  writeText(dir.file("v.txt"), "2 2\na 1 0\nb 0 1\n");
+  const std::string train = " -q train " + quote(dir.file("p.txt")) +
+                            " --pretokenized --min-count 1 --epochs 1 --dim 8 -o " +
+                            quote(dir.file("out.txt"));
+  const std::string vector = " vector " + quote(dir.file("v.txt")) + " a";
+  for (const auto& [apps, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"-np 1 POSVEC" + train + " : -np 1 POSVEC" + vector,
+            "('command=vector' where rank 0 has 'command=train')"},
+           {"-np 1 POSVEC" + vector + " : -np 1 POSVEC" + train,
+            "('command=train' where rank 0 has 'command=vector')"}}) {
+    INFO(apps);
+    const RunResult r = mpirun(apps);
+    INFO(r.err);
+    CHECK(r.status == static_cast<int>(ExitCode::Usage));
+    CHECK(r.err.find("posvec: error: rank 1 of 2: started with other options than rank 0 " +
+                     expected) != std::string::npos);
+    CHECK_FALSE(fs::exists(dir.file("out.txt")));
+  }
+}
+
 TEST_CASE("a failing distributed rank ends the job with an error naming it", "[distributed]") {
   REQUIRE_MPI();
   TempDir dir;

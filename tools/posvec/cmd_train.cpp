@@ -751,6 +751,7 @@ void run(const Options& o, Cluster* cluster = nullptr, bool* together = nullptr)
 // between machines).
 std::string optionLines(const Options& o) {
   std::ostringstream s;
+  s << "command=train\n";  // another command in the job joins with its own name
   for (const auto& c : o.corpus) s << "corpus=" << c << "\n";
   s << "output=" << o.output << "\nformat=" << o.format << "\nresume=" << o.resume
     << "\nsave-model=" << o.saveModel << "\npretokenized=" << o.pretokenized << "\nhs=" << o.hs

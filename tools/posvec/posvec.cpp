@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "cli.hpp"
+#include "posvec/distributed.hpp"
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
 
@@ -668,6 +669,19 @@ int runCommandLine(int argc, char** argv) {
     }
     if (!arg.empty() && arg[0] == '-') break;
     if (std::find(names.begin(), names.end(), arg) == names.end()) return unknown(arg);
+    // Under mpirun only train runs across processes. Another command started in the
+    // same job (mpirun -np 1 posvec train ... : -np 1 posvec vector ...) never joined
+    // it, and the train ranks waited for it forever: it joins now, and every rank
+    // stops on the first options that differ ("command=vector" against train's).
+    if (arg != "train" && arg != "help" && Cluster::launched() && Cluster::available()) {
+      try {
+        Cluster cluster;
+        if (cluster.size() > 1) cluster.requireSameOptions("command=" + arg + "\n");
+      } catch (const std::exception& e) {
+        printError(shown(spelledMessage(e)));
+        return static_cast<int>(exitCodeOf(e));
+      }
+    }
     // Options CLI11 would misread ("-train" as "-t rain") or call unexpected: the
     // nearest posvec option, or the posvec spelling of word2vec.c's and gensim's.
     const CLI::App* sub = app.get_subcommand(arg);
