@@ -8,11 +8,13 @@
 #include <pybind11/eval.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "posvec/posvec.hpp"
@@ -169,22 +171,50 @@ CorpusSource::Generator generatorFrom(py::object iterable) {
   };
 }
 
+// posvec's model and vector files hold no word with whitespace in it (the six
+// ASCII bytes of src/base/ascii_space.hpp: word2vec's separators), and neither may
+// a vocabulary, or the model it grows could no longer be saved or even wrapped. A
+// Python token can hold any; refused here, before the vocabulary takes it.
+void refuseWhitespace(const std::vector<std::string>& words) {
+  for (const std::string& w : words) {
+    if (w.find_first_of(" \t\n\v\f\r") == std::string::npos) continue;
+    std::string shown;  // as Python's repr shows it
+    for (const char c : w) {
+      static constexpr std::pair<char, const char*> kEscapes[] = {
+          {'\t', "\\t"},   {'\n', "\\n"}, {'\r', "\\r"}, {'\v', "\\x0b"},
+          {'\f', "\\x0c"}, {'\'', "\\'"}, {'\\', "\\\\"}};
+      const auto* e = std::find_if(std::begin(kEscapes), std::end(kEscapes),
+                                   [c](const auto& x) { return x.first == c; });
+      if (e != std::end(kEscapes))
+        shown += e->second;
+      else
+        shown += c;
+    }
+    throw InputError("the word '" + shown +
+                     "' contains whitespace, which no word of a posvec model may hold (its "
+                     "files separate words by whitespace); split it into tokens or replace the "
+                     "whitespace (e.g. with '_') in the corpus");
+  }
+}
+
 // The observer the Python side sees: progress and epoch callbacks under the GIL,
 // and a check for signals (Ctrl-C) at every progress report, so an interrupt
 // stops training mid-epoch within a fraction of a second.
 TrainObserver observerFrom(py::object progress, py::object epochEnd, py::object log,
                            py::object counted) {
   TrainObserver o;
-  // The corpus as counted: sentences and the tokens of the vocabulary's words.
-  if (!counted.is_none())
-    o.vocabulary = [counted](const Vocabulary& v, std::int64_t sentences) {
-      py::gil_scoped_acquire gil;
-      py::dict d;
-      d["words"] = v.size();
-      d["tokens"] = v.totalCount();
-      d["sentences"] = sentences;
-      counted(d);
-    };
+  // The corpus as counted (sentences and the tokens of the vocabulary's words),
+  // after the vocabulary is checked: before any training.
+  o.vocabulary = [counted](const Vocabulary& v, std::int64_t sentences) {
+    refuseWhitespace(v.words());
+    if (counted.is_none()) return;
+    py::gil_scoped_acquire gil;
+    py::dict d;
+    d["words"] = v.size();
+    d["tokens"] = v.totalCount();
+    d["sentences"] = sentences;
+    counted(d);
+  };
   o.progress = [progress](const TrainProgress& p) {
     py::gil_scoped_acquire gil;
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
@@ -574,6 +604,7 @@ void bindModel(py::module_& m) {
           [](std::vector<std::string> words, std::vector<std::int64_t> counts,
              const py::dict& options) {
             const TrainConfig c = configFrom(options);
+            refuseWhitespace(words);
             const Vocabulary vocabulary(std::move(words), std::move(counts));
             auto model = std::make_shared<Model>();
             py::gil_scoped_release nogil;
@@ -586,6 +617,7 @@ void bindModel(py::module_& m) {
           "extend_vocabulary",
           [](Model& m, const std::vector<std::string>& words,
              const std::vector<std::int64_t>& counts) {
+            refuseWhitespace(words);  // the library would take them: checked before it runs
             py::gil_scoped_release nogil;
             return extendVocabulary(m.state, words, counts);
           },

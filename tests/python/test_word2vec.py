@@ -274,6 +274,51 @@ def test_update_needs_a_vocabulary_and_the_cli_grows_a_resumed_model(tmp_path, c
     assert grown.wv.get_vecattr("cat", "count") > posvec.Word2Vec.load(model).wv.get_vecattr("cat", "count")
 
 
+@pytest.mark.parametrize("token", ["tab\there", "sp ace"])
+def test_update_with_a_whitespace_token_is_refused_and_changes_nothing(tmp_path, token):
+    # posvec's files separate words by whitespace, so no model may hold such a word:
+    # build_vocab(update=True) refuses it before the model changes (issue #45, item 5).
+    model = posvec.Word2Vec(topical(300, 1), vector_size=16, window=3, min_count=1, epochs=1,
+                            workers=1, seed=5, progress=False)
+    words = list(model.wv.index_to_key)
+    counts = [model.wv.get_vecattr(w, "count") for w in words]
+    vectors = model.wv.vectors.copy()
+    state = (model.corpus_count, model.corpus_total_words, model.raw_vocab)
+    model.save(tmp_path / "before.posvec")
+    with pytest.raises(ValueError) as refused:
+        model.build_vocab([["kitten", token, "cat"]] * 3, update=True)
+    message = str(refused.value)
+    assert repr(token) in message and "whitespace" in message and "\n" not in message
+    assert "split it" in message
+    assert list(model.wv.index_to_key) == words and "kitten" not in model.wv
+    assert [model.wv.get_vecattr(w, "count") for w in words] == counts
+    assert np.array_equal(model.wv.vectors, vectors)
+    assert (model.corpus_count, model.corpus_total_words, model.raw_vocab) == state
+    model.save(tmp_path / "after.posvec")
+    assert (tmp_path / "after.posvec").read_bytes() == (tmp_path / "before.posvec").read_bytes()
+    # Still a working model: the corpus without the token grows it, trains and saves.
+    more = topical(200, 2, extra=["kitten"])
+    model.build_vocab(more, update=True)
+    model.train(more, total_examples=len(more), epochs=1)
+    model.save(tmp_path / "grown.posvec")
+    assert posvec.Word2Vec.load(tmp_path / "grown.posvec").wv.index_to_key == model.wv.index_to_key
+    assert len(model.wv) == len(words) + 1
+
+
+def test_a_whitespace_word_is_refused_before_training():
+    epochs = []
+    with pytest.raises(ValueError, match="'sp ace' contains whitespace"):
+        posvec.Word2Vec([["sp ace", "b", "c"]] * 5, vector_size=8, min_count=1, epochs=1,
+                        workers=1, progress=lambda f: epochs.append(f.get("event")))
+    assert "epoch_end" not in epochs
+    with pytest.raises(ValueError, match="'sp ace' contains whitespace"):
+        posvec.Word2Vec(vector_size=8, min_count=1, progress=False).build_vocab([["sp ace", "b"]])
+    # A token below min_count never becomes a word: the corpus trains as before.
+    rare = [["b", "c", "d"]] * 5 + [["sp ace"]]
+    model = posvec.Word2Vec(rare, vector_size=8, min_count=2, epochs=1, workers=1, progress=False)
+    assert sorted(model.wv.index_to_key) == ["b", "c", "d"]
+
+
 def _with_thread_positions(src, dst, shards):
     """Rewrites a saved model (version 1, at an epoch boundary) as a version-2 file
     that records `shards` thread positions inside its next epoch, laid out from the

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import operator
 import os
 import threading
 from collections import Counter
 from numbers import Integral
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -500,10 +501,12 @@ class Word2Vec:
         rebuilt over the grown vocabulary; save() writes the grown model."""
         if corpus_file is not None:
             corpus_file = os.fspath(corpus_file)
-        self.scan_vocab(corpus_iterable, corpus_file, progress_per=progress_per,
-                        trim_rule=trim_rule if trim_rule is not None else self.trim_rule)
-        self.prepare_vocab(update=update, keep_raw_vocab=keep_raw_vocab,
-                           trim_rule=trim_rule if trim_rule is not None else self.trim_rule, **kwargs)
+        with self._unchanged_on_error():
+            self.scan_vocab(corpus_iterable, corpus_file, progress_per=progress_per,
+                            trim_rule=trim_rule if trim_rule is not None else self.trim_rule)
+            self.prepare_vocab(update=update, keep_raw_vocab=keep_raw_vocab,
+                               trim_rule=trim_rule if trim_rule is not None else self.trim_rule,
+                               **kwargs)
         if corpus_iterable is not None or corpus_file is not None:
             self._sentences = corpus_iterable
             self._corpus_file = corpus_file
@@ -520,11 +523,24 @@ class Word2Vec:
         for word, c in word_freq.items():
             if not isinstance(word, str) or not isinstance(c, Integral) or c < 1:
                 raise ValueError(f"word_freq must map words (str) to counts >= 1, not {word!r}: {c!r}")
-        self.raw_vocab = {w: int(c) for w, c in word_freq.items()}
-        self.corpus_count = corpus_count or 0
-        self.corpus_total_words = sum(self.raw_vocab.values())
-        self.prepare_vocab(update=update, keep_raw_vocab=keep_raw_vocab,
-                           trim_rule=trim_rule if trim_rule is not None else self.trim_rule)
+        with self._unchanged_on_error():
+            self.raw_vocab = {w: int(c) for w, c in word_freq.items()}
+            self.corpus_count = corpus_count or 0
+            self.corpus_total_words = sum(self.raw_vocab.values())
+            self.prepare_vocab(update=update, keep_raw_vocab=keep_raw_vocab,
+                               trim_rule=trim_rule if trim_rule is not None else self.trim_rule)
+
+    @contextlib.contextmanager
+    def _unchanged_on_error(self) -> Iterator[None]:
+        """A vocabulary refused (e.g. a word the model cannot hold) leaves the model as
+        it was: the C++ model refuses before it changes; the counts are put back here."""
+        kept = (self.raw_vocab, self.corpus_count, self.corpus_total_words, self.effective_min_count)
+        try:
+            yield
+        except BaseException:
+            (self.raw_vocab, self.corpus_count, self.corpus_total_words,
+             self.effective_min_count) = kept
+            raise
 
     def reset_from(self, other_model: "Word2Vec") -> None:
         """Takes the vocabulary of another model (its words and counts), with fresh vectors."""
