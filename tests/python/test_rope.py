@@ -117,6 +117,25 @@ def test_profile_and_errors():
         posvec.rope_frequencies("/nonexistent/config.json")
 
 
+@pytest.mark.parametrize("config, where, value", [
+    ({"head_dim": 64, "rope_scaling": {"rope_type": "linear", "factor": float("nan")}},
+     "config['rope_scaling']['factor']", "nan"),
+    ({"head_dim": 64, "rope_theta": float("inf")}, "config['rope_theta']", "inf"),
+    ({"head_dim": 8, "max_position_embeddings": 4096,
+      "rope_scaling": {"rope_type": "longrope", "original_max_position_embeddings": 1024,
+                       "short_factor": [1.0, 1.0, 1.0, 1.0],
+                       "long_factor": [1.0, 2.0, -np.inf, 4.0]}},
+     "config['rope_scaling']['long_factor'][2]", "-inf"),
+])
+def test_a_dict_with_a_non_finite_value_names_its_key(config, where, value):
+    # Issue #45 item 9b: the dict's own key, not a column of JSON the caller never wrote.
+    with pytest.raises(ValueError) as e:
+        posvec.rope_frequencies(config)
+    message = str(e.value)
+    assert message.startswith(f"{where} is {value}: "), message
+    assert "JSON" not in message and "column" not in message and "\n" not in message
+
+
 def test_float32_reimplementation_error_beside_float64():
     """transformers computes inv_freq in float32: the same rules in float32 (torch)
     differ from posvec's float64 by float rounding; the angle k*theta at 64k

@@ -7,8 +7,10 @@ The rules are those of Hugging Face transformers' ``modeling_rope_utils``
 from __future__ import annotations
 
 import json
+import math
 import os
-from typing import Any, Mapping, NamedTuple, Optional, Sequence, Union
+from numbers import Integral, Real
+from typing import Any, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -32,12 +34,37 @@ class RopeProfile(NamedTuple):
     bound: np.ndarray  # RoFormer's long-term decay bound
 
 
+def _non_finite(value: Any, where: str) -> Optional[Tuple[str, float]]:
+    """The first NaN or infinity in a parsed config (dicts and lists) and where it
+    is, e.g. ``config['rope_scaling']['factor']``; None when there is none."""
+    if isinstance(value, Real) and not isinstance(value, Integral):
+        return None if math.isfinite(value) else (where, float(value))
+    if isinstance(value, Mapping):
+        items: Any = value.items()
+    elif isinstance(value, (list, tuple)):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _non_finite(item, f"{where}[{key!r}]")
+        if found is not None:
+            return found
+    return None
+
+
 def rope_frequencies(config: Union[str, "os.PathLike[str]", Mapping[str, Any]],
                      seq_len: Optional[int] = None) -> RopeFrequencies:
     """The inverse frequencies and attention factor of a config.json (a path or
     the parsed dict). ``seq_len`` is the sequence length for dynamic and longrope."""
     if isinstance(config, Mapping):
-        t, d, f, a = _posvec.rope_frequencies_json(json.dumps(dict(config)), "config", seq_len)
+        # JSON has no NaN or infinity: json.dumps would write them anyway, as text the
+        # reader refuses with a column in JSON the caller never wrote.
+        found = _non_finite(config, "config")
+        if found is not None:
+            raise ValueError(f"{found[0]} is {found[1]}: a rotary configuration holds finite "
+                             "numbers only (as a config.json can); give a finite value")
+        text = json.dumps(dict(config), allow_nan=False)
+        t, d, f, a = _posvec.rope_frequencies_json(text, "config", seq_len)
     else:
         t, d, f, a = _posvec.rope_frequencies_file(os.fspath(config), seq_len)
     return RopeFrequencies(t, int(d), f, float(a))
