@@ -6,11 +6,15 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
+#include "posvec/error.hpp"
 #include "posvec/subwords.hpp"
 
 namespace py = pybind11;
@@ -28,6 +32,54 @@ py::array_t<float> rowsView(const MatrixF& m, Eigen::Index first, Eigen::Index r
   return a;
 }
 
+// fastText stores a word's bytes as its corpus had them, UTF-8 or not, and Python
+// keys must be str: a word that is not UTF-8 gets gensim's key for it, its bytes
+// decoded with errors="backslashreplace" (b"caf\xe9" -> "caf\\xe9"), so the
+// vocabulary reads as gensim's load_facebook_model reads it. The model keeps the
+// bytes: its vectors and n-grams, and the file save() writes, are fastText's.
+struct PythonWords {
+  std::vector<std::string> words;     // the keys, in row order
+  std::vector<std::size_t> replaced;  // rows whose key is not their bytes
+};
+
+// Called with the GIL held (Python's codec decides what is UTF-8, as for every str).
+PythonWords pythonWords(const std::vector<std::string>& words) {
+  PythonWords out;
+  out.words.reserve(words.size());
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    const bool ascii = std::all_of(w.begin(), w.end(), [](char c) { return (c & 0x80) == 0; });
+    if (!ascii) {
+      const auto n = static_cast<py::ssize_t>(w.size());
+      if (PyObject* strict = PyUnicode_DecodeUTF8(w.data(), n, "strict")) {
+        Py_DECREF(strict);
+      } else {
+        PyErr_Clear();
+        py::str key =
+            py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(w.data(), n, "backslashreplace"));
+        if (!key) throw py::error_already_set();
+        out.words.push_back(key.cast<std::string>());
+        out.replaced.push_back(i);
+        continue;
+      }
+    }
+    out.words.push_back(w);
+  }
+  if (!out.replaced.empty()) {
+    // A key made so may be another word's bytes ("caf\\xe9" itself): one key, two rows.
+    std::unordered_map<std::string_view, std::size_t> index;
+    for (std::size_t i = 0; i < words.size(); ++i) index.emplace(words[i], i);
+    for (const std::size_t i : out.replaced)
+      if (const auto it = index.find(out.words[i]); it != index.end())
+        throw FormatError(
+            "word " + std::to_string(i) + " is not UTF-8 and reads as '" + out.words[i] +
+            "' (errors='backslashreplace', as gensim reads it), the same key as word " +
+            std::to_string(it->second) +
+            ": train it again on the corpus converted to UTF-8 (e.g. by iconv)");
+  }
+  return out;
+}
+
 }  // namespace
 
 void bindFastText(py::module_& m) {
@@ -40,7 +92,18 @@ void bindFastText(py::module_& m) {
           },
           py::arg("path"))
       .def_static("is_fasttext_file", &SubwordModel::isFastTextFile, py::arg("path"))
-      .def_property_readonly("words", &SubwordModel::words)
+      .def_property_readonly("words",
+                             [](const SubwordModel& s) { return pythonWords(s.words()).words; })
+      // The words that are not UTF-8: (row, their bytes, the key they read as).
+      .def_property_readonly(
+          "undecodable",
+          [](const SubwordModel& s) {
+            const PythonWords keys = pythonWords(s.words());
+            py::list out;
+            for (const std::size_t i : keys.replaced)
+              out.append(py::make_tuple(i, py::bytes(s.words()[i]), keys.words[i]));
+            return out;
+          })
       .def_property_readonly("counts", &SubwordModel::counts)
       .def_property_readonly("dim", &SubwordModel::dim)
       .def_property_readonly("minn", &SubwordModel::minn)
@@ -48,12 +111,15 @@ void bindFastText(py::module_& m) {
       .def_property_readonly("bucket", &SubwordModel::bucket)
       // The vocabulary's vectors as fastText composes them; a new matrix, moved
       // into the Embeddings whose NumPy view the KeyedVectors hand out.
-      .def(
-          "word_vectors",
-          [](const SubwordModel& s) {
-            py::gil_scoped_release nogil;
-            return std::make_shared<Embeddings>(s.wordVectors());
-          })
+      .def("word_vectors",
+           [](const SubwordModel& s) {
+             PythonWords keys = pythonWords(s.words());
+             py::gil_scoped_release nogil;
+             Embeddings e = s.wordVectors();
+             if (keys.replaced.empty()) return std::make_shared<Embeddings>(std::move(e));
+             // Rare (a corpus that was not UTF-8): the matrix is copied under the keys.
+             return std::make_shared<Embeddings>(std::move(keys.words), e.vectors(), e.counts());
+           })
       .def(
           "vectors",
           [](const SubwordModel& s, const std::vector<std::string>& words) {

@@ -197,6 +197,106 @@ def test_bad_files(tmp_path):
         posvec.load_facebook_model(truncated)
 
 
+# ---- files posvec's reader must take as fastText's CLI and gensim take them (issue #45) ----
+
+def train_fasttext(directory, name, lines, *args):
+    """fastText's CLI on a corpus of byte lines (a corpus need not be UTF-8 to fastText)."""
+    corpus = directory / f"{name}.txt"
+    corpus.write_bytes(b"\n".join(lines) + b"\n")
+    subprocess.run([FASTTEXT, "skipgram", "-input", str(corpus), "-output", str(directory / name),
+                    "-dim", "8", "-epoch", "1", "-minCount", "1", "-thread", "1", "-bucket", "300",
+                    "-verbose", "0", *map(str, args)], check=True)
+    return str(directory / f"{name}.bin")
+
+
+def printed_bytes(path, words):
+    """fastText's print-word-vectors for words given as bytes: bytes -> float64 array."""
+    out = subprocess.run([FASTTEXT, "print-word-vectors", path], input=b"\n".join(words) + b"\n",
+                         capture_output=True, check=True).stdout
+    return {f[0]: np.array([float(x) for x in f[1:]]) for f in map(bytes.split, out.splitlines())}
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    if FASTTEXT is None:
+        pytest.skip("fasttext is not on PATH (Debian package 'fasttext' 0.9.2 provides it)")
+    d = tmp_path_factory.mktemp("fasttext_files")
+    rng = np.random.default_rng(5)
+    latin1 = [b"walk", b"walks", b"walked", b"talk", b"caf\xe9", b"na\xefve", b"run"]
+    lines = [b" ".join(rng.choice(latin1, 10)) for _ in range(200)]
+    long_ngrams = [b"walk", b"walked", b"talking", b"runner", b"jumped"]
+    return dict(latin1=train_fasttext(d, "latin1", lines, "-minn", 2, "-maxn", 4),
+                maxn70=train_fasttext(d, "maxn70", [b" ".join(rng.choice(long_ngrams, 10))
+                                                    for _ in range(200)], "-minn", 3, "-maxn", 70))
+
+
+def test_a_word_that_is_not_utf8_is_keyed_as_gensim_keys_it(files, gensim_models, caplog):
+    # gensim 4 decodes such a word with errors="backslashreplace" (and logs it).
+    path = files["latin1"]
+    theirs = gensim_models.fasttext.load_facebook_vectors(path)
+    cafe = b"caf\xe9".decode("utf-8", "backslashreplace")
+    assert cafe == "caf\\xe9" and cafe in theirs.key_to_index
+    with caplog.at_level("WARNING", logger="posvec.fasttext"):
+        kv = posvec.load_facebook_vectors(path)
+    assert kv.index_to_key == theirs.index_to_key
+    assert kv.key_to_index == theirs.key_to_index
+    row = theirs.key_to_index[cafe]
+    assert any(path in r.getMessage() and f"word {row} " in r.getMessage() and repr(cafe) in
+               r.getMessage() for r in caplog.records), caplog.text
+    # The word's vector is fastText's own, composed from its bytes (gensim recomposes it
+    # from the n-grams of its key, a vector fastText never gives).
+    printed = printed_bytes(path, [b"caf\xe9", b"walk"])
+    assert close_to_printed(kv[cafe], printed[b"caf\xe9"])
+    assert close_to_printed(kv["walk"], printed[b"walk"])
+    found = kv.most_similar(cafe, topn=3)
+    assert len(found) == 3 and all(w in theirs.key_to_index and w != cafe for w, _ in found)
+    assert cafe in [w for w, _ in kv.most_similar("walk", topn=len(kv) - 1)]
+    model = posvec.load_facebook_model(path)
+    assert model.wv.index_to_key == theirs.index_to_key
+    # The model keeps the bytes: written back, the file is fastText's, byte for byte.
+    out = os.path.join(os.path.dirname(path), "latin1-again.bin")
+    model.save_facebook_model(out)
+    assert open(out, "rb").read() == open(path, "rb").read()
+
+
+def test_a_key_that_is_also_another_words_bytes_is_refused_naming_both(tmp_path):
+    if FASTTEXT is None:
+        pytest.skip("fasttext is not on PATH (Debian package 'fasttext' 0.9.2 provides it)")
+    words = [b"walk", b"caf\xe9", b"caf\\xe9"]  # the second reads as the third's text
+    path = train_fasttext(tmp_path, "both", [b" ".join(words)] * 20)
+    with pytest.raises(ValueError) as refused:
+        posvec.load_facebook_vectors(path)
+    message = str(refused.value)
+    assert message.startswith(f"'{path}': word ") and "the same key as word" in message
+    assert "caf\\xe9" in message and "UTF-8" in message
+
+
+def test_load_facebook_model_reads_maxn_past_64_as_load_facebook_vectors(files, gensim_models):
+    path = files["maxn70"]
+    model = posvec.load_facebook_model(path)
+    assert (model.min_n, model.max_n, model.bucket) == (3, 70, 300)
+    assert (model.wv.min_n, model.wv.max_n) == (3, 70)
+    assert gensim_models.fasttext.load_facebook_model(path).wv.max_n == 70
+    vectors = posvec.load_facebook_vectors(path)
+    long_word = "jumpedwalkedtalkingrunner" * 3  # 75 characters: n-grams up to 70 of them
+    printed = printed_bytes(path, [long_word.encode(), b"walked"])
+    for word in (long_word, "walked"):
+        np.testing.assert_array_equal(model.wv[word], vectors[word])
+        assert close_to_printed(model.wv[word], printed[word.encode()]), word
+
+
+def test_save_of_a_loaded_model_says_what_to_do(model, tmp_path):
+    ft = posvec.load_facebook_model(model)
+    with pytest.raises(NotImplementedError) as refused:
+        ft.save(tmp_path / "m.posvec")
+    message = str(refused.value)
+    assert model in message and "save_facebook_model" in message and "\n" not in message
+    assert not (tmp_path / "m.posvec").exists()
+    # What it says to do works: the .bin written back is fastText's file.
+    ft.save_facebook_model(tmp_path / "m.bin")
+    assert (tmp_path / "m.bin").read_bytes() == open(model, "rb").read()
+
+
 # ---- posvec.FastText: training with subwords ---------------------------------------------
 
 TRAIN = dict(vector_size=16, window=3, min_count=1, min_n=3, max_n=5, bucket=500, epochs=2,

@@ -4,6 +4,7 @@ character n-grams, exactly as fastText forms them)."""
 
 from __future__ import annotations
 
+import logging
 import operator
 import os
 from typing import Any, Dict, Iterable, Optional, Sequence, Union
@@ -13,6 +14,8 @@ import numpy as np
 from . import _posvec
 from .keyedvectors import KeyedVectors, _unitvec
 from .word2vec import Word2Vec
+
+logger = logging.getLogger(__name__)
 
 
 class FastTextKeyedVectors(KeyedVectors):
@@ -196,16 +199,31 @@ class FastText(Word2Vec):
                                       ".bin; train a new posvec.FastText on the corpus")
         return super().train(*args, **kwargs)
 
+    def save(self, fname: Union[str, os.PathLike], *args: Any, **kwargs: Any) -> None:
+        """posvec's model format, as :meth:`Word2Vec.save`. A model read by
+        load_facebook_model has no posvec training state to write: use
+        :meth:`save_facebook_model` for it."""
+        if self._loaded is not None:
+            raise NotImplementedError(
+                f"this model was read from the fastText file '{self._loaded_path}', and posvec's "
+                "model format holds models posvec trains (it cannot yet continue training a "
+                "fastText one); write it with save_facebook_model(path), which "
+                "load_facebook_model reads back")
+        super().save(fname, *args, **kwargs)
+
     def save_facebook_model(self, path: Union[str, os.PathLike]) -> None:
         """Writes fastText's ``.bin`` (version 12, as fastText 0.9.2 writes it)."""
         save_facebook_model(self, path)
 
     @classmethod
-    def _from_model(cls, model: "_posvec.SubwordModel") -> "FastText":
-        args = model.args
-        ft = cls(vector_size=model.dim, min_n=max(model.minn, 1), max_n=model.maxn,
-                 bucket=max(model.bucket, 1), **args)
+    def _from_model(cls, model: "_posvec.SubwordModel", path: str) -> "FastText":
+        ft = cls(vector_size=model.dim, **model.args)
+        # The file's n-gram settings as its reader took them (up to 1024 characters, as
+        # the CLI and load_facebook_vectors read them); 1 to 64 bounds training only.
+        object.__setattr__(ft, "_ngrams", dict(min_n=model.minn, max_n=model.maxn,
+                                               bucket=model.bucket))
         ft._loaded = model
+        ft._loaded_path = path
         ft._wv = FastTextKeyedVectors._from_model(model)
         return ft
 
@@ -231,26 +249,44 @@ def save_facebook_model(model: FastText, path: Union[str, os.PathLike], encoding
         raise ValueError("nothing to save: the model is not trained yet")
 
 
-def _load(path: Union[str, os.PathLike]) -> "_posvec.SubwordModel":
-    path = os.fspath(path)
+def _load(path: str) -> "_posvec.SubwordModel":
     if not os.path.exists(path):
         raise FileNotFoundError(f"'{path}' does not exist")
-    return _posvec.SubwordModel.load(path)
+    model = _posvec.SubwordModel.load(path)
+    # Words that are not UTF-8 (a corpus in another encoding) are keyed as gensim keys
+    # them, their bytes decoded with errors="backslashreplace"; gensim logs each.
+    try:
+        undecodable = model.undecodable
+    except ValueError as e:
+        raise ValueError(f"'{path}': {e}") from None
+    for index, raw, key in undecodable[:3]:
+        logger.warning("'%s': word %d is not valid UTF-8 (%r); its key is %r (as gensim reads it, "
+                       "errors='backslashreplace')", path, index, raw, key)
+    if len(undecodable) > 3:
+        logger.warning("'%s': %d more words are not valid UTF-8, keyed the same way", path,
+                       len(undecodable) - 3)
+    return model
 
 
 def load_facebook_vectors(path: Union[str, os.PathLike], encoding: str = "utf-8") -> FastTextKeyedVectors:
     """The vectors of a fastText ``.bin`` model (skip-gram or CBOW, as fastText 0.9
     writes it), as gensim.models.fasttext.load_facebook_vectors reads them:
     unknown words are built from their character n-grams. A supervised or
-    quantized model is refused (ValueError)."""
+    quantized model is refused (ValueError). A word that is not UTF-8 is keyed
+    as gensim keys it (its bytes decoded with errors="backslashreplace", logged
+    as a warning); its vector is fastText's, from its bytes."""
     if encoding.lower().replace("-", "") != "utf8":
         raise ValueError("posvec reads UTF-8 words only (encoding='utf-8')")
-    return FastTextKeyedVectors._from_model(_load(path))
+    return FastTextKeyedVectors._from_model(_load(os.fspath(path)))
 
 
 def load_facebook_model(path: Union[str, os.PathLike], encoding: str = "utf-8") -> FastText:
     """A fastText ``.bin`` model as a :class:`FastText` whose ``wv`` are its vectors
-    (gensim.models.fasttext.load_facebook_model's shape)."""
+    (gensim.models.fasttext.load_facebook_model's shape), read as
+    :func:`load_facebook_vectors` reads them. posvec cannot yet continue training
+    it: ``train()`` and ``save()`` refuse; :meth:`FastText.save_facebook_model`
+    writes it back."""
     if encoding.lower().replace("-", "") != "utf8":
         raise ValueError("posvec reads UTF-8 words only (encoding='utf-8')")
-    return FastText._from_model(_load(path))
+    path = os.fspath(path)
+    return FastText._from_model(_load(path), path)
