@@ -2,10 +2,16 @@
 // restricted neighbour searches, and the options stored with them.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
 
 #include "posvec/embeddings.hpp"
 #include "posvec/error.hpp"
+#include "posvec/formats.hpp"
 #include "posvec/trainer.hpp"
+#include "test_util.hpp"
 
 using namespace posvec;
 
@@ -91,6 +97,33 @@ TEST_CASE("extendVocabulary adds counts, appends words and re-sorts rows with th
   CHECK_THROWS_AS(extendVocabulary(m, {""}, {1}), InputError);
   m.partial.shards.push_back({});
   CHECK_THROWS_AS(extendVocabulary(m, {"e"}, {1}), ConfigError);
+}
+
+TEST_CASE("extendVocabulary refuses a bad word before changing anything", "[trainer]") {
+  // Before: a word holding whitespace was added (with the words before it), and then
+  // every save failed ("word ... contains whitespace"): the state could not be kept.
+  std::vector<Sentence> first(200, Sentence{"the", "black", "cat", "sat"});
+  TrainConfig c = tiny();
+  c.epochs = 1;
+  ModelState m = train(CorpusSource::fromSentences(first), c);
+  const ModelState before = m;
+  for (const std::string bad : {"tab\there", "sp ace", "new\nline"}) {
+    INFO(bad);
+    CHECK_THROWS_WITH(extendVocabulary(m, {"fine", bad}, {3, 3}),
+                      Catch::Contains("'" + bad + "' contains whitespace"));
+    CHECK(m.words == before.words);
+    CHECK(m.counts == before.counts);
+    CHECK(m.input == before.input);
+  }
+  // A count that would overflow a known word's count is refused as a whole too.
+  CHECK_THROWS_AS(extendVocabulary(m, {"fine", "the"}, {3, std::numeric_limits<std::int64_t>::max()}),
+                  InputError);
+  CHECK(m.words == before.words);
+  CHECK(m.counts == before.counts);
+  // The model still saves and grows.
+  test::TempDir dir;
+  CHECK_NOTHROW(saveModel(m, dir.file("m.posvec")));
+  CHECK(extendVocabulary(m, {"fine"}, {3}) == 1);
 }
 
 TEST_CASE("a grown model resumes training on the new words", "[trainer]") {

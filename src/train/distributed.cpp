@@ -574,6 +574,9 @@ class MpiSync final : public detail::EpochSync {
   }
 
   bool combinesPacked() const override { return sparse_; }
+  bool sumsChanges() const override {
+    return options_.combine == SyncOptions::Combine::SumChanges;
+  }
 
   void beginEpoch(ModelState& model, std::int64_t localWords) override {
     model_ = &model;

@@ -43,6 +43,9 @@ class EpochSync {
   virtual void finish(ModelState& model) = 0;
   // Whether it combines 16-bit (packed) weights; the trainer refuses them otherwise.
   virtual bool combinesPacked() const = 0;
+  // Whether the ranks' changes are added up whole (SyncOptions::Combine::SumChanges):
+  // then a diverging run is told of the bounded rule, which keeps the steps in range.
+  virtual bool sumsChanges() const { return false; }
 };
 
 struct TrainHooks {

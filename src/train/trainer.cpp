@@ -13,9 +13,11 @@
 #include <numeric>
 #include <optional>
 #include <sstream>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 
+#include "ascii_space.hpp"
 #include "corpus_detail.hpp"
 #include "dense_rows.hpp"
 #include "formats_detail.hpp"
@@ -152,7 +154,7 @@ constexpr double kDivergedFactor = 4;
 // classic kernel where the batched one ran (it applies a block's summed steps at
 // once, from the rows as they were, and overshoots at rates the classic kernel's
 // pair-by-pair updates still take: docs/design/batched-kernel.md#learning-rate).
-[[noreturn]] void throwDiverged(const TrainConfig& config, bool distributed, int epoch,
+[[noreturn]] void throwDiverged(const TrainConfig& config, bool distributed, bool sums, int epoch,
                                 double loss, double reference,
                                 double previous = std::numeric_limits<double>::quiet_NaN()) {
   std::ostringstream s;
@@ -167,14 +169,24 @@ constexpr double kDivergedFactor = 4;
   else if (reference > 0 && !std::isnan(loss))
     s << " per prediction, against " << reference << " at the start";
   s << ")";
-  if (distributed) s << ": the ranks' combined steps are too long";
-  s << "; lower the learning rate (";
+  ErrorText text;
+  if (sums) {
+    // Added up whole, the ranks' changes to a row grow with the number of ranks.
+    s << ": the ranks' combined steps are too long; combine their changes with the bounded "
+         "rule (";
+    text = ErrorText(s.str()) << Setting{"syncCombine", "the combining rule"}
+                              << " bounded, the default) or lower the learning rate (";
+  } else {
+    if (distributed) s << ": the ranks' combined steps are too long";
+    s << "; lower the learning rate (";
+    text = ErrorText(s.str());
+  }
   std::ostringstream now;
   now << ", now " << config.alpha << ")";
-  if (!config.subwords && config.kernel == Kernel::Batched &&
+  if (!sums && !config.subwords && config.kernel == Kernel::Batched &&
       config.loss == Loss::NegativeSampling && config.architecture == Architecture::SkipGram)
     now << ", or train with the classic kernel, which takes higher rates";
-  throw ConfigError(ErrorText(s.str()) << Setting{"alpha", "alpha"} << now.str());
+  throw ConfigError(std::move(text) << Setting{"alpha", "alpha"} << now.str());
 }
 
 // The run's reference loss for divergence: what an untrained model loses per
@@ -185,9 +197,10 @@ constexpr double kDivergedFactor = 4;
 // Shared by the threads of every epoch of a run.
 class LossGuard {
  public:
-  LossGuard(const TrainConfig& config, bool distributed)
+  LossGuard(const TrainConfig& config, const detail::EpochSync* sync)
       : config_(config),
-        distributed_(distributed),
+        distributed_(sync != nullptr),
+        sums_(sync && sync->sumsChanges()),
         untrained_(config.loss == Loss::NegativeSampling ? (1.0 + config.negative) * std::log(2.0)
                                                          : 64 * std::log(2.0)) {
     if (config.loss == Loss::NegativeSampling) reference_.store(untrained_);
@@ -198,20 +211,20 @@ class LossGuard {
   void check(int epoch, double loss, std::int64_t predictions) {
     if (predictions <= 0) return;
     const double mean = loss / static_cast<double>(predictions);
-    if (!std::isfinite(mean)) throwDiverged(config_, distributed_, epoch, mean, 0);
+    if (!std::isfinite(mean)) throwDiverged(config_, distributed_, sums_, epoch, mean, 0);
     double ref = reference_.load(std::memory_order_relaxed);
     if (ref == 0) {
       const double first = std::min(mean, untrained_);
       if (!reference_.compare_exchange_strong(ref, first)) ref = reference_.load();
       ref = reference_.load();
     }
-    if (mean > kDivergedFactor * ref) throwDiverged(config_, distributed_, epoch, mean, ref);
+    if (mean > kDivergedFactor * ref) throwDiverged(config_, distributed_, sums_, epoch, mean, ref);
   }
   double reference() const { return reference_.load(std::memory_order_relaxed); }
 
  private:
   const TrainConfig& config_;
-  bool distributed_;
+  bool distributed_, sums_;
   double untrained_;
   std::atomic<double> reference_{0};
 };
@@ -475,7 +488,8 @@ EpochReport endEpoch(const EpochContext& c, ModelState& model, const EpochProgre
   report.predictions = predictions;
   // Weights can overflow without the loss showing it yet (the last updates of the epoch).
   if ((predictions > 0 && !std::isfinite(report.loss)) || !weightsFinite(model, dense))
-    throwDiverged(c.config, c.sync != nullptr, c.epoch + 1, report.loss, c.guard.reference());
+    throwDiverged(c.config, c.sync != nullptr, c.sync && c.sync->sumsChanges(), c.epoch + 1,
+                  report.loss, c.guard.reference());
   // The whole epoch against the run's reference (a corpus too small for a thread to
   // flush mid-epoch sets it here).
   c.guard.check(c.epoch + 1, loss, predictions);
@@ -486,8 +500,8 @@ EpochReport endEpoch(const EpochContext& c, ModelState& model, const EpochProgre
   if (c.sync && predictions > 0 && !model.epochLosses.empty() &&
       std::isfinite(model.epochLosses.back()) &&
       report.loss > kLossGrowthLimit * model.epochLosses.back())
-    throwDiverged(c.config, true, c.epoch + 1, report.loss, c.guard.reference(),
-                  model.epochLosses.back());
+    throwDiverged(c.config, true, c.sync->sumsChanges(), c.epoch + 1, report.loss,
+                  c.guard.reference(), model.epochLosses.back());
   model.epochLosses.push_back(report.loss);
   model.epochsDone = c.epoch + 1;
   return report;
@@ -560,7 +574,7 @@ void runEpochs(ModelState& model, const detail::PreparedCorpus& corpus, const Tr
       config.subwords ? &subwordRows : nullptr};
   const auto kernel = detail::makeKernel(config, shared, probe);
   const Schedule schedule = scheduleOf(model, corpus, config, totalEpochs, sync);
-  LossGuard guard(config, sync != nullptr);
+  LossGuard guard(config, sync);
   const int firstEpoch = model.epochsDone;
   const auto runStart = Clock::now();
 
@@ -885,10 +899,30 @@ ModelState initialModel(const Vocabulary& vocabulary, const TrainConfig& config)
 
 std::size_t extendVocabulary(ModelState& model, const std::vector<std::string>& words,
                              const std::vector<std::int64_t>& counts) {
-  placeRows(model);  // rows move with their words
   if (words.size() != counts.size())
     throw InputError("words and counts differ in length (" + std::to_string(words.size()) +
                      " and " + std::to_string(counts.size()) + ")");
+  // Every word is checked before the model changes: a refused call leaves it as it
+  // was (a word holding whitespace used to be added, and then no save could write
+  // the model).
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (words[i].empty()) throw InputError("an added word is empty");
+    if (std::any_of(words[i].begin(), words[i].end(), detail::isAsciiSpace))
+      throw InputError("the added word '" + words[i] +
+                       "' contains whitespace, which no word of a model may hold (its files "
+                       "separate words by whitespace); split it or replace the whitespace");
+    if (counts[i] < 1)
+      throw InputError("the count of '" + words[i] + "' must be at least 1 (got " +
+                       std::to_string(counts[i]) + ")");
+  }
+  {
+    std::unordered_map<std::string_view, std::int64_t> total;
+    for (std::size_t i = 0; i < model.words.size(); ++i) total.emplace(model.words[i], model.counts[i]);
+    for (std::size_t i = 0; i < words.size(); ++i)
+      if (__builtin_add_overflow(total[words[i]], counts[i], &total[words[i]]))
+        throw InputError("the count of '" + words[i] + "' overflows");
+  }
+  placeRows(model);  // rows move with their words
   if (model.partial.active())
     throw ConfigError("the model was stopped inside epoch " + std::to_string(model.epochsDone + 1) +
                       "; finish that epoch (resume training) before adding words");
@@ -903,17 +937,12 @@ std::size_t extendVocabulary(ModelState& model, const std::vector<std::string>& 
   for (std::size_t i = 0; i < model.words.size(); ++i) index.emplace(model.words[i], i);
   const std::size_t oldSize = model.words.size();
   for (std::size_t i = 0; i < words.size(); ++i) {
-    if (words[i].empty()) throw InputError("an added word is empty");
-    if (counts[i] < 1)
-      throw InputError("the count of '" + words[i] + "' must be at least 1 (got " +
-                       std::to_string(counts[i]) + ")");
     const auto [at, added] = index.emplace(words[i], model.words.size());
     if (added) {
       model.words.push_back(words[i]);
       model.counts.push_back(counts[i]);
-    } else if (__builtin_add_overflow(model.counts[at->second], counts[i],
-                                      &model.counts[at->second])) {
-      throw InputError("the count of '" + words[i] + "' overflows");
+    } else {
+      model.counts[at->second] += counts[i];  // no overflow: checked above
     }
   }
   const std::size_t v = model.words.size();

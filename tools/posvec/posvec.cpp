@@ -287,6 +287,7 @@ std::string spelledMessage(const std::exception& e) {
       {"npyDtype", "--npy-dtype"},
       {"projection", "--projection"},
       {"replaceInvalid", "--replace-invalid"},
+      {"syncCombine", "--sync-combine"},
       {"unicodeErrors", "--unicode-errors"},
       {"unk", "--unk"}};
   const auto* error = dynamic_cast<const Error*>(&e);
