@@ -29,29 +29,13 @@ done
 case "$dir" in -*) dir="./$dir" ;; esac  # not an option to mkdir or mktemp
 names=(brown.txt brown-raw.txt)
 
-have() { [ -f "$1" ] && [ -s "$1" ]; }
-for n in "${names[@]}"; do
-  if [ -e "$dir/$n" ] && [ ! -f "$dir/$n" ]; then
-    echo "fetch-brown: $dir/$n is not a regular file; move it away and run again" >&2
-    exit 1
-  fi
-done
+prog=fetch-brown
+# shellcheck source=fetch-common.sh
+source "$root/tools/scripts/fetch-common.sh"
+refuse_non_files "${names[@]}"
 mkdir -p -- "$dir"
 if have "$dir/brown.txt" && have "$dir/brown-raw.txt"; then exit 0; fi
 
-# Files being written (removed on exit unless renamed into place) and the scratch directory.
-pending=() tmp=""
-cleanup() { rm -rf -- ${pending[@]+"${pending[@]}"} ${tmp:+"$tmp"}; }
-trap cleanup EXIT
-trap 'exit 129' HUP
-trap 'exit 130' INT
-trap 'exit 143' TERM
-mode="$(printf '%o' $((0666 & ~$(umask))))"
-stage() {  # NAME: sets $staged to a new file in DIR to write NAME into
-  staged="$(mktemp "$dir/.$1.XXXXXX")"
-  chmod "$mode" "$staged"
-  pending+=("$staged")
-}
 
 if [ -n "${POSVEC_BROWN_SOURCE:-}" ]; then
   for n in "${names[@]}"; do

@@ -51,13 +51,10 @@ wordsim_url="http://www.gabrilovich.com/resources/data/wordsim353/wordsim353.zip
 simlex_url="https://fh295.github.io/SimLex-999.zip"
 names=(questions-words.txt wordsim353.tsv simlex999.txt)
 
-have() { [ -f "$1" ] && [ -s "$1" ]; }
-for n in "${names[@]}"; do
-  if [ -e "$dir/$n" ] && [ ! -f "$dir/$n" ]; then
-    echo "fetch-eval: $dir/$n is not a regular file; move it away and run again" >&2
-    exit 1
-  fi
-done
+prog=fetch-eval
+# shellcheck source=fetch-common.sh
+source "$root/tools/scripts/fetch-common.sh"
+refuse_non_files "${names[@]}"
 mkdir -p -- "$dir"
 missing=() kept=()
 for n in "${names[@]}"; do
@@ -70,19 +67,6 @@ fi
 kept_note=""
 [ ${#kept[@]} -eq 0 ] || kept_note=" (kept ${kept[*]}, already there)"
 
-# Files being written (removed on exit unless renamed into place) and the scratch directory.
-pending=() tmp=""
-cleanup() { rm -rf -- ${pending[@]+"${pending[@]}"} ${tmp:+"$tmp"}; }
-trap cleanup EXIT
-trap 'exit 129' HUP
-trap 'exit 130' INT
-trap 'exit 143' TERM
-mode="$(printf '%o' $((0666 & ~$(umask))))"
-stage() {  # NAME: sets $staged to a new file in DIR to write NAME into
-  staged="$(mktemp "$dir/.$1.XXXXXX")"
-  chmod "$mode" "$staged"
-  pending+=("$staged")
-}
 
 if [ -n "$src" ]; then
   for n in "${missing[@]}"; do
