@@ -1,6 +1,7 @@
 // What a newcomer types wrong, and what the command line answers: mistyped options,
 // word2vec.c's and gensim's spellings, CLI11's messages in a user's words, files of
 // the wrong kind, evaluation files that are missing, training that trains nothing.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -337,4 +338,21 @@ TEST_CASE("cli: an epoch that trained nothing reports its loss as not available"
   REQUIRE(j.status == 0);
   const auto summary = nlohmann::json::parse(j.out);
   CHECK(summary["epoch_losses"] == nlohmann::json::parse("[null, null]"));
+}
+
+TEST_CASE("cli: an error quoting a typed line break is still one line", "[cli]") {
+  // The option fuzzer's find: "--dim" given "-" and a newline was quoted back as is,
+  // and the error took two lines.
+  auto oneLine = [](const std::string& args, const std::string& part) {
+    const std::string err = usageError(args);
+    CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+    CHECK(err.rfind("posvec: error: ", 0) == 0);
+    CHECK(has(err, part));
+  };
+  oneLine("study --dim " + quote("-\n"), "(got -\\n)");
+  oneLine("train c.txt -o v.bin --di" + quote("\r\n") + "m 3", "'--di\\r\\nm'");
+  oneLine("pe --encoding " + quote("book\x01\x7f"), "book\\x01\\x7f");
+  // Tabs and UTF-8 stay as they are.
+  oneLine("tr\xC3\xA4in", "unknown command 'tr\xC3\xA4in'");
+  oneLine("pe --encoding " + quote("a\tb"), "a\tb");
 }

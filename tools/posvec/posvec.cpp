@@ -28,8 +28,25 @@ namespace {
 // written in, and a line written piece by piece can be split by mpirun's own messages.
 // Through std::cerr (one insertion of the whole line), so a caller that redirects it
 // (the fuzzers) still sees it.
+// Always one line: a message quoting what was typed ("--dim: must not be negative
+// (got -<newline>)") shows a line break or other control character in it as an escape.
 void printError(const std::string& what) {
-  std::cerr << ("posvec: error: " + what + "\n") << std::flush;
+  std::string line = "posvec: error: ";
+  for (const char c : what) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      line += "\\n";
+    } else if (c == '\r') {
+      line += "\\r";
+    } else if ((u < 0x20 && c != '\t') || u == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      line += hex;
+    } else {
+      line += c;
+    }
+  }
+  std::cerr << (line + "\n") << std::flush;
 }
 }  // namespace
 
