@@ -572,3 +572,107 @@ TEST_CASE("attend cli: alibi and scaled rotary", "[rope][cli]") {
   CHECK(bad.status != 0);
   CHECK(bad.err.find("--positional rotary") != std::string::npos);
 }
+
+TEST_CASE("rope partial rotary factor with a non-integer product truncates as transformers does",
+          "[rope]") {
+  // transformers: dim = int(head_dim * partial_rotary_factor), the float64 product
+  // truncated, then inv_freq = 1 / base^(arange(0, dim, 2) / dim). The expected sizes
+  // below are Python's int(h * f); the spot values 1 / base ** (i / dim) in float64.
+  struct Case {
+    std::size_t head;
+    double factor;
+    std::size_t dim;  // int(head * factor) in Python
+  };
+  const Case even[] = {
+      {128, 0.3, 38},   // 38.4
+      {256, 0.15, 38},  // 38.4
+      {64, 0.7, 44},    // 44.8
+      {128, 0.35, 44},  // 44.8
+      {96, 0.3, 28},    // 28.799999999999997
+      {100, 0.29, 28},  // 28.999999999999996: the product falls short of 29 in float64
+      {100, 0.57, 56},  // 56.99999999999999
+      {200, 0.07, 14},  // 14.000000000000002
+      {80, 0.45, 36},   // 36.0
+  };
+  for (const Case& k : even) {
+    INFO("head " << k.head << " x " << k.factor);
+    RopeConfig c = cfg(RopeType::Default, k.head, 10000);
+    c.partialRotaryFactor = k.factor;
+    CHECK(c.rotaryDim() == k.dim);
+    const auto f = ropeFrequencies(c);
+    CHECK(f.dim == k.dim);
+    REQUIRE(f.invFreq.size() == k.dim / 2);
+    requireClose(f.invFreq, refTheta(10000, k.dim));
+  }
+  // Spot values of transformers' rule computed by Python in float64.
+  auto spot = [](std::size_t head, double factor, double base, std::size_t i) {
+    RopeConfig c = cfg(RopeType::Default, head, base);
+    c.partialRotaryFactor = factor;
+    return ropeFrequencies(c).invFreq.at(i);
+  };
+  CHECK(spot(128, 0.3, 10000, 1) == Approx(0.6158482110660264).epsilon(1e-13));
+  CHECK(spot(128, 0.3, 10000, 18) == Approx(0.00016237767391887227).epsilon(1e-13));
+  CHECK(spot(100, 0.29, 10000, 1) == Approx(0.5179474679231212).epsilon(1e-13));
+  CHECK(spot(100, 0.29, 10000, 13) == Approx(0.00019306977288832496).epsilon(1e-13));
+  CHECK(spot(64, 0.7, 500000, 1) == Approx(0.5507517793056103).epsilon(1e-13));
+  CHECK(spot(64, 0.7, 500000, 21) == Approx(3.631399979354775e-06).epsilon(1e-13));
+  CHECK(spot(100, 0.57, 1e6, 1) == Approx(0.6105402296585329).epsilon(1e-13));
+  CHECK(spot(100, 0.57, 1e6, 27) == Approx(1.6378937069540637e-06).epsilon(1e-13));
+
+  // The scaled rules use the truncated size too: NTK's exponent d/(d-2), YaRN's
+  // correction range, LongRoPE's one factor per rotated pair.
+  RopeConfig ntk = cfg(RopeType::Ntk, 128, 10000, 4);
+  ntk.partialRotaryFactor = 0.3;
+  const auto n = ropeFrequencies(ntk).invFreq;
+  requireClose(n, refTheta(10000 * std::pow(4.0, 38.0 / 36.0), 38));
+  CHECK(n.at(1) == Approx(0.5701982852333997).epsilon(1e-13));
+  CHECK(n.at(18) == Approx(4.059441847971807e-05).epsilon(1e-13));
+  RopeConfig yarn = cfg(RopeType::Yarn, 128, 10000, 4);
+  yarn.partialRotaryFactor = 0.3;
+  requireClose(ropeFrequencies(yarn).invFreq, refYarn(10000, 38, 4, 2048, 32, 1, true));
+  RopeConfig longrope = cfg(RopeType::LongRope, 128, 10000);
+  longrope.partialRotaryFactor = 0.3;
+  longrope.shortFactor.assign(19, 2.0);
+  longrope.longFactor.assign(19, 3.0);
+  std::vector<double> halved = refTheta(10000, 38);
+  for (double& t : halved) t /= 2;
+  requireClose(ropeFrequencies(longrope).invFreq, halved);
+  longrope.shortFactor.assign(20, 2.0);
+  CHECK_THROWS_WITH(ropeFrequencies(longrope), Catch::Contains("one factor per rotated pair (19)"));
+
+  // An odd truncated size: transformers' arange(0, dim, 2) would give ceil(dim/2)
+  // frequencies for dim columns (and its YaRN and LongRoPE would not broadcast);
+  // posvec refuses the size, naming it.
+  const Case odd[] = {
+      {96, 0.33, 31},   // 31.68
+      {72, 0.35, 25},   // 25.2
+      {64, 0.33, 21},   // 21.12
+      {100, 0.58, 57},  // 57.99999999999999: float64 falls short of 58
+  };
+  for (const Case& k : odd) {
+    INFO("head " << k.head << " x " << k.factor);
+    RopeConfig c = cfg(RopeType::Default, k.head, 10000);
+    c.partialRotaryFactor = k.factor;
+    CHECK(c.rotaryDim() == k.dim);
+    CHECK_THROWS_WITH(ropeFrequencies(c),
+                      Catch::Contains("(" + std::to_string(k.dim) + ") must be even"));
+  }
+
+  // From a config.json: head size by integer division first (hidden_size //
+  // num_attention_heads), then the product; GPT-NeoX's rotary_pct alike.
+  const RopeConfig fromHidden = parseRopeConfig(
+      R"({"hidden_size": 4100, "num_attention_heads": 32, "partial_rotary_factor": 0.3})");
+  CHECK(fromHidden.headDim == 128);
+  CHECK(ropeFrequencies(fromHidden).dim == 38);
+  const RopeConfig neox =
+      parseRopeConfig(R"({"hidden_size": 6144, "num_attention_heads": 64, "rotary_pct": 0.3})");
+  CHECK(ropeFrequencies(neox).dim == 28);
+  CHECK_THROWS_WITH(parseRopeConfig(R"({"head_dim": 100, "partial_rotary_factor": 0.58})"),
+                    Catch::Contains("(57) must be even"));
+  // And from the command line.
+  const auto cli = runCli("rope --dim 128 --partial-rotary-factor 0.3 --json");
+  REQUIRE(cli.status == 0);
+  const auto j = nlohmann::json::parse(cli.out);
+  CHECK(j["dim"] == 38);
+  requireClose(j["inv_freq"].get<std::vector<double>>(), refTheta(10000, 38));
+}
