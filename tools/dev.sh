@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's two entry points (see README.md and docs/development.md):
 #   tools/dev.sh study [ARGS]   set up, build, run the black/brown study on the shipped corpus
-#   tools/dev.sh test           set up, build, run the whole test suite, then the
+#   tools/dev.sh test           set up, build, check that each file of a unity unit
+#                               compiles alone, run the whole test suite, then the
 #                               sanitizer builds: ASan+UBSan unit tests and fuzz
 #                               harnesses (seeds + a short run each), TSan training
 #   tools/dev.sh mutate [ARGS]  mutation testing (tools/scripts/mutate.sh, tools/scripts/mutants.txt)
@@ -166,6 +167,10 @@ case "$cmd" in
     ;;
   test)
     do_build -- --test
+    # The unity build hides a file that compiles only beside the others of its unit:
+    # posvec_unity_check (CMakeLists.txt) compiles each such file of the library and
+    # the CLI alone, syntax only (the Release build compiles the test files alone).
+    stage "unity check" cmake --build "$build" -j "$jobs" --target posvec_unity_check
     stage "Release tests" ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
     sanitizer_tests
     ;;

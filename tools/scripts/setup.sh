@@ -7,7 +7,8 @@
 #                           clang, its sanitizer and libFuzzer runtimes and OpenMP for the
 #                           sanitizer builds and fuzz harnesses; Ninja, which keeps both
 #                           cores busy in the test command's builds; Doxygen for the
-#                           C++ API reference the tests build)
+#                           C++ API reference the tests build; Chromium for the report's
+#                           headless-browser check)
 #   tools/scripts/setup.sh --docs   plus Doxygen (tools/dev.sh docs)
 #   tools/scripts/setup.sh --bench  plus the peers and tools the benchmarks run
 set -euo pipefail
@@ -18,7 +19,7 @@ pkgs=(g++ cmake make pkg-config libeigen3-dev libicu-dev libarchive-dev libcli11
 for arg in "$@"; do
   case "$arg" in
     --test) pkgs+=(python3-gensim fasttext python3-pytest python3-nbclient python3-ipykernel gzip bzip2 xz-utils zstd
-                   clang libclang-rt-14-dev libomp-dev ninja-build doxygen) ;;
+                   clang libclang-rt-14-dev libomp-dev ninja-build doxygen chromium) ;;
     --docs) pkgs+=(doxygen) ;;
     --bench) pkgs+=(python3-gensim fasttext hyperfine nodejs npm time) ;;
     --report) pkgs+=(chromium) ;;
