@@ -8,10 +8,10 @@
 #include <cstring>
 #include <random>
 
+#include "kernel_probe.hpp"
 #include "kernel_probes.hpp"
 #include "posvec/error.hpp"
 #include "posvec/formats.hpp"
-#include "posvec/kernel_probe.hpp"
 #include "posvec/trainer.hpp"
 #include "test_util.hpp"
 

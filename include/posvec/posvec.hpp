@@ -21,7 +21,6 @@
 #include "posvec/fasttext_export.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/io.hpp"
-#include "posvec/kernel_probe.hpp"
 #include "posvec/memory_estimate.hpp"
 #include "posvec/model_state.hpp"
 #include "posvec/positional.hpp"

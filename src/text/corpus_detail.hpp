@@ -123,7 +123,7 @@ struct PreparedCorpus {
   std::size_t largestBlock = 0;
 };
 
-// Replaces VocabularyBuilder::finish in a distributed run (distributed.cpp): the
+// Replaces VocabularyBuilder::finish in a distributed run (distributed_mpi.cpp): the
 // vocabulary of every process's counts; this process's share may be empty.
 using VocabularyMerge =
     std::function<Vocabulary(VocabularyBuilder& local, std::int64_t minCount, std::size_t maxVocab,

@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "half.hpp"
+#include "kernel_probe.hpp"
 #include "posvec/error.hpp"
-#include "posvec/kernel_probe.hpp"
 #include "row_math.hpp"
 
 #if defined(__AVX512F__)

@@ -127,7 +127,7 @@ std::unique_ptr<TrainKernel> makeBatchedSkipGram(const TrainConfig& config,
                                                  const KernelShared& shared,
                                                  BatchedPath path = BatchedPath::Auto);
 // The same kernel with `probe` shown every block before its arithmetic
-// (posvec/kernel_probe.hpp): a separate instantiation, so the one above pays nothing.
+// (kernel_probe.hpp): a separate instantiation, so the one above pays nothing.
 std::unique_ptr<TrainKernel> makeBatchedSkipGram(const TrainConfig& config,
                                                  const KernelShared& shared, KernelProbe& probe);
 

@@ -35,7 +35,7 @@ std::string kernelName(KernelKind kind);
 // negative sampling; the Huffman tree for hierarchical softmax) or when the
 // matrices do not have config.dim columns.
 std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelShared& shared);
-// The same with a kernel probe (posvec/kernel_probe.hpp; null: none). Only the
+// The same with a kernel probe (kernel_probe.hpp; null: none). Only the
 // batched kernel takes one: ConfigError for a probe and any other kernel.
 std::unique_ptr<TrainKernel> makeKernel(const TrainConfig& config, const KernelShared& shared,
                                         KernelProbe* probe);

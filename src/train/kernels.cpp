@@ -8,8 +8,8 @@
 #include <cstring>
 
 #include "dense_rows.hpp"
+#include "kernel_probe.hpp"
 #include "posvec/error.hpp"
-#include "posvec/kernel_probe.hpp"
 #include "row_math.hpp"
 
 namespace posvec {

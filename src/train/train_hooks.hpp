@@ -1,6 +1,6 @@
 // The trainer's hooks: how the counting pass turns local counts into the shared
 // vocabulary and where the epochs combine weights across processes (distributed
-// training, distributed.cpp, implements them: the trainer knows no MPI), and the
+// training, distributed_mpi.cpp, implements them: the trainer knows no MPI), and the
 // kernel probe of benchmarks and tests. A one-process run passes empty hooks.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "corpus_detail.hpp"
-#include "posvec/kernel_probe.hpp"
+#include "kernel_probe.hpp"
 #include "posvec/model_state.hpp"
 #include "posvec/trainer.hpp"
 #include "posvec/vocabulary.hpp"
@@ -51,7 +51,7 @@ class EpochSync {
 struct TrainHooks {
   VocabularyMerge merge;      // empty: this process's counts alone
   EpochSync* sync = nullptr;  // null: no averaging
-  // Benchmarks and tests (posvec/kernel_probe.hpp): shown every block of the
+  // Benchmarks and tests (kernel_probe.hpp): shown every block of the
   // batched kernel; null: the kernel without a probe.
   KernelProbe* probe = nullptr;
 };

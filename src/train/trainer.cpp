@@ -24,12 +24,12 @@
 #include "half.hpp"
 #include "huge_pages.hpp"
 #include "kernel_factory.hpp"
+#include "kernel_probe.hpp"
 #include "kernel_subword.hpp"
 #include "kernels.hpp"
 #include "memory_estimate.hpp"
 #include "parallel.hpp"
 #include "posvec/error.hpp"
-#include "posvec/kernel_probe.hpp"
 #include "sampling.hpp"
 #include "train_hooks.hpp"
 

@@ -1,5 +1,5 @@
 // The kernel probes of train_kernel's `memory` and `cache` modes
-// (posvec/kernel_probe.hpp), which time the two halves of the batched kernel's
+// (src/train/kernel_probe.hpp), which time the two halves of the batched kernel's
 // blocks apart. Neither trains the model: its matrices are left as they were.
 // The kernel tests check them too (tests/kernel_batched_test.cpp).
 #pragma once
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "posvec/kernel_probe.hpp"
+#include "kernel_probe.hpp"
 
 namespace posvec::bench {
 

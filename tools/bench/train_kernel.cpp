@@ -21,10 +21,10 @@
 #include <iostream>
 #include <string>
 
+#include "kernel_probe.hpp"
 #include "kernel_probes.hpp"
 #include "posvec/error.hpp"
 #include "posvec/formats.hpp"
-#include "posvec/kernel_probe.hpp"
 #include "posvec/trainer.hpp"
 
 int main(int argc, char** argv) {
