@@ -19,6 +19,7 @@
 #include "posvec/embeddings.hpp"
 #include "posvec/error.hpp"
 #include "posvec/formats.hpp"
+#include "exit_code.hpp"
 #include "test_util.hpp"
 
 using namespace posvec;
@@ -272,7 +273,7 @@ TEST_CASE("distributed ranks started with different options are refused", "[dist
   const RunResult r =
       mpirun("-np 1 POSVEC" + args + " --dim 8 : -np 1 POSVEC" + args + " --dim 12");
   INFO(r.err);
-  CHECK(r.status == static_cast<int>(ExitCode::Usage));
+  CHECK(r.status == static_cast<int>(cli::ExitCode::Usage));
   CHECK(r.err.find("posvec: error: rank 1 of 2: started with other options than rank 0 "
                    "('dim=12' where rank 0 has 'dim=8')") != std::string::npos);
   CHECK_FALSE(fs::exists(dir.file("out.txt")));
@@ -304,7 +305,7 @@ TEST_CASE("distributed train beside another command in one job is refused, not l
     INFO(apps);
     const RunResult r = mpirun(apps);
     INFO(r.err);
-    CHECK(r.status == static_cast<int>(ExitCode::Usage));
+    CHECK(r.status == static_cast<int>(cli::ExitCode::Usage));
     CHECK(r.err.find("posvec: error: rank 1 of 2: started with other options than rank 0 " +
                      expected) != std::string::npos);
     CHECK_FALSE(fs::exists(dir.file("out.txt")));
@@ -345,7 +346,7 @@ TEST_CASE("a failing distributed rank ends the job with an error naming it", "[d
                              quote(dir.file("bad.txt")) + " --min-count 1 --dim 8 -o " +
                              quote(dir.file("out.txt")));
   INFO(r.err);
-  CHECK(r.status == static_cast<int>(ExitCode::Input));
+  CHECK(r.status == static_cast<int>(cli::ExitCode::Input));
   CHECK(r.err.find("posvec: error: rank 1 of 2: ") != std::string::npos);
   CHECK(r.err.find("invalid UTF-8") != std::string::npos);
   CHECK(r.err.find("rank 0 of 2") == std::string::npos);
@@ -354,7 +355,7 @@ TEST_CASE("a failing distributed rank ends the job with an error naming it", "[d
   // Missing for every rank: one error line from rank 0, the file named.
   const RunResult missing = mpirun("-np 2 POSVEC -q train " + quote(dir.file("none.txt")) + " -o " +
                                    quote(dir.file("out.txt")));
-  CHECK(missing.status == static_cast<int>(ExitCode::Io));
+  CHECK(missing.status == static_cast<int>(cli::ExitCode::Io));
   CHECK(missing.err.find("none.txt") != std::string::npos);
   CHECK_FALSE(fs::exists(dir.file("out.txt")));
 }
@@ -563,7 +564,7 @@ TEST_CASE("distributed runs refuse compressed corpora and read invalid UTF-8 as 
       mpirun("-np 2 POSVEC -q train " + quote(dir.file("p.gz")) +
              " --pretokenized --min-count 1 --epochs 1 -o " + quote(dir.file("out.txt")));
   INFO(compressed.err);
-  CHECK(compressed.status == static_cast<int>(ExitCode::Input));
+  CHECK(compressed.status == static_cast<int>(cli::ExitCode::Input));
   CHECK(compressed.err.find("is gzip-compressed") != std::string::npos);
   CHECK_FALSE(fs::exists(dir.file("out.txt")));
 
@@ -579,7 +580,7 @@ TEST_CASE("distributed runs refuse compressed corpora and read invalid UTF-8 as 
                            quote(dir.file("bad.bin"));
   const RunResult invalid = mpirun("-np 2 POSVEC" + args);
   INFO(invalid.err);
-  CHECK(invalid.status == static_cast<int>(ExitCode::Input));
+  CHECK(invalid.status == static_cast<int>(cli::ExitCode::Input));
   CHECK(invalid.err.find("\\x97") != std::string::npos);
   CHECK_FALSE(fs::exists(dir.file("bad.bin")));
   const RunResult replaced = mpirun("-np 2 POSVEC" + args + " --replace-invalid");
@@ -615,7 +616,7 @@ TEST_CASE("distributed ranks whose copies of the corpus differ are refused, nami
     writeText(dir.file("b/p.txt"), other);
     const RunResult r = mpirun(rankIn("a") + " : " + rankIn("b"));
     INFO(r.err);
-    CHECK(r.status == static_cast<int>(ExitCode::Input));
+    CHECK(r.status == static_cast<int>(cli::ExitCode::Input));
     CHECK(
         r.err.find("posvec: error: rank 1 of 2: corpus file 'p.txt' differs from rank 0's copy") !=
         std::string::npos);
@@ -859,7 +860,7 @@ TEST_CASE("distributed 16-bit weights with the dense schedule are refused in one
                              " --sync-schedule dense -o " +
                              quote(dir.file("out.txt")));
   INFO(r.err);
-  CHECK(r.status == static_cast<int>(ExitCode::Usage));
+  CHECK(r.status == static_cast<int>(cli::ExitCode::Usage));
   CHECK(r.err.find("posvec: error: rank 0 of 2: --weights bf16: the dense synchronisation "
                    "schedule combines float32 weights only") != std::string::npos);
   CHECK(r.err.find("rank 1 of 2") == std::string::npos);
@@ -875,7 +876,7 @@ TEST_CASE("distributed subword training is refused in one line before any work",
                              " --bucket 100 -o " +
                              quote(dir.file("out.txt")));
   INFO(r.err);
-  CHECK(r.status == static_cast<int>(ExitCode::Usage));
+  CHECK(r.status == static_cast<int>(cli::ExitCode::Usage));
   CHECK(r.err.find("posvec: error: rank 0 of 2: --subwords: subword training runs in one "
                    "process only") != std::string::npos);
   CHECK(r.err.find("rank 1 of 2") == std::string::npos);

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "exit_code.hpp"
+
 using namespace posvec;
 
 TEST_CASE("error: a message names settings by meaning, and a front end spells them", "[error]") {
@@ -42,17 +44,26 @@ TEST_CASE("error: a message names settings by meaning, and a front end spells th
   CHECK(copy.spelled(spell) == e.spelled(spell));
 }
 
-TEST_CASE("error: each kind has one exit code, and travels as a value", "[error]") {
-  // The codes the command line documents: 2 a refused option, 3 a file that cannot
-  // be read or written, 4 a malformed file, 5 unusable data, 1 anything else.
+TEST_CASE("cli: each error kind has one exit code", "[error][cli]") {
+  // The codes the command line documents (tools/posvec/exit_code.hpp; the library
+  // knows none): 2 a refused option, 3 a file that cannot be read or written, 4 a
+  // malformed file, 5 unusable data, 1 anything else.
+  using cli::ExitCode;
+  using cli::exitCodeOf;
   CHECK(exitCodeOf(ConfigError("x")) == ExitCode::Usage);
   CHECK(exitCodeOf(IoError("x")) == ExitCode::Io);
   CHECK(exitCodeOf(FormatError("x")) == ExitCode::Format);
   CHECK(exitCodeOf(InputError("x")) == ExitCode::Input);
   CHECK(exitCodeOf(Error("x")) == ExitCode::Failure);
   CHECK(exitCodeOf(std::runtime_error("x")) == ExitCode::Failure);
+  CHECK(static_cast<int>(ExitCode::Failure) == 1);
   CHECK(static_cast<int>(ExitCode::Usage) == 2);
+  CHECK(static_cast<int>(ExitCode::Io) == 3);
+  CHECK(static_cast<int>(ExitCode::Format) == 4);
   CHECK(static_cast<int>(ExitCode::Input) == 5);
+}
+
+TEST_CASE("error: a kind travels as a value", "[error]") {
   // A kind sent as an integer (between MPI ranks) comes back as the same exception.
   for (const ErrorKind kind : {ErrorKind::Other, ErrorKind::Config, ErrorKind::Io,
                                ErrorKind::Format, ErrorKind::Input}) {

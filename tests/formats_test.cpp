@@ -9,6 +9,7 @@
 #include <random>
 
 #include "posvec/error.hpp"
+#include "exit_code.hpp"
 #include "test_util.hpp"
 
 using namespace posvec;
@@ -712,7 +713,7 @@ TEST_CASE("formats: the CLI takes --unicode-errors, --limit and --no-header", "[
   CHECK(r.out == "cosine(dog, rat) = 0.800000\n");
   // The library's message names the setting by meaning; the CLI puts its flag there.
   r = runCli("similarity " + quote(dir.file("g.txt")) + " dog rat");
-  CHECK(r.status == static_cast<int>(ExitCode::Format));
+  CHECK(r.status == static_cast<int>(cli::ExitCode::Format));
   CHECK(r.err.find("(GloVe) loads with --no-header\n") != std::string::npos);
   r = runCli("similarity " + quote(dir.file("g.txt")) + " dog rat --unicode-errors bogus");
   CHECK(r.status != 0);

@@ -19,6 +19,7 @@
 #include "posvec/tokenizer.hpp"
 #include "posvec/vocabulary.hpp"
 #include "corpus_detail.hpp"
+#include "exit_code.hpp"
 #include "test_util.hpp"
 
 using namespace posvec;
@@ -307,7 +308,7 @@ TEST_CASE("limits: whole-file reads stop at their limit with one line", "[limits
   for (const auto& c : cases) {
     INFO(c.args);
     const auto r = test::runCli(c.args);
-    CHECK(r.status == static_cast<int>(ExitCode::Input));
+    CHECK(r.status == static_cast<int>(cli::ExitCode::Input));
     CHECK(r.err == "posvec: error: '/dev/zero' holds more than " + c.limit + ", more than a " +
                        c.what + " may (is it the right file?)\n");
   }

@@ -20,6 +20,7 @@
 #include "kernels.hpp"
 #include "posvec/error.hpp"
 #include "posvec/formats.hpp"
+#include "exit_code.hpp"
 #include "test_util.hpp"
 
 using namespace posvec;
@@ -926,7 +927,7 @@ TEST_CASE("trainer CLI finds invalid UTF-8 before training and accepts --replace
                            " --pretokenized --dim 8 --min-count 1 --threads 1 -o " +
                            test::quote(dir.file("v.txt"));
   auto r = test::runCli(base);
-  CHECK(r.status == static_cast<int>(ExitCode::Input));
+  CHECK(r.status == static_cast<int>(cli::ExitCode::Input));
   CHECK(r.err.find("line 2: invalid UTF-8 at byte offset " + std::to_string(secondLine + 2)) !=
         std::string::npos);
   CHECK(r.err.find("training") == std::string::npos);  // found by the counting pass
@@ -998,7 +999,7 @@ TEST_CASE("trainer CLI writes and reads word2vec.c vocabulary files", "[trainer]
   test::writeText(dir.file("broken.txt"), "the 5\nc1w1\n");
   r = test::runCli("train " + test::quote(corpus) + common + " --read-vocab " +
                    test::quote(dir.file("broken.txt")) + " -o " + test::quote(dir.file("b.txt")));
-  CHECK(r.status == static_cast<int>(ExitCode::Input));
+  CHECK(r.status == static_cast<int>(cli::ExitCode::Input));
   CHECK(r.err.find("line 2") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.file("b.txt")));
 }

@@ -1,6 +1,7 @@
 /// \file
 /// posvec::Error and its kinds: everything the library throws. Messages say what
-/// went wrong and what to do about it; each kind has one exit code (exitCode()).
+/// went wrong and what to do about it. Exit codes are the front ends' business
+/// (the CLI's tools/posvec/exit_code.hpp maps each ErrorKind to one).
 /// A message names a setting by its meaning ("lower the minimum count") and
 /// records where (Error::mentions()), so each front end can put its own spelling
 /// there (the CLI a flag, Python a keyword): the library knows no front end.
@@ -131,7 +132,7 @@ class ConfigError : public Error {
 };
 
 /// The kinds above as values: to send an error between processes (distributed
-/// training) and to choose an exit code.
+/// training), and for a front end to choose its answer (the CLI an exit code).
 enum class ErrorKind : int {
   Other = 0,   ///< any other exception
   Config = 1,  ///< ConfigError
@@ -164,35 +165,5 @@ inline ErrorKind errorKind(const std::exception& e) noexcept {
       throw Error(message);
   }
 }
-
-/// Exit codes of the command line (0 is success). The library itself never
-/// exits; exitCode() is the one mapping from an error's kind to its code: a
-/// refused option is a usage error (2), like a command-line syntax error.
-enum class ExitCode : int {
-  Failure = 1,  ///< any other failure (out of memory, an unexpected error)
-  Usage = 2,    ///< a ConfigError, or a command line that could not be parsed
-  Io = 3,       ///< an IoError
-  Format = 4,   ///< a FormatError
-  Input = 5     ///< an InputError
-};
-
-/// The exit code of an error of `kind`.
-constexpr ExitCode exitCode(ErrorKind kind) noexcept {
-  switch (kind) {
-    case ErrorKind::Config:
-      return ExitCode::Usage;
-    case ErrorKind::Io:
-      return ExitCode::Io;
-    case ErrorKind::Format:
-      return ExitCode::Format;
-    case ErrorKind::Input:
-      return ExitCode::Input;
-    default:
-      return ExitCode::Failure;
-  }
-}
-
-/// The exit code of the exception `e`.
-inline ExitCode exitCodeOf(const std::exception& e) noexcept { return exitCode(errorKind(e)); }
 
 }  // namespace posvec

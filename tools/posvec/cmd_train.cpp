@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "exit_code.hpp"
 #include "interrupt.hpp"
 #include "posvec/distributed.hpp"
 #include "posvec/error.hpp"
@@ -792,7 +793,7 @@ void runOnCluster(Options o) {
     if (!together) {
       std::fprintf(stderr, "posvec: error: %s\n", cluster->tag(cli::spelledMessage(e)).c_str());
       std::fflush(stderr);
-      cluster->abort(static_cast<int>(exitCodeOf(e)));
+      cluster->abort(static_cast<int>(cli::exitCodeOf(e)));
     }
     // Rank 0 reports and sets the job's exit code; the others end quietly and
     // successfully, so mpirun does not cut rank 0 short for their exit status.

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "cli.hpp"
+#include "exit_code.hpp"
 #include "posvec/distributed.hpp"
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"

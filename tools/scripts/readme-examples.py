@@ -31,7 +31,7 @@ cover them).
 
   python3 tools/scripts/readme-examples.py [--page README.md] [--build build] [--only N,M]
                                    [--update] [--keep DIR]
-  python3 tools/scripts/readme-examples.py --links
+  python3 tools/scripts/readme-examples.py --links [--stage STAGE=HEADER,HEADER ...]
 
 Prints one line per block (ok, differs, skipped) and a diff for each that differs;
 exits 1 when any differs. --update writes the outputs of the runs into the page
@@ -39,7 +39,13 @@ exits 1 when any differs. --update writes the outputs of the runs into the page
 
 --links runs nothing: it checks that every relative link and image target in README.md,
 CHANGELOG.md and docs/**/*.md exists (and, for a link with #anchor, that the target page
-has such a heading), and that README.md stays within 300 lines; exits 1 otherwise.
+has such a heading), that README.md stays within 300 lines, and that the header tables
+of docs/design/architecture.md and docs/library.md (the tables whose first column is
+"stage") list every public header (include/posvec/*.hpp but the umbrella posvec.hpp)
+under the stage CMake assigns it, and no header that does not exist; exits 1 otherwise,
+with one line per problem. The stages come from CMake (ctest docs_links passes each
+POSVEC_OWNS_<stage> list as --stage STAGE=HEADER,HEADER); without --stage they are read
+from the set(POSVEC_OWNS_<stage> ...) lines of CMakeLists.txt.
 """
 import argparse
 import difflib
@@ -269,6 +275,77 @@ def check_links():
     return problems
 
 
+# The pages whose table (first column "stage", a column of headers) lists the public
+# headers by stage.
+HEADER_TABLE_PAGES = ["docs/design/architecture.md", "docs/library.md"]
+OWNS = re.compile(r"^\s*set\(\s*POSVEC_OWNS_(\w+)((?:\s+[\w]+)*)\s*\)", re.M)
+
+
+def cmake_stages():
+    """{header name: stage} from the POSVEC_OWNS_<stage> lists of CMakeLists.txt."""
+    with open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8") as f:
+        text = re.sub(r"#.*", "", f.read())
+    return {name: stage for stage, names in OWNS.findall(text) for name in names.split()}
+
+
+def header_tables(text):
+    """(line number, stage, header names) of each row of the page's header table(s): a
+    table whose first column is "stage" and that has a column of headers; a row with an
+    empty stage cell continues the stage above it."""
+    rows = []
+    column = None
+    stage = ""
+    for number, line in prose(text, code_spans=True):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else None
+        if cells is None:
+            column = None
+        elif column is None:
+            if cells[0].lower() == "stage":
+                column = next((i for i, c in enumerate(cells) if "header" in c.lower()), None)
+                stage = ""
+        elif not re.fullmatch(r"[-:| ]+", line.strip()):
+            stage = cells[0].strip("`") or stage
+            names = re.findall(r"`([\w.]+)`", cells[column]) if column < len(cells) else []
+            rows.append((number, stage, [n[:-len(".hpp")] if n.endswith(".hpp") else n for n in names]))
+    return rows
+
+
+def check_header_tables(stages):
+    """Problems with the pages' header tables against `stages` ({header name: stage}),
+    one line each."""
+    include = os.path.join(ROOT, "include", "posvec")
+    public = sorted(f[:-len(".hpp")] for f in os.listdir(include) if f.endswith(".hpp") and f != "posvec.hpp")
+    problems = [f"include/posvec/{name}.hpp belongs to no stage: add it to a POSVEC_OWNS_<stage> list "
+                "in CMakeLists.txt" for name in public if name not in stages]
+    for page in HEADER_TABLE_PAGES:
+        with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+            text = f.read()
+        rows = header_tables(text)
+        if not rows:
+            problems.append(f"{page}: no header table (a table whose first column is 'stage' "
+                            "and that has a column of headers)")
+            continue
+        listed = {}
+        for number, stage, names in rows:
+            for name in names:
+                where = f"{page}:{number}: header table"
+                if name not in public:
+                    problems.append(f"{where} lists {name}.hpp, which is not in include/posvec: "
+                                    "remove it")
+                elif name in listed:
+                    problems.append(f"{where} lists {name}.hpp again (first on line {listed[name]})")
+                elif stages.get(name) and stage != stages[name]:
+                    problems.append(f"{where} lists {name}.hpp under {stage}, but CMakeLists.txt "
+                                    f"puts it in {stages[name]}")
+                listed.setdefault(name, number)
+        first = rows[0][0]
+        for name in public:
+            if name not in listed:
+                problems.append(f"{page}:{first}: header table lacks {name}.hpp: add it under "
+                                f"{stages.get(name, '(no stage in CMakeLists.txt)')}")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--page", "--readme", dest="page", default=os.path.join(ROOT, "README.md"),
@@ -278,14 +355,23 @@ def main():
     ap.add_argument("--update", action="store_true", help="write the runs' outputs into the page")
     ap.add_argument("--keep", help="scratch directory to use and keep (default: a temporary one)")
     ap.add_argument("--links", action="store_true",
-                    help="check the pages' relative links and README.md's length instead")
+                    help="check the pages' relative links, README.md's length and the header "
+                         "tables instead")
+    ap.add_argument("--stage", action="append", default=[], metavar="STAGE=HEADER,HEADER",
+                    help="with --links: the public headers a stage owns, as CMake has them "
+                         "(repeated; default: read from CMakeLists.txt)")
     args = ap.parse_args()
 
     if args.links:
-        problems = check_links()
+        stages = {}
+        for spec in args.stage:
+            stage, _, names = spec.partition("=")
+            stages.update((name, stage) for name in names.split(",") if name)
+        problems = check_links() + check_header_tables(stages or cmake_stages())
         for problem in problems:
             print(problem)
-        print(f"readme-examples: {len(pages())} pages, {len(problems)} problem(s) with links or length")
+        print(f"readme-examples: {len(pages())} pages, {len(problems)} problem(s) with links, "
+              "length or header tables")
         return 1 if problems else 0
     if not os.access(os.path.join(args.build, "posvec"), os.X_OK):
         sys.exit(f"readme-examples: no posvec in {args.build} (build it first: cmake --build build)")
