@@ -567,7 +567,7 @@ TEST_CASE("half: posvec train --weights, resume across weight types, dry run", "
   // A bad value: one line, the configuration errors' exit code.
   const test::RunResult bad = test::runCli(train + "--epochs 1 -o - --weights fp8");
   CHECK(bad.status == 2);
-  CHECK(bad.err == "posvec: error: --weights: expected fp32, bf16 or fp16 (got 'fp8')\n");
+  CHECK(bad.err == "posvec: error: train: --weights: 'fp8' is not one of fp32, bf16, fp16\n");
   const test::RunResult cbow = test::runCli(train + "--epochs 1 -o - --weights bf16 --cbow");
   CHECK(cbow.status == 2);
   CHECK(cbow.err.find("skip-gram with negative sampling") != std::string::npos);

@@ -134,6 +134,64 @@ struct SyncOptions {
   static double boundedFactor(int ranks, double occurrences);
 };
 
+/// The names of SyncOptions::Schedule's values in text.
+inline constexpr Choice<SyncOptions::Schedule> kScheduleNames[] = {
+    {SyncOptions::Schedule::Sparse, "sparse"}, {SyncOptions::Schedule::Dense, "dense"}};
+/// The names of SyncOptions::Combine's values in text.
+inline constexpr Choice<SyncOptions::Combine> kCombineNames[] = {
+    {SyncOptions::Combine::BoundedSum, "bounded"},
+    {SyncOptions::Combine::SumChanges, "sum"},
+    {SyncOptions::Combine::Average, "average"}};
+/// The names of SyncOptions::halfDeltas's values in text.
+inline constexpr Choice<bool> kDeltaNames[] = {{true, "bf16"}, {false, "fp32"}};
+
+/// SyncOptions' settings, one row each (settings.hpp). `final` is the caller's
+/// choice of what it writes, not a setting. A dense schedule without a combining
+/// rule given combines by sum (the command line applies it).
+inline constexpr auto kSyncSettings = std::tuple{
+    SettingRow<SyncOptions, std::int64_t>{
+        .member = &SyncOptions::syncWords,
+        .setting = {"syncWords", "words between synchronisations"}, .key = "sync_words",
+        .spelled = {"--sync-words", ""},
+        .help = "Under mpirun: words each rank trains between two synchronisation rounds",
+        .bounds = between(1000, 1'000'000'000'000LL)},
+    SettingRow<SyncOptions, std::int64_t>{
+        .member = &SyncOptions::syncRows, .setting = {"syncRows", "rows per synchronisation"},
+        .key = "sync_rows", .spelled = {"--sync-rows", ""},
+        .help = "Under mpirun: how many of the most frequent words' rows every round covers; "
+                "the row of frequency rank r beyond them travels about every r / this "
+                "rounds (sparse schedule) or at epoch ends (dense) (0: all rows every round)",
+        .bounds = atLeast(0, "all")},
+    SettingRow<SyncOptions, std::int64_t>{
+        .member = &SyncOptions::syncWarmup,
+        .setting = {"syncWarmup", "words of the first warm-up interval"}, .key = "sync_warmup",
+        .spelled = {"--sync-warmup", ""},
+        .help = "Under mpirun: words of the first synchronisation interval of a new model's "
+                "first epoch; each next interval doubles up to --sync-words (0: no warm-up)",
+        .bounds = atLeast(0, "no warm-up")},
+    SettingRow<SyncOptions, SyncOptions::Combine>{
+        .member = &SyncOptions::combine, .setting = {"syncCombine", "combining rule"},
+        .key = "sync_combine", .spelled = {"--sync-combine", ""},
+        .help = "Under mpirun: how the ranks' rows are combined: bounded (the sum of the changes "
+                "for a row few ranks trained a few times, down to 1.5 times their mean change "
+                "for a row every rank trained often; stable at any number of ranks; default of "
+                "the sparse schedule), sum (every rank's change since the last synchronisation; "
+                "default of the dense schedule) or average (the mean row)",
+        .choices = kCombineNames},
+    SettingRow<SyncOptions, SyncOptions::Schedule>{
+        .member = &SyncOptions::schedule, .setting = {"syncSchedule", "synchronisation schedule"},
+        .key = "sync_schedule", .spelled = {"--sync-schedule", ""},
+        .help = "Under mpirun: sparse (each row about as often as it is trained, only changed "
+                "rows, overlapped with training) or dense (the --sync-rows most frequent rows "
+                "every round and all rows every epoch, blocking, in 32-bit floats)",
+        .choices = kScheduleNames},
+    SettingRow<SyncOptions, bool>{
+        .member = &SyncOptions::halfDeltas, .setting = {"syncDeltas", "changes' number type"},
+        .key = "sync_deltas", .spelled = {"--sync-deltas", ""},
+        .help = "Under mpirun, sparse schedule: how the changes travel, bf16 (16 bits) or fp32",
+        .choices = kDeltaNames},
+};
+
 /// One MPI job. Constructed once per process; MPI is initialised by the first
 /// Cluster and finalised when it is destroyed (after a failure, abort() ends
 /// the whole job instead, because the other ranks may wait in a collective).

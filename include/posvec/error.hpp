@@ -42,6 +42,14 @@ class ErrorText {
   ErrorText() = default;
   /// A message that starts with `text`.
   explicit ErrorText(std::string_view text) : text_(text) {}
+  /// A message that refuses the value of `s`: it starts with the setting's meaning
+  /// ("dimension must be ..."), and Error::about() names it, so that a front end
+  /// can put its own spelling in front ("--dim: dimension must be ...").
+  static ErrorText about(const Setting& s) {
+    ErrorText t(s.meaning);
+    t.about_ = s.name;
+    return t;
+  }
   /// Appends plain text.
   ErrorText& operator<<(std::string_view text) {
     text_ += text;
@@ -57,10 +65,13 @@ class ErrorText {
   const std::string& text() const { return text_; }
   /// The settings named so far, in order.
   const std::vector<SettingMention>& mentions() const { return mentions_; }
+  /// The setting whose value the message refuses (Setting::name), or "".
+  const std::string& about() const { return about_; }
 
  private:
   std::string text_;
   std::vector<SettingMention> mentions_;
+  std::string about_;
 };
 
 /// The base of every exception the library throws on purpose. what() is one
@@ -77,13 +88,20 @@ class Error : public std::runtime_error {
   explicit Error(const char* message) : std::runtime_error(message) {}
   /// Constructs with a built message, keeping where it names settings.
   explicit Error(const ErrorText& message)
-      : std::runtime_error(message.text()), mentions_(message.mentions()) {}
+      : std::runtime_error(message.text()),
+        mentions_(message.mentions()),
+        about_(message.about()) {}
   /// The settings the message names by meaning, in order.
   const std::vector<SettingMention>& mentions() const { return mentions_; }
+  /// The setting whose value the message refuses (Setting::name; the message
+  /// starts with its meaning), or "" (ErrorText::about).
+  const std::string& about() const { return about_; }
   /// The message with each mentioned setting in a front end's words: `spelling`
   /// returns them for a setting's name ("minCount" -> "--min-count"), or "" to keep
-  /// the meaning.
-  std::string spelled(const std::function<std::string(const std::string&)>& spelling) const {
+  /// the meaning; the setting the message is about() goes in front, spelled by
+  /// `front` when given, else by `spelling` ("--dim: dimension must be ...").
+  std::string spelled(const std::function<std::string(const std::string&)>& spelling,
+                      const std::function<std::string(const std::string&)>& front = {}) const {
     std::string out = what();
     // From the last mention back, so the earlier offsets stay valid.
     for (auto m = mentions_.rbegin(); m != mentions_.rend(); ++m) {
@@ -91,11 +109,15 @@ class Error : public std::runtime_error {
       if (!word.empty() && m->offset + m->length <= out.size())
         out.replace(m->offset, m->length, word);
     }
+    if (!about_.empty())
+      if (const std::string word = front ? front(about_) : spelling(about_); !word.empty())
+        out = word + ": " + out;
     return out;
   }
 
  private:
   std::vector<SettingMention> mentions_;
+  std::string about_;
 };
 
 /// A file could not be opened, read, written or renamed (missing, a directory,

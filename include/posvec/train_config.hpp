@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <string>
 
+#include "posvec/model_state.hpp"
+#include "posvec/settings.hpp"
+
 namespace posvec {
 
 /// The word2vec model trained.
@@ -70,6 +73,8 @@ inline constexpr int kMaxNgramLength = 64;
 
 /// Every training option with its default. A plain value: set the fields, then
 /// validate() (train() validates too). Stored with the model as serialize() text.
+/// Each field has its row in kTrainSettings (below): its key, meaning, range and
+/// front-end spellings.
 struct TrainConfig {
   std::size_t dim = 512;  ///< vector dimension (1 to 100000)
   /// maximum window (1 to 1000); each centre word draws a shrink in [0, window)
@@ -139,6 +144,157 @@ struct TrainConfig {
   /// which are skipped here. Keys missing from `text` keep their defaults, except `combine`, which is 1
   /// (configurations stored before context combining trained one window per block).
   static TrainConfig deserialize(const std::string& text);
+};
+
+/// The names of Architecture's values in text.
+inline constexpr Choice<Architecture> kArchitectureNames[] = {{Architecture::SkipGram, "skipgram"},
+                                                              {Architecture::Cbow, "cbow"}};
+/// The names of Loss's values in text.
+inline constexpr Choice<Loss> kLossNames[] = {{Loss::NegativeSampling, "ns"},
+                                              {Loss::HierarchicalSoftmax, "hs"}};
+/// The names of Kernel's values in text.
+inline constexpr Choice<Kernel> kKernelNames[] = {{Kernel::Batched, "batched"},
+                                                  {Kernel::Classic, "classic"}};
+/// The names of WeightType's values in text.
+inline constexpr Choice<WeightType> kWeightTypeNames[] = {
+    {WeightType::Fp32, "fp32"}, {WeightType::Bf16, "bf16"}, {WeightType::Fp16, "fp16"}};
+
+/// Whether a TrainConfig trains subwords (the n-gram settings' rows apply).
+constexpr bool trainsSubwords(const TrainConfig& c) { return c.subwords; }
+/// Whether a TrainConfig trains with negative sampling (its noise words' row applies).
+constexpr bool samplesNoise(const TrainConfig& c) { return c.loss == Loss::NegativeSampling; }
+
+/// TrainConfig's settings, one row each: the order of serialize()'s lines. A new
+/// setting is a member above and a row here; validate(), serialize(), deserialize(),
+/// the command line, the Python keywords and the docs' tables follow.
+inline constexpr auto kTrainSettings = std::tuple{
+    SettingRow<TrainConfig, std::size_t>{
+        .member = &TrainConfig::dim, .setting = {"dim", "dimension"}, .key = "dim",
+        .spelled = {"--dim", "vector_size"}, .help = "Vector dimension",
+        .bounds = between(1, kMaxDim), .keywordDefault = "100"},
+    SettingRow<TrainConfig, int>{
+        .member = &TrainConfig::window, .setting = {"window", "window"}, .key = "window",
+        .spelled = {"--window", "window"},
+        .help = "Maximum context window (shrunk at random per word)", .bounds = between(1, 1000)},
+    SettingRow<TrainConfig, int>{
+        .member = &TrainConfig::negative, .setting = {"negative", "negative samples"},
+        .key = "negative", .spelled = {"--negative", "negative"},
+        .help = "Noise words per positive (negative sampling)", .bounds = between(1, 1000),
+        .applies = samplesNoise},
+    SettingRow<TrainConfig, Loss>{
+        .member = &TrainConfig::loss, .setting = {"loss", "output layer"}, .key = "loss",
+        .spelled = {"--hs", "hs"},
+        .help = "Hierarchical softmax (Huffman tree) instead of negative sampling",
+        .choices = kLossNames, .flagSwitch = true, .flagValue = Loss::HierarchicalSoftmax,
+        .keywordSwitch = true, .keywordValue = Loss::HierarchicalSoftmax},
+    SettingRow<TrainConfig, Architecture>{
+        .member = &TrainConfig::architecture, .setting = {"architecture", "architecture"},
+        .key = "architecture", .spelled = {"--cbow", "sg"},
+        .help = "CBOW instead of skip-gram (try --alpha 0.05)", .choices = kArchitectureNames,
+        .flagSwitch = true, .flagValue = Architecture::Cbow, .keywordSwitch = true,
+        .keywordValue = Architecture::SkipGram},
+    SettingRow<TrainConfig, double>{
+        .member = &TrainConfig::sample, .setting = {"sample", "subsampling threshold"},
+        .key = "sample", .spelled = {"--sample", "sample"},
+        .help = "Subsampling threshold for frequent words (0: off)",
+        .bounds = interval('[', 0, 1, ')', "0 disables subsampling")},
+    SettingRow<TrainConfig, double>{
+        .member = &TrainConfig::alpha, .setting = {"alpha", "initial learning rate"},
+        .key = "alpha", .spelled = {"--alpha", "alpha"},
+        .help = "Initial learning rate (with --resume: replaces the model's, with a warning)",
+        .bounds = interval('(', 0, 10, ']')},
+    SettingRow<TrainConfig, double>{
+        .member = &TrainConfig::minAlpha, .setting = {"minAlpha", "final learning rate"},
+        .key = "min_alpha", .spelled = {"--min-alpha", "min_alpha"},
+        .help = "Final learning rate (linear decay over all epochs)"},
+    SettingRow<TrainConfig, int>{
+        .member = &TrainConfig::epochs, .setting = {"epochs", "epochs"}, .key = "epochs",
+        .spelled = {"--epochs", "epochs"},
+        .help = "Epochs (with --resume: how many more; default there: the rest of an "
+                "interrupted or checkpointed schedule, else 5)",
+        .bounds = between(1, kMaxEpochs)},
+    SettingRow<TrainConfig, std::int64_t>{
+        .member = &TrainConfig::minCount, .setting = {"minCount", "minimum count"},
+        .key = "min_count", .spelled = {"--min-count", "min_count"},
+        .help = "Ignore words rarer than this", .bounds = atLeast(1)},
+    SettingRow<TrainConfig, std::size_t>{
+        .member = &TrainConfig::maxVocab, .setting = {"maxVocab", "vocabulary limit"},
+        .key = "max_vocab", .spelled = {"--max-vocab", "max_final_vocab"},
+        .help = "Keep at most this many words (0: no limit)", .keywordDefault = "None"},
+    SettingRow<TrainConfig, int>{
+        .member = &TrainConfig::threads, .setting = {"threads", "threads"}, .key = "threads",
+        .spelled = {"--threads", "workers", {}, "-t"}, .help = "Training threads (0: all cores)",
+        .bounds = between(0, kMaxTrainThreads, "all cores")},
+    SettingRow<TrainConfig, std::uint64_t>{
+        .member = &TrainConfig::seed, .setting = {"seed", "seed"}, .key = "seed",
+        .spelled = {"--seed", "seed"}, .help = "Random seed (one thread: same seed, same bits)"},
+    SettingRow<TrainConfig, Kernel>{
+        .member = &TrainConfig::kernel, .setting = {"kernel", "kernel"}, .key = "kernel",
+        .spelled = {"--kernel", "kernel"},
+        .help = "Training kernel for skip-gram with negative sampling: batched (negatives "
+                "shared by a window's contexts, several times faster) or classic (word2vec.c's "
+                "per-pair updates); CBOW and --hs always use classic",
+        .choices = kKernelNames},
+    SettingRow<TrainConfig, int>{
+        .member = &TrainConfig::combine, .setting = {"combine", "centre words per block (combine)"},
+        .key = "combine", .spelled = {"--combine", "combine"},
+        .help = "Batched kernel: centre words trained as one block, their contexts sharing "
+                "--block-negatives noise words (1: one window per block, 1.6 times slower "
+                "than 4 at the same quality on Brown)",
+        .bounds = between(1, 1024), .keywordDefault = "None"},
+    SettingRow<TrainConfig, int>{
+        .member = &TrainConfig::blockNegatives, .setting = {"blockNegatives", "noise words per block"},
+        .key = "block_negatives", .spelled = {"--block-negatives", "block_negatives"},
+        .help = "Batched kernel: noise words shared by a block of --combine centre words (0: "
+                "the larger of --negative and 1.25 x --combine); each pair still weighs as "
+                "--negative negatives",
+        .bounds = between(0, 10000, "automatic"), .keywordDefault = "None"},
+    SettingRow<TrainConfig, double>{
+        .member = &TrainConfig::nsExponent, .setting = {"nsExponent", "noise distribution exponent"},
+        .key = "ns_exponent", .spelled = {"--ns-exponent", "ns_exponent"},
+        .help = "Noise words are drawn with probability count^E (word2vec and gensim: 0.75; "
+                "fastText: 0.5)",
+        .bounds = between(-10, 10, {}, "word2vec's is 0.75"), .stored = Stored::IfChanged},
+    SettingRow<TrainConfig, bool>{
+        .member = &TrainConfig::shrinkWindows, .setting = {"shrinkWindows", "window shrinking"},
+        .key = "shrink_windows", .spelled = {"", "shrink_windows"},
+        .help = "Each centre word draws a shrink of its window", .stored = Stored::IfChanged},
+    SettingRow<TrainConfig, bool>{
+        .member = &TrainConfig::subwords, .setting = {"subwords", "subword training"},
+        .key = "subwords", .spelled = {"--subwords", ""},
+        .help = "fastText subword vectors: a word's vector is the mean of its own row and the "
+                "rows of its character n-grams (skip-gram or CBOW, negative sampling; --alpha "
+                "defaults to fastText's 0.05 then)",
+        .stored = Stored::IfChanged},
+    SettingRow<TrainConfig, int>{
+        .member = &TrainConfig::minn, .setting = {"minn", "shortest character n-gram"},
+        .key = "minn", .spelled = {"--minn", "min_n"},
+        .help = "With --subwords: shortest character n-gram", .applies = trainsSubwords,
+        .stored = Stored::IfApplies},
+    SettingRow<TrainConfig, int>{
+        .member = &TrainConfig::maxn, .setting = {"maxn", "longest character n-gram"},
+        .key = "maxn", .spelled = {"--maxn", "max_n"},
+        .help = "With --subwords: longest character n-gram (0: no n-grams)",
+        .bounds = between(0, kMaxNgramLength), .applies = trainsSubwords,
+        .stored = Stored::IfApplies},
+    SettingRow<TrainConfig, std::uint32_t>{
+        .member = &TrainConfig::bucket, .setting = {"bucket", "n-gram buckets"}, .key = "bucket",
+        .spelled = {"--bucket", "bucket"},
+        .help = "With --subwords: hash buckets (input rows) shared by the n-grams",
+        .bounds = atLeast(1), .applies = trainsSubwords, .stored = Stored::IfApplies},
+    SettingRow<TrainConfig, WeightType>{
+        .member = &TrainConfig::weights, .setting = {"weights", "weight storage"},
+        .key = "weights", .spelled = {"--weights", "weights"},
+        .help = "Storage of the weight matrices while training: fp32, bf16 or fp16 (16 bits: "
+                "half the memory, stochastic rounding; skip-gram with negative sampling and the "
+                "batched kernel). On --resume: the model's unless given",
+        .choices = kWeightTypeNames, .stored = Stored::IfChanged},
+    SettingRow<TrainConfig, std::uint64_t>{
+        .member = &TrainConfig::memoryLimit, .setting = {"memoryLimit", "memory limit"},
+        .key = "", .spelled = {"--memory-limit", "", "--memory-limit or POSVEC_MEMORY_LIMIT"},
+        .help = "Memory training may use, e.g. 8G (default: the physical memory; training "
+                "that would need more is refused before it starts)",
+        .stored = Stored::Never, .customFlag = true},
 };
 
 }  // namespace posvec

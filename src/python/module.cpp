@@ -30,10 +30,11 @@ namespace {
 // keywords spell them ("lower the minimum count" -> "lower min_count").
 std::string spelled(const Error& e) {
   return e.spelled([](const std::string& setting) -> std::string {
-    if (setting == "dim") return "vector_size";
-    if (setting == "minCount") return "min_count";
-    if (setting == "maxVocab") return "max_final_vocab";
-    if (setting == "alpha") return "alpha";
+    std::string keyword;  // the training settings' keywords, from their table
+    forEachSetting(kTrainSettings, [&](const auto& row) {
+      if (keyword.empty() && row.setting.name == setting) keyword = row.spelled.keyword;
+    });
+    if (!keyword.empty()) return keyword;
     if (setting == "noHeader") return "no_header=True";
     if (setting == "unicodeErrors") return "unicode_errors=";
     if (setting == "locale") return "locale=";
@@ -300,81 +301,90 @@ py::array_t<float> subwordVectors(const Model& m, const std::vector<std::string>
   return out;
 }
 
-// The Word2Vec options (gensim's names) as a TrainConfig, validated.
+// The Word2Vec options (gensim's names) as a TrainConfig, validated: each keyword of
+// the training settings' table (kTrainSettings) that the dict holds, None keeping
+// the library's default. posvec.FastText passes min_n: subword training.
 TrainConfig configFrom(const py::dict& options) {
   TrainConfig c;
-  c.dim = options["vector_size"].cast<std::size_t>();
-  c.window = options["window"].cast<int>();
-  c.minCount = options["min_count"].cast<std::int64_t>();
-  c.architecture = options["sg"].cast<int>() ? Architecture::SkipGram : Architecture::Cbow;
-  c.loss = options["hs"].cast<int>() ? Loss::HierarchicalSoftmax : Loss::NegativeSampling;
-  c.negative = options["negative"].cast<int>();
-  c.sample = options["sample"].cast<double>();
-  c.alpha = options["alpha"].cast<double>();
-  c.minAlpha = options["min_alpha"].cast<double>();
-  c.epochs = options["epochs"].cast<int>();
-  c.threads = options["workers"].cast<int>();
-  c.seed = options["seed"].cast<std::uint64_t>();
-  c.maxVocab = options["max_final_vocab"].cast<std::size_t>();
-  if (options.contains("ns_exponent")) c.nsExponent = options["ns_exponent"].cast<double>();
-  if (options.contains("shrink_windows")) c.shrinkWindows = options["shrink_windows"].cast<bool>();
-  const auto kernel = options["kernel"].cast<std::string>();
-  if (kernel != "batched" && kernel != "classic")
-    throw ConfigError("unknown kernel '" + kernel + "' (choose batched or classic)");
-  c.kernel = kernel == "batched" ? Kernel::Batched : Kernel::Classic;
-  if (options.contains("weights")) {
-    const auto weights = options["weights"].cast<std::string>();
-    if (weights == "fp32")
-      c.weights = WeightType::Fp32;
-    else if (weights == "bf16")
-      c.weights = WeightType::Bf16;
-    else if (weights == "fp16")
-      c.weights = WeightType::Fp16;
-    else
-      throw ConfigError("unknown weights '" + weights + "' (choose fp32, bf16 or fp16)");
-  }
-  // None: the library's defaults.
-  if (!options["combine"].is_none()) c.combine = options["combine"].cast<int>();
-  if (!options["block_negatives"].is_none())
-    c.blockNegatives = options["block_negatives"].cast<int>();
-  // posvec.FastText: subword training (fastText's n-grams).
-  if (options.contains("min_n")) {
-    c.subwords = true;
-    c.minn = options["min_n"].cast<int>();
-    c.maxn = options["max_n"].cast<int>();
-    c.bucket = options["bucket"].cast<std::uint32_t>();
-  }
+  forEachSetting(kTrainSettings, [&](const auto& row) {
+    using T = std::remove_cvref_t<decltype(c.*(row.member))>;
+    const std::string keyword(row.spelled.keyword);
+    if (keyword.empty() || !options.contains(keyword)) return;
+    const py::object value = options[keyword.c_str()];
+    if (value.is_none()) return;
+    T& field = c.*(row.member);
+    if constexpr (std::is_enum_v<T>) {
+      if (row.keywordSwitch) {
+        const auto other = row.choices[0].value == row.keywordValue ? row.choices[1].value
+                                                                    : row.choices[0].value;
+        field = value.cast<int>() ? row.keywordValue : other;
+        return;
+      }
+      const auto name = value.cast<std::string>();
+      if (!readSetting(row, name, c)) {
+        std::string names;
+        for (std::size_t i = 0; i < row.choices.size(); ++i)
+          names += (i == 0 ? "" : i + 1 == row.choices.size() ? " or " : ", ") +
+                   std::string(row.choices[i].name);
+        throw ConfigError("unknown " + keyword + " '" + name + "' (choose " + names + ")");
+      }
+    } else {
+      field = value.cast<T>();
+    }
+  });
+  c.subwords = options.contains("min_n");
   c.validate();
   return c;
 }
 
+// A TrainConfig as the Python keywords spell it (the subword keywords for subword
+// models only).
 py::dict configDict(const TrainConfig& c) {
   py::dict d;
-  d["vector_size"] = c.dim;
-  d["window"] = c.window;
-  d["min_count"] = c.minCount;
-  d["sg"] = c.architecture == Architecture::SkipGram ? 1 : 0;
-  d["hs"] = c.loss == Loss::HierarchicalSoftmax ? 1 : 0;
-  d["negative"] = c.negative;
-  d["ns_exponent"] = c.nsExponent;
-  d["shrink_windows"] = c.shrinkWindows;
-  d["sample"] = c.sample;
-  d["alpha"] = c.alpha;
-  d["min_alpha"] = c.minAlpha;
-  d["epochs"] = c.epochs;
-  d["workers"] = c.threads;
-  d["seed"] = c.seed;
-  d["max_final_vocab"] = c.maxVocab;
-  d["kernel"] = c.kernel == Kernel::Batched ? "batched" : "classic";
-  if (c.subwords) {
-    d["min_n"] = c.minn;
-    d["max_n"] = c.maxn;
-    d["bucket"] = c.bucket;
-  }
-  d["combine"] = c.combine;
-  d["block_negatives"] = c.blockNegatives;
-  d["weights"] = weightTypeName(c.weights);
+  forEachSetting(kTrainSettings, [&](const auto& row) {
+    using T = std::remove_cvref_t<decltype(c.*(row.member))>;
+    if (row.spelled.keyword.empty() || (row.applies == trainsSubwords && !c.subwords)) return;
+    const std::string keyword(row.spelled.keyword);
+    if constexpr (std::is_enum_v<T>) {
+      if (row.keywordSwitch)
+        d[keyword.c_str()] = c.*(row.member) == row.keywordValue ? 1 : 0;
+      else
+        d[keyword.c_str()] = settingText(row, c);
+    } else {
+      d[keyword.c_str()] = c.*(row.member);
+    }
+  });
   return d;
+}
+
+// The training settings' table as the Python package sees it: a dict per keyword
+// (default as Python writes it, the meaning, the command line's flag).
+py::list trainSettings() {
+  py::list out;
+  const TrainConfig defaults;
+  forEachSetting(kTrainSettings, [&](const auto& row) {
+    using T = std::remove_cvref_t<decltype(defaults.*(row.member))>;
+    if (row.spelled.keyword.empty()) return;
+    py::dict d;
+    d["keyword"] = std::string(row.spelled.keyword);
+    d["key"] = std::string(row.key);
+    d["meaning"] = std::string(row.setting.meaning);
+    d["flag"] = std::string(row.spelled.flag);
+    std::string text(row.keywordDefault);
+    if (text.empty()) {
+      if constexpr (std::is_enum_v<T>) {
+        text = row.keywordSwitch ? (defaults.*(row.member) == row.keywordValue ? "1" : "0")
+                                 : "'" + settingText(row, defaults) + "'";
+      } else if constexpr (std::is_same_v<T, bool>) {
+        text = defaults.*(row.member) ? "True" : "False";
+      } else {
+        text = settingText(row, defaults);
+      }
+    }
+    d["default"] = text;
+    out.append(d);
+  });
+  return out;
 }
 
 // ---- bindings, one function per part of the API ----------------------------------
@@ -800,6 +810,9 @@ PYBIND11_MODULE(_posvec, m) {
   bindTokenizer(m);
   bindPositional(m);
   m.def("upper_case", &posvec::upperCase, py::arg("text"));
+  m.def("train_settings", &trainSettings,
+        "The training settings: keyword, key, meaning, command-line flag and default (as "
+        "Python text) of each");
   bindStudy(m);
   bindRope(m);
   bindFastText(m);

@@ -25,15 +25,7 @@
 namespace posvec {
 
 void SyncOptions::validate() const {
-  if (syncWords < 1000 || syncWords > 1'000'000'000'000LL)
-    throw ConfigError("words between synchronisations must be between 1000 and 10^12 (got " +
-                      std::to_string(syncWords) + ")");
-  if (syncRows < 0)
-    throw ConfigError("rows per synchronisation must be 0 (all) or more (got " +
-                      std::to_string(syncRows) + ")");
-  if (syncWarmup < 0)
-    throw ConfigError("words of the first warm-up interval must be 0 (no warm-up) or more (got " +
-                      std::to_string(syncWarmup) + ")");
+  checkSettings(kSyncSettings, *this);
   if (schedule == Schedule::Dense && combine == Combine::BoundedSum)
     throw ConfigError(
         "the bounded sum of the ranks' changes needs the sparse synchronisation schedule; with "

@@ -603,8 +603,9 @@ std::unique_ptr<TrainKernel> makeSubwordKernel(const TrainConfig& config,
   if (!shared.subwords)
     throw ConfigError("cannot build the training kernel: subword training needs each word's rows");
   if (config.loss != Loss::NegativeSampling)
-    throw ConfigError("subword training uses negative sampling; hierarchical softmax with "
-                      "subwords is not available");
+    throw ConfigError(ErrorText::about(Setting{"subwords", "subword training"})
+                      << " uses negative sampling; hierarchical softmax with subwords is not "
+                         "available");
   if (config.architecture == Architecture::Cbow)
     return std::make_unique<SubwordCbow>(config, shared);
   return std::make_unique<SubwordSkipGram>(config, shared, BatchedPath::Auto);

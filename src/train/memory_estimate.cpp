@@ -49,8 +49,9 @@ std::uint64_t parseMemorySize(const std::string& text) {
   if (*end == 'i' || *end == 'B') ++end;  // "MiB", "MB", "Mi" all mean the same here
   if (*end == 'B') ++end;
   if (errno != 0 || end == begin || *end != '\0' || !(value > 0) || value * scale > 1.8e19)
-    throw ConfigError("memory limit must be a positive size such as 4G, 512M or 1000000 (got '" +
-                      text + "')");
+    throw ConfigError(ErrorText::about(Setting{"memoryLimit", "memory limit"})
+                      << " must be a positive size such as 4G, 512M or 1000000 (got '" << text
+                      << "')");
   return static_cast<std::uint64_t>(value * scale);
 }
 

@@ -1019,8 +1019,9 @@ void detail::resumeWith(ModelState& model, const CorpusSource& corpus, int moreE
                         const TrainObserver& observer, const TrainHooks& hooks) {
   placeRows(model);
   if (moreEpochs < 1 || moreEpochs > kMaxEpochs)
-    throw ConfigError("epochs to resume must be between 1 and " + std::to_string(kMaxEpochs) +
-                      " (got " + std::to_string(moreEpochs) + ")");
+    throw ConfigError(ErrorText::about(Setting{"epochs", "epochs"})
+                      << " to resume must be between 1 and " << std::to_string(kMaxEpochs)
+                      << " (got " << std::to_string(moreEpochs) << ")");
   TrainConfig config = TrainConfig::deserialize(model.config);
   try {
     config.validate();

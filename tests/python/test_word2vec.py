@@ -383,3 +383,29 @@ def test_weights_refused_where_unsupported(pretokenized):
         posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, weights="fp8", **OPTS)
     with pytest.raises(ValueError, match="skip-gram with negative sampling"):
         posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, weights="fp16", sg=0, **OPTS)
+
+
+def test_keyword_defaults_are_the_training_settings_table():
+    """Every keyword of the training settings' table (C++, kTrainSettings) is a keyword of
+    Word2Vec or FastText, with the table's default: a default changed on one side only fails."""
+    import ast
+    import inspect
+
+    w2v = inspect.signature(posvec.Word2Vec.__init__).parameters
+    ft = inspect.signature(posvec.FastText.__init__).parameters
+    rows = posvec._posvec.train_settings()
+    for row in rows:
+        keyword = row["keyword"]
+        params = w2v if keyword in w2v else ft
+        assert keyword in params, f"{keyword} ({row['meaning']}) is no keyword of Word2Vec or FastText"
+        assert params[keyword].default == ast.literal_eval(row["default"]), keyword
+    # The gensim-shaped names the package documents, as the table spells them.
+    keywords = {row["keyword"] for row in rows}
+    assert {"vector_size", "min_count", "sg", "hs", "workers", "max_final_vocab",
+            "min_n", "max_n", "bucket"} <= keywords
+    assert len(rows) >= 20
+
+
+def test_a_refused_setting_names_its_keyword_in_front():
+    with pytest.raises(ValueError, match=r"^vector_size: dimension must be between 1 and 100000 \(got 0\)"):
+        posvec.Word2Vec([["a", "b"]], vector_size=0, min_count=1, progress=False)

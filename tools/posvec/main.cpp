@@ -1,4 +1,7 @@
 // The posvec executable: everything happens in runCommandLine (posvec.cpp).
+#include <cstdio>
+#include <cstdlib>
+
 #include "cli.hpp"
 
 #if defined(__GLIBC__)
@@ -12,5 +15,12 @@ int main(int argc, char** argv) {
   // rest of a training run, beside the matrices.
   mallopt(M_TRIM_THRESHOLD, 1 << 20);
 #endif
-  return posvec::cli::runCommandLine(argc, argv);
+  try {
+    return posvec::cli::runCommandLine(argc, argv);
+  } catch (const posvec::cli::ExitNow& e) {
+    // The only place the command line ends the process itself.
+    std::fflush(nullptr);
+    if (e.immediate) std::_Exit(e.code);
+    return e.code;
+  }
 }

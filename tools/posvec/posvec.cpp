@@ -285,35 +285,39 @@ void withFlagNames(const FlagNames& flags, const std::function<void()>& f) {
 }
 
 std::string spelledMessage(const std::exception& e) {
-  // The settings library messages name (their option structs' member names), as
-  // the subcommands spell them.
+  // Settings that have no table row: the vector files' and the tokenizer's options.
   static const std::map<std::string, std::string> kSpelling{
-      {"alpha", "--alpha"},
-      {"bucket", "--bucket"},
       {"causal", "--causal"},
-      {"dim", "--dim"},
       {"format", "--format"},
       {"headDim", "--head-dim"},
       {"heads", "--heads"},
       {"keepPunctuation", "--no-punct to drop punctuation"},
       {"locale", "--locale"},
       {"maskAfterSoftmax", "--mask-after-softmax"},
-      {"maxVocab", "--max-vocab"},
-      {"memoryLimit", "--memory-limit or POSVEC_MEMORY_LIMIT"},
-      {"minCount", "--min-count"},
       {"noHeader", "--no-header"},
       {"npyDtype", "--npy-dtype"},
       {"projection", "--projection"},
       {"replaceInvalid", "--replace-invalid"},
-      {"syncCombine", "--sync-combine"},
       {"unicodeErrors", "--unicode-errors"},
       {"unk", "--unk"}};
   const auto* error = dynamic_cast<const Error*>(&e);
   if (!error) return e.what();
-  return error->spelled([](const std::string& setting) {
-    const auto it = kSpelling.find(setting);
-    return it == kSpelling.end() ? std::string() : it->second;
-  });
+  // A setting's flag from its table row (the first table that has it).
+  const auto flagOf = [](const std::string& setting, bool inText) {
+    std::string flag;
+    const auto look = [&](const auto& row) {
+      if (flag.empty() && row.setting.name == setting)
+        flag = inText && !row.spelled.flagInText.empty() ? row.spelled.flagInText
+                                                          : row.spelled.flag;
+    };
+    forEachSetting(kTrainSettings, look);
+    forEachSetting(kSyncSettings, look);
+    if (flag.empty())
+      if (const auto it = kSpelling.find(setting); it != kSpelling.end()) flag = it->second;
+    return flag;
+  };
+  return error->spelled([&](const std::string& s) { return flagOf(s, true); },
+                        [&](const std::string& s) { return flagOf(s, false); });
 }
 
 namespace {

@@ -1,0 +1,233 @@
+// The settings tables: each row's range, text and spellings do what the row says,
+// the configuration text is what earlier versions wrote, and the docs' option table
+// of `posvec train` names each flag with its default.
+#include "posvec/settings.hpp"
+
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "posvec/distributed.hpp"
+#include "posvec/error.hpp"
+#include "posvec/train_config.hpp"
+#include "test_util.hpp"
+
+using namespace posvec;
+
+namespace {
+
+// A value of the row's type other than the default, inside its range (for a choice:
+// another choice; for a bool: the other value).
+template <typename S, typename T>
+T otherValue(const SettingRow<S, T>& row, const S& defaults) {
+  const T d = defaults.*(row.member);
+  if constexpr (std::is_enum_v<T> || std::is_same_v<T, bool>) {
+    if (!row.choices.empty()) {
+      for (const auto& c : row.choices)
+        if (!(c.value == d)) return c.value;
+    }
+    if constexpr (std::is_same_v<T, bool>) return !d;
+    return d;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return d == 0 ? T(0.5) : d / 2;  // every double range here holds half its default
+  } else {
+    return d == 0 ? T(1) : static_cast<T>(d + 1);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("settings: a training configuration's text is byte for byte what earlier versions wrote",
+          "[settings]") {
+  // Written by hand from the format of the model files posvec has written since
+  // version 2 (the keys, their order, %.17g for doubles): a model file read back
+  // must not change.
+  CHECK(TrainConfig{}.serialize() ==
+        "dim=512\nwindow=5\nnegative=5\nloss=ns\narchitecture=skipgram\nsample=0.001\n"
+        "alpha=0.025000000000000001\nmin_alpha=0.0001\nepochs=5\nmin_count=5\nmax_vocab=0\n"
+        "threads=0\nseed=1\nkernel=batched\ncombine=4\nblock_negatives=0\n");
+  TrainConfig c;
+  c.loss = Loss::HierarchicalSoftmax;
+  c.architecture = Architecture::Cbow;
+  c.kernel = Kernel::Classic;
+  c.nsExponent = 0.5;
+  c.shrinkWindows = false;
+  c.subwords = true;
+  c.minn = 2;
+  c.bucket = 7;
+  c.weights = WeightType::Fp16;
+  c.memoryLimit = 12345;  // a property of the machine: never written
+  c.deferRows = true;     // of the run: never written
+  CHECK(c.serialize() ==
+        "dim=512\nwindow=5\nnegative=5\nloss=hs\narchitecture=cbow\nsample=0.001\n"
+        "alpha=0.025000000000000001\nmin_alpha=0.0001\nepochs=5\nmin_count=5\nmax_vocab=0\n"
+        "threads=0\nseed=1\nkernel=classic\ncombine=4\nblock_negatives=0\nns_exponent=0.5\n"
+        "shrink_windows=0\nsubwords=1\nminn=2\nmaxn=6\nbucket=7\nweights=fp16\n");
+}
+
+TEST_CASE("settings: every stored training setting reads back the value it writes",
+          "[settings]") {
+  const TrainConfig defaults;
+  int rows = 0;
+  forEachSetting(kTrainSettings, [&](const auto& row) {
+    if (row.stored == Stored::Never) return;
+    INFO(row.key);
+    TrainConfig c;
+    c.subwords = true;  // the n-gram rows are stored for subword models
+    const auto value = otherValue(row, defaults);
+    c.*(row.member) = value;
+    const std::string text = c.serialize();
+    CHECK(text.find(std::string(row.key) + "=") != std::string::npos);
+    const TrainConfig back = TrainConfig::deserialize(text);
+    CHECK(back.*(row.member) == value);
+    ++rows;
+  });
+  CHECK(rows == 23);
+  // A value that is not the setting's type names the key and the value.
+  CHECK_THROWS_WITH(TrainConfig::deserialize("kernel=fast\n"),
+                    "training config: 'kernel' has the invalid value 'fast'");
+  CHECK_THROWS_WITH(TrainConfig::deserialize("bucket=4294967296\n"),
+                    "training config: 'bucket' has the invalid value '4294967296'");
+  CHECK_THROWS_WITH(TrainConfig::deserialize("alpha=nan\n"),
+                    "training config: 'alpha' has the invalid value 'nan'");
+  CHECK_THROWS_WITH(TrainConfig::deserialize("memoryLimit=1\n"),
+                    "training config: unknown key 'memoryLimit' (written by a newer posvec?)");
+}
+
+TEST_CASE("settings: validate refuses a value just past either end of a row's range and names the "
+          "setting",
+          "[settings]") {
+  // Hand-written ends (the documented ranges), checked against what validate() does.
+  struct End {
+    const char* name;
+    double ok, bad;
+  };
+  const End ends[] = {{"dim", 1, 0},          {"dim", 100000, 100001},
+                      {"window", 1000, 1001}, {"negative", 1000, 1001},
+                      {"sample", 0, 1},       {"sample", 0.999, -0.001},
+                      {"alpha", 10, 0},       {"epochs", 100000, 100001},
+                      {"minCount", 1, 0},     {"threads", 4096, 4097},
+                      {"threads", 0, -1},     {"combine", 1024, 1025},
+                      {"blockNegatives", 0, -1}, {"nsExponent", -10, -10.5},
+                      {"maxn", 64, 65},       {"bucket", 1, 0}};
+  for (const End& end : ends) {
+    bool found = false;
+    forEachSetting(kTrainSettings, [&](const auto& row) {
+      if (row.setting.name != end.name) return;
+      using T = std::remove_cvref_t<decltype(TrainConfig{}.*(row.member))>;
+      found = true;
+      INFO(end.name << " " << end.ok << " / " << end.bad);
+      TrainConfig c;
+      c.subwords = true;
+      c.*(row.member) = static_cast<T>(end.ok);
+      CHECK_NOTHROW(c.validate());
+      c.*(row.member) = static_cast<T>(end.bad);
+      try {
+        c.validate();
+        FAIL("accepted");
+      } catch (const ConfigError& e) {
+        CHECK(e.about() == end.name);
+        const std::string what = e.what();
+        CHECK(what.rfind(std::string(row.setting.meaning) + " must be ", 0) == 0);
+      }
+    });
+    CHECK(found);
+  }
+  // NaN passes no comparison and is refused.
+  TrainConfig c;
+  c.alpha = std::nan("");
+  CHECK_THROWS_AS(c.validate(), ConfigError);
+}
+
+TEST_CASE("settings: a message about a setting puts each front end's spelling in front",
+          "[settings]") {
+  TrainConfig c;
+  c.dim = 0;
+  try {
+    c.validate();
+    FAIL("accepted");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()) == "dimension must be between 1 and 100000 (got 0)");
+    const auto flag = [](const std::string& s) { return s == "dim" ? "--dim" : ""; };
+    CHECK(e.spelled(flag) == "--dim: dimension must be between 1 and 100000 (got 0)");
+    CHECK(e.spelled([](const std::string&) { return ""; }) == e.what());
+  }
+}
+
+TEST_CASE("settings: docs/cli.md's train options name every flag with the struct's default",
+          "[settings][docs]") {
+  std::ifstream in(test::sourcePath("docs/cli.md"));
+  REQUIRE(in);
+  // The rows of the tables: "| `--alpha`, `--min-alpha` | 0.025, 0.0001 | ... |".
+  std::map<std::string, std::string> documented;  // flag -> its default's cell text
+  bool inTrain = false;  // from "## `posvec train`" to the next "## " (the mpirun section's too)
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("## ", 0) == 0)
+      inTrain = line.find("posvec train`") != std::string::npos;
+    if (!inTrain || line.rfind("| `-", 0) != 0) continue;
+    const auto second = line.find(" | ", 2);
+    if (second == std::string::npos) continue;
+    const auto third = line.find(" | ", second + 3);
+    const std::string flags = line.substr(2, second - 2);
+    const std::string defaults =
+        line.substr(second + 3, third == std::string::npos ? std::string::npos : third - second - 3);
+    std::vector<std::string> names, values;
+    for (std::size_t at = flags.find('`'); at != std::string::npos;) {
+      const auto close = flags.find('`', at + 1);
+      if (close == std::string::npos) break;
+      // "--combine B" -> --combine; "-t, --threads" -> --threads
+      std::stringstream words(flags.substr(at + 1, close - at - 1));
+      for (std::string word; words >> word;) {
+        if (!word.empty() && word.back() == ',') word.pop_back();
+        if (word.rfind("--", 0) == 0) {
+          names.push_back(word);
+          break;
+        }
+      }
+      at = flags.find('`', close + 1);
+    }
+    std::stringstream cells(defaults);
+    for (std::string v; std::getline(cells, v, ',');) values.push_back(v);
+    for (std::size_t i = 0; i < names.size(); ++i)
+      documented.emplace(names[i], names.size() == values.size() ? values[i] : defaults);
+  }
+  const auto same = [](std::string cell, const std::string& expected) {
+    // "`batched`" and " 0 (all cores)" stand for batched and 0; 1e-3 for 0.001.
+    cell.erase(std::remove(cell.begin(), cell.end(), '`'), cell.end());
+    const auto first = cell.find_first_not_of(' ');
+    cell = first == std::string::npos ? "" : cell.substr(first);
+    cell = cell.substr(0, cell.find(' '));
+    if (cell == expected) return true;
+    char* end = nullptr;
+    const double a = std::strtod(cell.c_str(), &end);
+    return !cell.empty() && *end == '\0' && a == std::strtod(expected.c_str(), nullptr);
+  };
+  const TrainConfig defaults;
+  const SyncOptions sync;
+  int checked = 0;
+  const auto check = [&](const auto& row, const auto& s) {
+    if (row.spelled.flag.empty() || row.customFlag) return;
+    const std::string flag(row.spelled.flag);
+    INFO(flag);
+    const auto it = documented.find(flag);
+    REQUIRE(it != documented.end());
+    // A switch is off by default; any other row shows the struct's default.
+    bool isSwitch = row.flagSwitch;
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(s.*(row.member))>, bool>)
+      isSwitch = isSwitch || row.choices.empty();
+    const std::string expected = isSwitch ? "off" : settingText(row, s);
+    CHECK(same(it->second, expected));
+    ++checked;
+  };
+  forEachSetting(kTrainSettings, [&](const auto& row) { check(row, defaults); });
+  forEachSetting(kSyncSettings, [&](const auto& row) { check(row, sync); });
+  CHECK(checked >= 25);
+}
