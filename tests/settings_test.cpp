@@ -17,6 +17,8 @@
 
 #include "posvec/distributed.hpp"
 #include "posvec/error.hpp"
+#include "posvec/positional.hpp"
+#include "posvec/rope.hpp"
 #include "posvec/train_config.hpp"
 #include "test_util.hpp"
 
@@ -230,4 +232,44 @@ TEST_CASE("settings: docs/cli.md's train options name every flag with the struct
   forEachSetting(kTrainSettings, [&](const auto& row) { check(row, defaults); });
   forEachSetting(kSyncSettings, [&](const auto& row) { check(row, sync); });
   CHECK(checked >= 25);
+}
+
+TEST_CASE("settings: a name belongs to one row of all the tables", "[settings]") {
+  // Front ends look a message's setting up by name in every table: a name in two
+  // tables would give one of them the other's flag or keyword.
+  std::set<std::string> names;
+  int rows = 0;
+  const auto add = [&](const auto& row) {
+    INFO(row.setting.name);
+    CHECK(names.insert(std::string(row.setting.name)).second);
+    CHECK_FALSE(row.setting.meaning.empty());
+    ++rows;
+  };
+  forEachSetting(kTrainSettings, add);
+  forEachSetting(kSyncSettings, add);
+  forEachSetting(kPositionalSettings, add);
+  forEachSetting(kRopeSettings, add);
+  CHECK(rows == static_cast<int>(names.size()));
+}
+
+TEST_CASE("settings: the rotary and positional checks name their setting", "[settings]") {
+  RopeConfig rope;
+  rope.type = RopeType::Linear;
+  rope.factor = 0.5;
+  try {
+    rope.validate();
+    FAIL("accepted");
+  } catch (const ConfigError& e) {
+    CHECK(e.about() == "ropeFactor");
+    CHECK(std::string(e.what()) == "rope_scaling.factor must be at least 1 (got 0.5)");
+  }
+  PositionalOptions pe;
+  pe.dim = 7;
+  try {
+    pe.validate();
+    FAIL("accepted");
+  } catch (const ConfigError& e) {
+    CHECK(e.about() == "dModel");
+    CHECK(std::string(e.what()).rfind("d_model must be even", 0) == 0);
+  }
 }

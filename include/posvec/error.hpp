@@ -45,8 +45,10 @@ class ErrorText {
   /// A message that refuses the value of `s`: it starts with the setting's meaning
   /// ("dimension must be ..."), and Error::about() names it, so that a front end
   /// can put its own spelling in front ("--dim: dimension must be ...").
-  static ErrorText about(const Setting& s) {
-    ErrorText t(s.meaning);
+  static ErrorText about(const Setting& s) { return about(s, s.meaning); }
+  /// A message about the value of `s` that starts with `text` ("unknown rope_type ...").
+  static ErrorText about(const Setting& s, std::string_view text) {
+    ErrorText t(text);
     t.about_ = s.name;
     return t;
   }

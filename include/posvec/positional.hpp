@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "posvec/settings.hpp"
 #include "posvec/types.hpp"
 
 namespace posvec {
@@ -47,6 +48,25 @@ struct PositionalOptions {
   Encoding encoding = Encoding::Interleaved;  ///< layout and frequencies
   std::int64_t paddingIdx = kDefaultPaddingIdx;  ///< Fairseq only: the zero row; >= 0 (fairseq's default is 1)
   void validate() const;        ///< throws ConfigError (says why odd d_model is refused)
+};
+
+/// PositionalOptions' settings, a row each (settings.hpp): the meaning a message uses
+/// and the `posvec pe`/`encode` flag. validate() writes their checks out, each error
+/// about its row (an odd d_model has a reason of its own).
+inline constexpr auto kPositionalSettings = std::tuple{
+    SettingRow<PositionalOptions, std::size_t>{.member = &PositionalOptions::dim,
+                                               .setting = {"dModel", "d_model"},
+                                               .key = "dim", .spelled = {"--dim", "d_model"}},
+    SettingRow<PositionalOptions, double>{.member = &PositionalOptions::base,
+                                          .setting = {"positionalBase", "the base"},
+                                          .key = "base", .spelled = {"--base", "base"}},
+    SettingRow<PositionalOptions, Encoding>{.member = &PositionalOptions::encoding,
+                                            .setting = {"encoding", "the encoding"},
+                                            .key = "encoding", .spelled = {"--encoding", ""}},
+    SettingRow<PositionalOptions, std::int64_t>{
+        .member = &PositionalOptions::paddingIdx,
+        .setting = {"paddingIdx", "the fairseq padding index"}, .key = "padding_idx",
+        .spelled = {"", "padding_idx"}},
 };
 
 /// Checks, without allocating or computing anything, that an encoder of `options`

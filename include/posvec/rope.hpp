@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "posvec/settings.hpp"
+
 #include "posvec/types.hpp"
 
 namespace posvec {
@@ -78,6 +80,63 @@ struct RopeConfig {
   /// a base not above 1, an odd or empty rotary size, a head above 2^20 columns, missing longrope
   /// lists or lists of the wrong length, llama3 frequency factors not increasing.
   void validate() const;
+};
+
+/// RopeConfig's settings, a row each (settings.hpp): the config.json key a message
+/// names, and the `posvec rope` flag. Their ranges depend on the rope type and on
+/// each other, so validate() writes them out, each error about its row.
+inline constexpr auto kRopeSettings = std::tuple{
+    SettingRow<RopeConfig, RopeType>{.member = &RopeConfig::type,
+                                     .setting = {"ropeType", "rope_scaling.rope_type"},
+                                     .key = "rope_type", .spelled = {"--type", ""}},
+    SettingRow<RopeConfig, std::size_t>{
+        .member = &RopeConfig::headDim,
+        .setting = {"ropeHeadDim", "head_dim (the size of one attention head)"}, .key = "head_dim",
+        .spelled = {"--dim", ""}},
+    SettingRow<RopeConfig, double>{
+        .member = &RopeConfig::partialRotaryFactor,
+        .setting = {"partialRotaryFactor", "partial_rotary_factor"}, .key = "partial_rotary_factor",
+        .spelled = {"--partial-rotary-factor", ""}},
+    SettingRow<RopeConfig, double>{.member = &RopeConfig::base,
+                                   .setting = {"ropeBase", "rope_theta (the frequency base)"},
+                                   .key = "rope_theta", .spelled = {"--base", ""}},
+    SettingRow<RopeConfig, double>{.member = &RopeConfig::factor,
+                                   .setting = {"ropeFactor", "rope_scaling.factor"},
+                                   .key = "factor", .spelled = {"--factor", ""}},
+    SettingRow<RopeConfig, std::int64_t>{
+        .member = &RopeConfig::maxPositionEmbeddings,
+        .setting = {"maxPositionEmbeddings", "max_position_embeddings"},
+        .key = "max_position_embeddings", .spelled = {"--max-position", ""}},
+    SettingRow<RopeConfig, std::int64_t>{
+        .member = &RopeConfig::originalMaxPositionEmbeddings,
+        .setting = {"originalMaxPositionEmbeddings", "original_max_position_embeddings"},
+        .key = "original_max_position_embeddings", .spelled = {"--original-max-position", ""}},
+    SettingRow<RopeConfig, std::optional<double>>{
+        .member = &RopeConfig::attentionFactor,
+        .setting = {"attentionFactor", "rope_scaling.attention_factor"},
+        .key = "attention_factor", .spelled = {"--attention-factor", ""}},
+    SettingRow<RopeConfig, double>{.member = &RopeConfig::betaFast,
+                                   .setting = {"betaFast", "rope_scaling.beta_fast"},
+                                   .key = "beta_fast", .spelled = {"--beta-fast", ""}},
+    SettingRow<RopeConfig, double>{.member = &RopeConfig::betaSlow,
+                                   .setting = {"betaSlow", "rope_scaling.beta_slow"},
+                                   .key = "beta_slow", .spelled = {"--beta-slow", ""}},
+    SettingRow<RopeConfig, double>{.member = &RopeConfig::lowFreqFactor,
+                                   .setting = {"lowFreqFactor", "rope_scaling.low_freq_factor"},
+                                   .key = "low_freq_factor", .spelled = {"--low-freq-factor", ""}},
+    SettingRow<RopeConfig, double>{
+        .member = &RopeConfig::highFreqFactor,
+        .setting = {"highFreqFactor", "rope_scaling.high_freq_factor"}, .key = "high_freq_factor",
+        .spelled = {"--high-freq-factor", ""}},
+    SettingRow<RopeConfig, std::vector<double>>{
+        .member = &RopeConfig::shortFactor, .setting = {"shortFactor", "rope_scaling.short_factor"},
+        .key = "short_factor", .spelled = {"--short-factor", ""}},
+    SettingRow<RopeConfig, std::vector<double>>{
+        .member = &RopeConfig::longFactor, .setting = {"longFactor", "rope_scaling.long_factor"},
+        .key = "long_factor", .spelled = {"--long-factor", ""}},
+    SettingRow<RopeConfig, std::int64_t>{.member = &RopeConfig::seqLen,
+                                         .setting = {"seqLen", "the sequence length"},
+                                         .key = "seq_len", .spelled = {"--seq-len", ""}},
 };
 
 /// Parses a model's config.json text: rope_theta (10000 when absent; GPT-NeoX's

@@ -222,7 +222,7 @@ AttentionResult Attention::compute(const MatrixD& x, std::int64_t start, std::si
     throw InputError("the attention input has " + std::to_string(x.cols()) +
                      " columns but the attention was built for d_model " + std::to_string(dModel_));
   if (!x.allFinite()) throw InputError("the attention input holds a NaN or infinite value");
-  if (start < 0) throw ConfigError("the start position must be 0 or more");
+  if (start < 0) throw ConfigError(ErrorText::about(Setting{"start", "the start position"}) << " must be 0 or more");
   const Eigen::Index T = x.rows();
   const Eigen::Index n = std::min<Eigen::Index>(
       T, static_cast<Eigen::Index>(std::min<std::size_t>(length, static_cast<std::size_t>(T))));
@@ -428,7 +428,7 @@ LookedUp lookUpTokens(const LookupVectors& vectors, const Sentence& tokens, Unkn
 MatrixD attentionInput(const MatrixF& rows, PositionMode mode, const PositionalEncoder& encoder,
                        std::int64_t start, Scale scale) {
   if (mode == PositionMode::Additive) return encoder.encode(rows, start, scale);
-  if (start < 0) throw ConfigError("the start position must be 0 or more");
+  if (start < 0) throw ConfigError(ErrorText::about(Setting{"start", "the start position"}) << " must be 0 or more");
   return rows.cast<double>() * scale.factor(static_cast<std::size_t>(rows.cols()));
 }
 

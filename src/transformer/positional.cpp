@@ -45,16 +45,22 @@ void checkTables(std::size_t dim, Encoding encoding) {
   const double bytes = tableBytes(dim, encoding);
   const double available = physicalMemoryBytes();
   if (bytes > available)
-    throw ConfigError("d_model " + std::to_string(dim) + " needs " + formatBytes(bytes) +
-                      " for its frequency tables, more than this machine's " +
-                      formatBytes(available) + " of memory; use a smaller dimension");
+    throw ConfigError(ErrorText::about(settingNamed(kPositionalSettings, "dModel"))
+                      << " " << std::to_string(dim) << " needs " << formatBytes(bytes)
+                      << " for its frequency tables, more than this machine's "
+                      << formatBytes(available) << " of memory; use a smaller dimension");
 }
 
 // Throws before any allocation when len x dim values of `scalarBytes` cannot fit.
 void checkSize(std::int64_t start, std::size_t len, std::size_t dim, std::size_t scalarBytes) {
-  if (len == 0) throw ConfigError("the number of positions must be at least 1");
+  // The positions asked for are call arguments, named "len" and "start" (the
+  // command line's --len and --start).
+  if (len == 0)
+    throw ConfigError(ErrorText::about(Setting{"len", "the number of positions"})
+                      << " must be at least 1");
   if (start < 0)
-    throw ConfigError("the start position must be 0 or more (got " + std::to_string(start) + ")");
+    throw ConfigError(ErrorText::about(Setting{"start", "the start position"})
+                      << " must be 0 or more (got " << std::to_string(start) << ")");
   if (len > static_cast<std::size_t>(kMaxPosition) ||
       start > kMaxPosition - static_cast<std::int64_t>(len))
     throw ConfigError("positions must stay below 2^53 (start " + std::to_string(start) +
@@ -109,20 +115,22 @@ std::string encodingName(Encoding encoding) {
 }
 
 void PositionalOptions::validate() const {
-  if (dim == 0) throw ConfigError("d_model must be at least 2 (got 0)");
+  const auto about = [](std::string_view name) {
+    return ErrorText::about(settingNamed(kPositionalSettings, name));
+  };
+  if (dim == 0) throw ConfigError(about("dModel") << " must be at least 2 (got 0)");
   if (dim % 2 != 0)
-    throw ConfigError(
-        "d_model must be even: each sine column is paired with a cosine "
-        "column of the same frequency (got " +
-        std::to_string(dim) + ")");
+    throw ConfigError(about("dModel") << " must be even: each sine column is paired with a cosine "
+                                         "column of the same frequency (got "
+                                      << std::to_string(dim) << ")");
   if (!std::isfinite(base) || base <= 1.0) {
     std::ostringstream s;
-    s << "the base must be a finite number greater than 1 (got " << base << ")";
-    throw ConfigError(s.str());
+    s << " must be a finite number greater than 1 (got " << base << ")";
+    throw ConfigError(about("positionalBase") << s.str());
   }
   if (encoding == Encoding::Fairseq && paddingIdx < 0)
-    throw ConfigError("the fairseq padding index must be 0 or more (got " +
-                      std::to_string(paddingIdx) + ")");
+    throw ConfigError(about("paddingIdx") << " must be 0 or more (got " << std::to_string(paddingIdx)
+                                          << ")");
 }
 
 Scale Scale::parse(const std::string& text) {

@@ -59,8 +59,9 @@ RopeType parseRopeType(const std::string& name) {
   if (name == "yarn") return RopeType::Yarn;
   if (name == "llama3") return RopeType::Llama3;
   if (name == "longrope") return RopeType::LongRope;
-  throw ConfigError("unknown rope_type '" + name +
-                    "' (choose default, linear, ntk, dynamic, yarn, llama3 or longrope)");
+  throw ConfigError(ErrorText::about(settingNamed(kRopeSettings, "ropeType"), "unknown rope_type '")
+                    << name
+                    << "' (choose default, linear, ntk, dynamic, yarn, llama3 or longrope)");
 }
 
 std::string ropeTypeName(RopeType type) {
@@ -92,65 +93,87 @@ std::int64_t RopeConfig::originalContext() const {
 }
 
 void RopeConfig::validate() const {
+  // A message about one setting (Error::about): the CLI puts its flag in front.
+  const auto about = [](std::string_view name) {
+    return ErrorText::about(
+        name == "rotaryDim" ? Setting{"rotaryDim", ""} : settingNamed(kRopeSettings, name), "");
+  };
   if (headDim == 0)
-    throw ConfigError("head_dim (the size of one attention head) must be at least 2");
+    throw ConfigError(about("ropeHeadDim")
+                      << "head_dim (the size of one attention head) must be at least 2");
   if (!(partialRotaryFactor > 0 && partialRotaryFactor <= 1))
-    throw ConfigError("partial_rotary_factor must be in (0, 1] (got " + num(partialRotaryFactor) +
-                      ")");
+    throw ConfigError(about("partialRotaryFactor")
+                      << "partial_rotary_factor must be in (0, 1] (got " +
+                             num(partialRotaryFactor) + ")");
   if (headDim > kMaxRopeDim)
-    throw ConfigError("head_dim (the size of one attention head) must be at most " +
-                      std::to_string(kMaxRopeDim) + " (got " + std::to_string(headDim) + ")");
+    throw ConfigError(about("ropeHeadDim")
+                      << "head_dim (the size of one attention head) must be at most " +
+                             std::to_string(kMaxRopeDim) + " (got " + std::to_string(headDim) +
+                             ")");
   const std::size_t d = rotaryDim();
   if (d < 2 || d % 2 != 0)
-    throw ConfigError("the rotated size head_dim x partial_rotary_factor (" + std::to_string(d) +
-                      ") must be even and at least 2");
+    throw ConfigError(about("rotaryDim") << "the rotated size head_dim x partial_rotary_factor (" +
+                                                std::to_string(d) +
+                                                ") must be even and at least 2");
   if (!(std::isfinite(base) && base > 1))
-    throw ConfigError("rope_theta (the frequency base) must be above 1 (got " + num(base) + ")");
+    throw ConfigError(about("ropeBase")
+                      << "rope_theta (the frequency base) must be above 1 (got " + num(base) + ")");
   if (maxPositionEmbeddings < 1)
-    throw ConfigError("max_position_embeddings must be at least 1 (got " +
-                      std::to_string(maxPositionEmbeddings) + ")");
+    throw ConfigError(about("maxPositionEmbeddings")
+                      << "max_position_embeddings must be at least 1 (got " +
+                             std::to_string(maxPositionEmbeddings) + ")");
   if (originalMaxPositionEmbeddings < 0)
-    throw ConfigError("original_max_position_embeddings must be at least 1 (got " +
-                      std::to_string(originalMaxPositionEmbeddings) + ")");
+    throw ConfigError(about("originalMaxPositionEmbeddings")
+                      << "original_max_position_embeddings must be at least 1 (got " +
+                             std::to_string(originalMaxPositionEmbeddings) + ")");
   if (seqLen < 0)
-    throw ConfigError("the sequence length must be 0 or more (got " + std::to_string(seqLen) + ")");
+    throw ConfigError(about("seqLen") << "the sequence length must be 0 or more (got " +
+                                             std::to_string(seqLen) + ")");
   const bool usesFactor = type == RopeType::Linear || type == RopeType::Ntk ||
                           type == RopeType::Dynamic || type == RopeType::Yarn ||
                           type == RopeType::Llama3;
   if (usesFactor && !(std::isfinite(factor) && factor >= 1))
-    throw ConfigError("rope_scaling.factor must be at least 1 (got " + num(factor) + ")");
+    throw ConfigError(about("ropeFactor")
+                      << "rope_scaling.factor must be at least 1 (got " + num(factor) + ")");
   if (type == RopeType::Dynamic && d < 4)
     throw ConfigError("dynamic NTK needs a rotated size of at least 4 (its exponent is d/(d-2))");
   if (type == RopeType::Ntk && d < 4)
     throw ConfigError("NTK scaling needs a rotated size of at least 4 (its exponent is d/(d-2))");
   if (attentionFactor && !(std::isfinite(*attentionFactor) && *attentionFactor > 0))
-    throw ConfigError("rope_scaling.attention_factor must be above 0 (got " +
-                      num(*attentionFactor) + ")");
+    throw ConfigError(about("attentionFactor")
+                      << "rope_scaling.attention_factor must be above 0 (got " +
+                             num(*attentionFactor) + ")");
   if (type == RopeType::Yarn) {
     if (!(std::isfinite(betaFast) && betaFast > 0))
-      throw ConfigError("rope_scaling.beta_fast must be above 0 (got " + num(betaFast) + ")");
+      throw ConfigError(about("betaFast")
+                        << "rope_scaling.beta_fast must be above 0 (got " + num(betaFast) + ")");
     if (!(std::isfinite(betaSlow) && betaSlow > 0))
-      throw ConfigError("rope_scaling.beta_slow must be above 0 (got " + num(betaSlow) + ")");
+      throw ConfigError(about("betaSlow")
+                        << "rope_scaling.beta_slow must be above 0 (got " + num(betaSlow) + ")");
   }
   if (type == RopeType::Llama3) {
     if (!(lowFreqFactor > 0))
-      throw ConfigError("rope_scaling.low_freq_factor must be above 0 (got " + num(lowFreqFactor) +
-                        ")");
+      throw ConfigError(about("lowFreqFactor")
+                        << "rope_scaling.low_freq_factor must be above 0 (got " +
+                               num(lowFreqFactor) + ")");
     if (!(highFreqFactor > lowFreqFactor))
-      throw ConfigError("rope_scaling.high_freq_factor (" + num(highFreqFactor) +
-                        ") must be above low_freq_factor (" + num(lowFreqFactor) + ")");
+      throw ConfigError(about("highFreqFactor")
+                        << "rope_scaling.high_freq_factor (" + num(highFreqFactor) +
+                               ") must be above low_freq_factor (" + num(lowFreqFactor) + ")");
   }
   if (type == RopeType::LongRope) {
     for (const auto* list : {&shortFactor, &longFactor}) {
       const char* key = list == &shortFactor ? "short_factor" : "long_factor";
       if (list->size() != d / 2)
-        throw ConfigError("rope_scaling." + std::string(key) +
-                          " must hold one factor per rotated pair (" + std::to_string(d / 2) +
-                          "), got " + std::to_string(list->size()));
+        throw ConfigError(about(list == &shortFactor ? "shortFactor" : "longFactor")
+                          << "rope_scaling." + std::string(key) +
+                                 " must hold one factor per rotated pair (" +
+                                 std::to_string(d / 2) + "), got " + std::to_string(list->size()));
       for (double v : *list)
         if (!(std::isfinite(v) && v > 0))
-          throw ConfigError("rope_scaling." + std::string(key) + " holds " + num(v) +
-                            "; every factor must be above 0");
+          throw ConfigError(about(list == &shortFactor ? "shortFactor" : "longFactor")
+                            << "rope_scaling." + std::string(key) + " holds " + num(v) +
+                                   "; every factor must be above 0");
     }
   }
 }

@@ -90,12 +90,6 @@ std::string parseErrorText(const CLI::ParseError& e, const CLI::App* sub);
 // Writes `data` to `path` atomically ("-" means stdout).
 void writeOutput(const std::string& path, const std::string& data);
 
-// Library errors name an option by its meaning ("dimension must be ..."): runs
-// `f` and rethrows a ConfigError whose message starts with one of the meanings
-// in `flags` ({meaning, flag}) with that flag in front ("--dim: dimension must ...").
-using FlagNames = std::vector<std::pair<std::string, std::string>>;
-void withFlagNames(const FlagNames& flags, const std::function<void()>& f);
-
 // Library messages also name settings inside the text ("lower the minimum count",
 // Error::mentions()): the message of `e` with each of them as this command line
 // spells it ("lower --min-count"). Any other exception: its what().

@@ -127,11 +127,6 @@ std::string jsonString(const std::string& s) {
 // ---- pe --------------------------------------------------------------------
 
 // PositionalEncoder's meanings in error messages, with the flags of pe and encode.
-const cli::FlagNames kPositionalFlags{{"d_model", "--dim"},
-                                     {"the base", "--base"},
-                                     {"the number of positions", "--len"},
-                                     {"the start position", "--start"}};
-
 struct PeOptions {
   // signed, so that a negative value gets a clear message
   std::int64_t dim = static_cast<std::int64_t>(PositionalOptions{}.dim);
@@ -222,14 +217,16 @@ void writeMatrix(const PeOptions& o, OutFormat fmt, const M& m) {
   });
 }
 
-std::size_t nonNegative(std::int64_t v, const char* what) {
-  if (v < 0) throw ConfigError(std::string(what) + " (got " + std::to_string(v) + ")");
+// `what` is the message after the flag ("--dim: d_model must be ...").
+std::size_t nonNegative(std::int64_t v, const char* flag, const char* what) {
+  if (v < 0)
+    throw ConfigError(std::string(flag) + ": " + what + " (got " + std::to_string(v) + ")");
   return static_cast<std::size_t>(v);
 }
 
 void runPe(const PeOptions& o) {
   PositionalOptions po;
-  po.dim = nonNegative(o.dim, "d_model (--dim) must be a positive even number");
+  po.dim = nonNegative(o.dim, "--dim", "d_model must be a positive even number");
   po.base = o.base;
   po.encoding = parseEncoding(o.encoding);
   const OutFormat fmt = o.json ? OutFormat::Json : resolveFormat(o.format, o.output);
@@ -237,7 +234,7 @@ void runPe(const PeOptions& o) {
   if (!o.cosines.empty()) return writeCosines(o, fmt, po);
   if (o.len == 0 && !o.lenGiven)
     throw ConfigError("--len is required (the number of positions), unless --cosine is given");
-  const std::size_t len = nonNegative(o.len, "the number of positions (--len) must be at least 1");
+  const std::size_t len = nonNegative(o.len, "--len", "the number of positions must be at least 1");
   // Every size first: a request that cannot fit is refused before the tables are built.
   checkPositionalMemory(po, o.start, len, dbl ? sizeof(double) : sizeof(float));
   if (globals().parseOnly) return;  // checked: building the tables is work
@@ -277,7 +274,7 @@ Registrar regPe(40, [](CLI::App& app) {
       ->allow_extra_args(false);
   sub->callback([opts, len] {
     opts->lenGiven = len->count() > 0;
-    withFlagNames(kPositionalFlags, [&] { runPe(*opts); });
+    runPe(*opts);
   });
 });
 
@@ -463,7 +460,7 @@ Registrar regEncode(41, [](CLI::App& app) {
       ->capture_default_str();
   sub->add_option("-o,--output", opts->output, "Output file ('-' is stdout)")
       ->capture_default_str();
-  sub->callback([opts] { withFlagNames(kPositionalFlags, [&] { runEncode(*opts); }); });
+  sub->callback([opts] { runEncode(*opts); });
 });
 
 }  // namespace

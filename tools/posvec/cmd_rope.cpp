@@ -114,22 +114,6 @@ RopeConfig resolveRopeConfig(const RopeCliOptions& o, bool* anyGiven) {
 namespace {
 
 // The library names settings by their config.json keys; the options spell them so.
-const FlagNames kRopeFlags = {{"rope_scaling.factor", "--factor"},
-                              {"rope_theta", "--base"},
-                              {"partial_rotary_factor", "--partial-rotary-factor"},
-                              {"rope_scaling.beta_fast", "--beta-fast"},
-                              {"rope_scaling.beta_slow", "--beta-slow"},
-                              {"rope_scaling.attention_factor", "--attention-factor"},
-                              {"rope_scaling.low_freq_factor", "--low-freq-factor"},
-                              {"rope_scaling.high_freq_factor", "--high-freq-factor"},
-                              {"rope_scaling.short_factor", "--short-factor"},
-                              {"rope_scaling.long_factor", "--long-factor"},
-                              {"max_position_embeddings", "--max-position"},
-                              {"original_max_position_embeddings", "--original-max-position"},
-                              {"head_dim", "--dim"},
-                              {"the rotated size", "--dim/--partial-rotary-factor"},
-                              {"unknown rope_type", "--type"}};
-
 struct RopeCmdOptions {
   RopeCliOptions rope;
   std::vector<double> profile;
@@ -225,7 +209,7 @@ Registrar regRope(43, [](CLI::App& app) {
       ->capture_default_str();
   sub->add_flag("--json", o->json, "Same as --format json");
   sub->add_option("-o,--output", o->output, "Output file ('-' is stdout)")->capture_default_str();
-  sub->callback([o] { withFlagNames(kRopeFlags, [&] { runRope(*o); }); });
+  sub->callback([o] { runRope(*o); });
 });
 
 }  // namespace

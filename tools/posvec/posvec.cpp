@@ -21,6 +21,8 @@
 #include "posvec/distributed.hpp"
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
+#include "posvec/positional.hpp"
+#include "posvec/rope.hpp"
 
 namespace posvec::cli {
 
@@ -273,20 +275,13 @@ void writeOutput(const std::string& path, const std::string& data) {
   });
 }
 
-void withFlagNames(const FlagNames& flags, const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    const std::string message = e.what();
-    for (const auto& [meaning, flag] : flags)
-      if (message.rfind(meaning, 0) == 0) throw ConfigError(flag + ": " + spelledMessage(e));
-    throw;
-  }
-}
-
 std::string spelledMessage(const std::exception& e) {
-  // Settings that have no table row: the vector files' and the tokenizer's options.
+  // Settings that have no table row: the vector files' and the tokenizer's options,
+  // and the positions and sizes commands take as arguments.
   static const std::map<std::string, std::string> kSpelling{
+      {"len", "--len"},
+      {"rotaryDim", "--dim/--partial-rotary-factor"},
+      {"start", "--start"},
       {"causal", "--causal"},
       {"format", "--format"},
       {"headDim", "--head-dim"},
@@ -312,6 +307,8 @@ std::string spelledMessage(const std::exception& e) {
     };
     forEachSetting(kTrainSettings, look);
     forEachSetting(kSyncSettings, look);
+    forEachSetting(kPositionalSettings, look);
+    forEachSetting(kRopeSettings, look);
     if (flag.empty())
       if (const auto it = kSpelling.find(setting); it != kSpelling.end()) flag = it->second;
     return flag;
