@@ -161,8 +161,10 @@ std::vector<CLI::Option*> addSettings(CLI::App* sub, const Table& table, S& s) {
     const std::string help(row.help);
     T& value = s.*(row.member);
     if constexpr (std::is_same_v<T, bool>) {
-      if (row.choices.empty()) {
-        added.push_back(sub->add_flag(name, value, help));
+      if (row.choices.empty()) {  // a switch: on, or the row's value (--fixed-windows: off)
+        added.push_back(row.flagSwitch ? sub->add_flag_callback(
+                                             name, [&value, v = row.flagValue] { value = v; }, help)
+                                       : sub->add_flag(name, value, help));
         return;
       }
     }
