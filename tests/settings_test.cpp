@@ -17,6 +17,7 @@
 
 #include "posvec/distributed.hpp"
 #include "posvec/error.hpp"
+#include "posvec/formats.hpp"
 #include "posvec/positional.hpp"
 #include "posvec/rope.hpp"
 #include "posvec/train_config.hpp"
@@ -272,4 +273,32 @@ TEST_CASE("settings: the rotary and positional checks name their setting", "[set
     CHECK(e.about() == "dModel");
     CHECK(std::string(e.what()).rfind("d_model must be even", 0) == 0);
   }
+}
+
+TEST_CASE("settings: a row is a flag: --fixed-windows trains and stores unshrunk windows",
+          "[settings][cli]") {
+  test::TempDir dir;
+  std::string corpus;
+  for (int i = 0; i < 200; ++i) corpus += "the black cat sat on the mat and the brown dog slept\n";
+  test::writeText(dir.file("c.txt"), corpus);
+  const std::string common = "-q train " + test::quote(dir.file("c.txt")) +
+                             " --pretokenized --min-count 1 --dim 8 --epochs 1 -t 1 -o ";
+  const auto fixed = test::runCli(common + test::quote(dir.file("f.posvec")) + " --fixed-windows");
+  REQUIRE(fixed.status == 0);
+  const auto shrunk = test::runCli(common + test::quote(dir.file("s.posvec")));
+  REQUIRE(shrunk.status == 0);
+  const ModelState f = loadModel(dir.file("f.posvec"));
+  const ModelState s = loadModel(dir.file("s.posvec"));
+  CHECK(f.config.find("shrink_windows=0\n") != std::string::npos);
+  CHECK(s.config.find("shrink_windows") == std::string::npos);
+  CHECK_FALSE(TrainConfig::deserialize(f.config).shrinkWindows);
+  // The same seed trains other pairs: the vectors differ.
+  CHECK_FALSE(f.input.isApprox(s.input));
+  // A resumed model keeps its windows.
+  const auto resumed = test::runCli("train " + test::quote(dir.file("c.txt")) +
+                                    " --resume " + test::quote(dir.file("f.posvec")) +
+                                    " --fixed-windows -o " + test::quote(dir.file("g.bin")));
+  CHECK(resumed.status == 2);
+  CHECK(resumed.err.find("--fixed-windows and --resume cannot be used together") !=
+        std::string::npos);
 }

@@ -257,8 +257,10 @@ inline constexpr auto kTrainSettings = std::tuple{
         .bounds = between(-10, 10, {}, "word2vec's is 0.75"), .stored = Stored::IfChanged},
     SettingRow<TrainConfig, bool>{
         .member = &TrainConfig::shrinkWindows, .setting = {"shrinkWindows", "window shrinking"},
-        .key = "shrink_windows", .spelled = {"", "shrink_windows"},
-        .help = "Each centre word draws a shrink of its window", .stored = Stored::IfChanged},
+        .key = "shrink_windows", .spelled = {"--fixed-windows", "shrink_windows"},
+        .help = "Every centre word sees its whole window (no random shrink; gensim's "
+                "shrink_windows=False)",
+        .stored = Stored::IfChanged, .flagSwitch = true, .flagValue = false},
     SettingRow<TrainConfig, bool>{
         .member = &TrainConfig::subwords, .setting = {"subwords", "subword training"},
         .key = "subwords", .spelled = {"--subwords", ""},
