@@ -334,9 +334,15 @@ namespace {
 
 // Text for the streamed counting pass: the synthetic lines, multi-byte words that
 // straddle every 64-byte read boundary somewhere, and a line far longer than the
-// small blocks the tests use.
-std::string streamedText(std::uint64_t seed) {
-  std::string s = syntheticText(seed, 1500, true);
+// small blocks the tests use (about 230 KB).
+//
+// `small`: a fifth of the lines and a 6.9 KB long line (about 50 KB), for the tests
+// that count in small blocks under ASan+UBSan, where a 64-byte block costs about
+// 2 ms (at 3,600 blocks a pass these tests took five minutes of that run). It keeps
+// every feature above: hundreds of blocks, each wide word across a 64-byte
+// boundary, a long line longer than every block size the tests use.
+std::string streamedText(std::uint64_t seed, bool small = false) {
+  std::string s = syntheticText(seed, small ? 300 : 1500, true);
   const char* wide[] = {"na\xC3\xAFve", "\xE6\x97\xA5\xE6\x9C\xAC", "\xF0\x9F\x98\x80x",
                         "caf\xC3\xA9"};
   for (int shift = 0; shift < 70; ++shift) {
@@ -351,8 +357,8 @@ std::string streamedText(std::uint64_t seed) {
     s += w;
   }
   s += "\n";
-  for (int i = 0; i < 4000; ++i) s += "long" + std::to_string(i % 97) + " ";
-  s += "\n" + syntheticText(seed + 1, 300, true);
+  for (int i = 0; i < (small ? 1000 : 4000); ++i) s += "long" + std::to_string(i % 97) + " ";
+  s += "\n" + syntheticText(seed + 1, small ? 60 : 300, true);
   return s;
 }
 
@@ -386,7 +392,7 @@ TEST_CASE(
     "corpus: a stream counted in blocks on several threads gives the one-thread vocabulary and ids",
     "[corpus]") {
   test::TempDir dir;
-  const std::string text = streamedText(11);
+  const std::string text = streamedText(11, test::kAddressSanitizer);
   // The read boundaries at multiples of 64 cut some multi-byte word; the long line
   // is longer than every block size below.
   bool cutsWide = false;
@@ -437,7 +443,7 @@ TEST_CASE(
 
 TEST_CASE("corpus: a stream over the table limit prunes as the one-thread pass does", "[corpus]") {
   test::TempDir dir;
-  test::writeText(dir.file("a.txt"), streamedText(21));
+  test::writeText(dir.file("a.txt"), streamedText(21, test::kAddressSanitizer));
   const CorpusSource corpus = CorpusSource::fromFiles({dir.file("a.txt")}, true);
   const auto distinct = detail::prepareCorpus(corpus, 1, 0, 0, 1).distinctWords;
   // From the first block on, and after many blocks were merged by the threads.
@@ -458,11 +464,13 @@ TEST_CASE("corpus: a stream over the table limit prunes as the one-thread pass d
 TEST_CASE("corpus: invalid UTF-8 in a stream counted by threads has the one-thread message",
           "[corpus]") {
   test::TempDir dir;
-  const std::string good = streamedText(31);
+  const std::string good = streamedText(31, test::kAddressSanitizer);
   // The bad byte: early, in a line after many blocks, inside the long line, as the
   // tail of a character cut by a read boundary, and in the second of two files.
   const std::size_t longLine = good.find("long0 ");
   REQUIRE(longLine != std::string::npos);
+  REQUIRE(longLine > 20000);                             // 300 blocks of 64 bytes in
+  REQUIRE(good.find('\n', longLine) > longLine + 5000);  // longer than the largest block
   std::vector<std::pair<std::string, std::string>> cases;
   cases.push_back({"x \x97y\n" + good, ""});
   cases.push_back({good.substr(0, 20000) + "\nbad w\xC3(rd\n" + good.substr(20000), ""});

@@ -306,6 +306,10 @@ TEST_CASE("limits: whole-file reads stop at their limit with one line", "[limits
        "1024 MiB", "vocabulary file"},
   };
   for (const auto& c : cases) {
+    // Under ASan+UBSan only the two 64 MiB cases: every case reads through the same
+    // readFile(path, limit, what), the others only pass it a larger limit, and
+    // reading their 1.5 GiB of zeros there took a minute (the Release run checks all).
+    if (test::kAddressSanitizer && c.limit != "64 MiB") continue;
     INFO(c.args);
     const auto r = test::runCli(c.args);
     CHECK(r.status == static_cast<int>(cli::ExitCode::Input));
