@@ -37,7 +37,7 @@ children_cpu() {
 }
 
 # Runs a stage of the test command and prints its wall and CPU time (the test
-# command is to stay under 10 minutes on the project's 2-core CI machine).
+# command is to stay under 15 minutes on the project's 2-core CI machine).
 stage() {
   local label="$1" start=$SECONDS cpu
   shift
