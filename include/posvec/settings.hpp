@@ -65,8 +65,8 @@ struct Choice {
 
 /// How the front ends spell a setting, where they take it.
 struct Spelling {
-  std::string_view flag;     ///< the command line's option ("--min-count"), "" when it has none
-  std::string_view keyword;  ///< the Python keyword ("min_count"), "" when it has none
+  std::string_view flag = {};     ///< the command line's option ("--min-count"), "" when it has none
+  std::string_view keyword = {};  ///< the Python keyword ("min_count"), "" when it has none
   /// What the command line writes where a message names the setting, when not the
   /// flag alone ("--memory-limit or POSVEC_MEMORY_LIMIT").
   std::string_view flagInText = {};
@@ -78,9 +78,9 @@ template <typename S, typename T>
 struct SettingRow {
   T S::*member;              ///< the struct's member; its initializer is the default
   Setting setting;           ///< the member's name and its meaning in messages ("minimum count")
-  std::string_view key;      ///< its key in configuration text ("min_count"), "" when none
-  Spelling spelled;          ///< the front ends' spellings
-  std::string_view help;     ///< what it does, in a line (the command line's help)
+  std::string_view key = {};  ///< its key in configuration text ("min_count"), "" when none
+  Spelling spelled = {};      ///< the front ends' spellings
+  std::string_view help = {};  ///< what it does, in a line (the command line's help)
   Bounds bounds = {};        ///< the range validate() checks
   /// When the setting takes part (checked, stored with Stored::IfApplies); null: always.
   bool (*applies)(const S&) = nullptr;
