@@ -12,17 +12,6 @@
 
 namespace posvec {
 
-namespace {
-
-// %.17g: reads back as the same double (stored configurations round-trip).
-std::string exactNumber(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
-}  // namespace
-
 const char* weightTypeName(WeightType type) {
   switch (type) {
     case WeightType::Bf16: return "bf16";
@@ -43,8 +32,8 @@ void TrainConfig::validate() const {
   const auto setting = [](std::string_view name) { return settingNamed(kTrainSettings, name); };
   if (!(minAlpha >= 0) || minAlpha > alpha)
     refuse(setting("minAlpha"),
-           " must be between 0 and the initial learning rate (" + exactNumber(alpha) + "; got " +
-               exactNumber(minAlpha) + ")");
+           " must be between 0 and the initial learning rate (" + settingNumberText(alpha, false) + "; got " +
+               settingNumberText(minAlpha, false) + ")");
   if (subwords) {
     if (maxn > 0 && (minn < 1 || minn > maxn))
       refuse(setting("minn"), " must be between 1 and the longest (" +

@@ -148,10 +148,9 @@ inline CLI::Validator notNegative() {
 // options of `sub` writing into `s`, with the row's help and the struct's default:
 // a bool row is a switch, a choice row takes one of its names (or is a switch when
 // the row says so), an unsigned number refuses a sign and values past its type.
-// Rows with customFlag are the command's own. Returns the options, in table order.
+// Rows with customFlag are the command's own.
 template <typename Table, typename S>
-std::vector<CLI::Option*> addSettings(CLI::App* sub, const Table& table, S& s) {
-  std::vector<CLI::Option*> added;
+void addSettings(CLI::App* sub, const Table& table, S& s) {
   forEachSetting(table, [&](const auto& row) {
     using T = std::remove_cvref_t<decltype(s.*(row.member))>;
     if (row.spelled.flag.empty() || row.customFlag) return;
@@ -160,42 +159,33 @@ std::vector<CLI::Option*> addSettings(CLI::App* sub, const Table& table, S& s) {
                              std::string(row.spelled.flag);
     const std::string help(row.help);
     T& value = s.*(row.member);
-    if constexpr (std::is_same_v<T, bool>) {
-      if (row.choices.empty()) {  // a switch: on, or the row's value (--fixed-windows: off)
-        added.push_back(row.flagSwitch ? sub->add_flag_callback(
-                                             name, [&value, v = row.flagValue] { value = v; }, help)
-                                       : sub->add_flag(name, value, help));
-        return;
-      }
-    }
-    CLI::Option* opt = nullptr;
     if constexpr (std::is_same_v<T, bool> || std::is_enum_v<T>) {
-      if (row.flagSwitch) {
-        opt = sub->add_flag_callback(name, [&value, v = row.flagValue] { value = v; }, help);
+      if (row.flagSwitch) {  // selects the row's value (--hs; --fixed-windows: off)
+        sub->add_flag_callback(name, [&value, v = row.flagValue] { value = v; }, help);
+      } else if (row.choices.empty()) {  // a bool without names: a switch that turns it on
+        if constexpr (std::is_same_v<T, bool>) sub->add_flag(name, value, help);
       } else {
         std::vector<std::string> names;
         for (const auto& c : row.choices) names.emplace_back(c.name);
-        opt = sub->add_option_function<std::string>(
-                     name, [&value, &row](const std::string& text) {
-                       S parsed;
-                       readSetting(row, text, parsed);  // a member of the names checked below
-                       value = parsed.*(row.member);
-                     },
-                     help)
-                  ->check(CLI::IsMember(names))
-                  ->default_str(settingText(row, s));
+        sub->add_option_function<std::string>(
+               name, [&value, &row](const std::string& text) {
+                 S parsed;
+                 readSetting(row, text, parsed);  // a member of the names checked below
+                 value = parsed.*(row.member);
+               },
+               help)
+            ->check(CLI::IsMember(names))
+            ->default_str(settingText(row, s));
       }
     } else {
-      opt = sub->add_option(name, value, help)->capture_default_str();
+      CLI::Option* opt = sub->add_option(name, value, help)->capture_default_str();
       if constexpr (std::is_unsigned_v<T>) {
         opt->check(notNegative());
         if constexpr (sizeof(T) < sizeof(std::uint64_t))
           opt->check(atMost(std::numeric_limits<T>::max()));
       }
     }
-    added.push_back(opt);
   });
-  return added;
 }
 
 // Thrown to end the command with `code` once everything is saved (a training stopped

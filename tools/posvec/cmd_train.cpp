@@ -283,8 +283,7 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
                 "trained or written)");
   std::string memoryHelp;  // the row's help; the option takes a size with units (8G)
   forEachSetting(kTrainSettings, [&](const auto& row) {
-    if (row.member == nullptr || row.setting.name != "memoryLimit") return;
-    memoryHelp = row.help;
+    if (row.setting.name == "memoryLimit") memoryHelp = row.help;
   });
   sub->add_option("--memory-limit", opts->memoryLimit, memoryHelp);
   addSettings(sub, kSyncSettings, opts->sync);
