@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -20,6 +22,7 @@
 #include "posvec/formats.hpp"
 #include "posvec/positional.hpp"
 #include "posvec/rope.hpp"
+#include "posvec/setting_tables.hpp"
 #include "posvec/train_config.hpp"
 #include "test_util.hpp"
 
@@ -240,17 +243,111 @@ TEST_CASE("settings: a name belongs to one row of all the tables", "[settings]")
   // tables would give one of them the other's flag or keyword.
   std::set<std::string> names;
   int rows = 0;
-  const auto add = [&](const auto& row) {
-    INFO(row.setting.name);
-    CHECK(names.insert(std::string(row.setting.name)).second);
-    CHECK_FALSE(row.setting.meaning.empty());
-    ++rows;
-  };
-  forEachSetting(kTrainSettings, add);
-  forEachSetting(kSyncSettings, add);
-  forEachSetting(kPositionalSettings, add);
-  forEachSetting(kRopeSettings, add);
+  forEachSettingsTable([&](const auto& table) {
+    forEachSetting(table, [&](const auto& row) {
+      INFO(row.setting.name);
+      CHECK(names.insert(std::string(row.setting.name)).second);
+      CHECK_FALSE(row.setting.meaning.empty());
+      ++rows;
+    });
+  });
   CHECK(rows == static_cast<int>(names.size()));
+  CHECK(rows > 80);  // the tables are all there
+}
+
+TEST_CASE("settings: every setting a library message names has a row",
+          "[settings]") {
+  // The names the library's sources give to messages, read from the sources (a
+  // name with no row would reach the user as the bare meaning, and a typo in a
+  // settingNamed() call would give an empty one).
+  const std::regex named(R"re((?:Setting\{|settingNamed\(\w+, |StudyOptionError\(|about\()"(\w+)")re");
+  std::map<std::string, std::string> found;  // name -> the file that names it
+  for (const char* dir : {"src", "include/posvec"})
+    for (const auto& entry :
+         std::filesystem::recursive_directory_iterator(test::sourcePath(dir))) {
+      if (!entry.is_regular_file()) continue;
+      const std::string text = test::readText(entry.path().string());
+      for (std::sregex_iterator m(text.begin(), text.end(), named), end; m != end; ++m)
+        found.emplace((*m)[1].str(), entry.path().filename().string());
+    }
+  REQUIRE(found.size() > 30);
+  for (const auto& [name, file] : found) {
+    INFO(name << " (named in " << file << ")");
+    CHECK(settingSpelling(name) != nullptr);
+  }
+}
+
+TEST_CASE("settings: the tokenizer, attention and study ranges come from their rows",
+          "[settings]") {
+  // Each row's ends, read from the row, checked against the struct's own validate().
+  const auto refused = [](const auto& check) -> std::string {
+    try {
+      check();
+    } catch (const ConfigError& e) {
+      return e.about() + ": " + e.what();
+    }
+    return "(accepted)";
+  };
+  TokenizerOptions t;
+  t.chunkBytes = 0;
+  CHECK(refused([&] { t.validate(); }) ==
+        "chunkBytes: tokenizer chunk size must be between 1 and 1073741824 (got 0)");
+  t.chunkBytes = std::size_t{1} << 30;
+  t.threads = 1025;
+  CHECK(refused([&] { t.validate(); }) ==
+        "tokenizerThreads: tokenizer threads must be between 0 (all cores) and 1024 (got 1025)");
+  t.threads = 1024;
+  CHECK(refused([&] { t.validate(); }) == "(accepted)");
+  AttentionOptions a;
+  a.heads = 0;
+  CHECK(refused([&] { a.validate(8); }) ==
+        "heads: the number of heads must be at least 1 (got 0)");
+  StudyOptions st;
+  st.vectors = "unused.bin";  // no training configuration checked
+  st.alibiHeads = 4097;
+  CHECK(refused([&] { st.validate(); }) ==
+        "alibiHeads: ALiBi's head count must be between 1 and 4096 (got 4097)");
+  st.alibiHeads = 4096;
+  st.compareContext = 1;
+  CHECK(refused([&] { st.validate(); }) ==
+        "compareContext: the compared context must be between 2 and 1099511627776 (2^40 "
+        "positions at most; got 1)");
+  st.compareContext = std::int64_t{1} << 40;
+  CHECK(refused([&] { st.validate(); }) == "(accepted)");
+  try {
+    st.compareFactor = 0.5;
+    st.validate();
+    FAIL("accepted");
+  } catch (const StudyOptionError& e) {  // still the study's own error type
+    CHECK(e.option() == "compareFactor");
+  }
+}
+
+TEST_CASE("settings: the command line spells each table's settings by their rows",
+          "[settings][cli]") {
+  test::TempDir dir;
+  test::writeText(dir.file("t.txt"), "The cat sat.\n");
+  const auto tokenize = test::runCli("tokenize " + test::quote(dir.file("t.txt")) +
+                                     " --chunk-size 0");
+  CHECK(tokenize.status == 2);
+  CHECK(tokenize.err ==
+        "posvec: error: --chunk-size: tokenizer chunk size must be between 1 and 1073741824 "
+        "(got 0)\n");
+  const auto study = test::runCli("study --alibi-heads 4097");
+  CHECK(study.status == 2);
+  CHECK(study.err ==
+        "posvec: error: --alibi-heads: ALiBi's head count must be between 1 and 4096 (got "
+        "4097)\n");
+  test::writeText(dir.file("v.txt"), "2 2\nthe 1 0\ncat 0 1\n");
+  const auto attend = test::runCli("attend " + test::quote(dir.file("v.txt")) +
+                                   " -s 'the cat' --heads 0");
+  CHECK(attend.status == 2);
+  CHECK(attend.err ==
+        "posvec: error: --heads: the number of heads must be at least 1 (got 0)\n");
+  // A name that is an argument, not a member: the positions of `posvec pe`.
+  const auto pe = test::runCli("pe --len 0 --dim 8");
+  CHECK(pe.status == 2);
+  CHECK(pe.err.rfind("posvec: error: --len: the number of positions must be at least 1", 0) == 0);
 }
 
 TEST_CASE("settings: the rotary and positional checks name their setting", "[settings]") {

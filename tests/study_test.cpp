@@ -297,7 +297,7 @@ TEST_CASE("study library: vectors, refused options and the report from results",
   };
   StudyOptions bad = o;
   bad.dim = 8;
-  CHECK(refusedOption(bad) == "dim");
+  CHECK(refusedOption(bad) == "studyDim");
   bad = o;
   bad.pairs = {{"black", 2}};
   CHECK(refusedOption(bad) == "pairs");

@@ -81,6 +81,76 @@ struct AttentionOptions {
   std::size_t resolvedHeadDim(std::size_t dModel) const;
 };
 
+/// The names of Projection in text.
+inline constexpr Choice<Projection> kProjectionNames[] = {{Projection::Identity, "identity"},
+                                                          {Projection::Random, "random"}};
+/// The names of PositionMode in text.
+inline constexpr Choice<PositionMode> kPositionModeNames[] = {{PositionMode::Additive, "additive"},
+                                                              {PositionMode::Rotary, "rotary"},
+                                                              {PositionMode::Alibi, "alibi"},
+                                                              {PositionMode::None, "none"}};
+
+/// The settings of AttentionOptions, one row each (settings.hpp); `posvec attend`
+/// takes them as flags.
+inline constexpr auto kAttentionSettings = std::tuple{
+    SettingRow<AttentionOptions, std::size_t>{
+        .member = &AttentionOptions::heads, .setting = {"heads", "the number of heads"},
+        .spelled = {.flag = "--heads"}, .help = "Number of heads", .bounds = atLeast(1)},
+    SettingRow<AttentionOptions, std::size_t>{
+        .member = &AttentionOptions::headDim, .setting = {"headDim", "the head size"},
+        .spelled = {.flag = "--head-dim"},
+        .help = "Size of each head; 0: d_model / heads (the heads split d_model)"},
+    SettingRow<AttentionOptions, Projection>{
+        .member = &AttentionOptions::projection, .setting = {"projection", "projection"},
+        .spelled = {.flag = "--projection"},
+        .help = "identity (Q = K = V = the input: raw similarity) or random (seeded, "
+                "nn.Linear initialisation, with bias)",
+        .choices = kProjectionNames},
+    SettingRow<AttentionOptions, std::uint64_t>{
+        .member = &AttentionOptions::seed, .setting = {"projectionSeed", "the projections' seed"},
+        .spelled = {.flag = "--seed"}, .help = "Seed of the random projections"},
+    SettingRow<AttentionOptions, bool>{
+        .member = &AttentionOptions::outputProjection,
+        .setting = {"outputProjection", "the output projection"},
+        .spelled = {.flag = "--no-output-projection"},
+        .help = "Random projections: return the concatenated heads without the output "
+                "projection",
+        .flagSwitch = true, .flagValue = false},
+    SettingRow<AttentionOptions, bool>{
+        .member = &AttentionOptions::causal, .setting = {"causal", "the causal mask"},
+        .spelled = {.flag = "--causal"},
+        .help = "Causal mask: future keys get -inf before the softmax"},
+    SettingRow<AttentionOptions, bool>{
+        .member = &AttentionOptions::maskAfterSoftmax,
+        .setting = {"maskAfterSoftmax", "masking after the softmax"},
+        .spelled = {.flag = "--mask-after-softmax"},
+        .help = "With --causal: the common mistake, zeroing future weights after the softmax "
+                "(rows no longer sum to 1)"},
+    SettingRow<AttentionOptions, bool>{
+        .member = &AttentionOptions::renormalize, .setting = {"renormalize", "renormalising"},
+        .spelled = {.flag = "--renormalize"},
+        .help = "With --mask-after-softmax: divide each row by its sum (equals --causal alone)"},
+    SettingRow<AttentionOptions, PositionMode>{
+        .member = &AttentionOptions::positional, .setting = {"positionMode", "the positional mode"},
+        .spelled = {.flag = "--positional"},
+        .help = "additive (PE added to the rows), rotary (RoPE on Q and K), alibi (head h adds "
+                "-m_h |i - j| to its scores, no encoding) or none",
+        .choices = kPositionModeNames},
+    SettingRow<AttentionOptions, double>{
+        .member = &AttentionOptions::rotaryBase, .setting = {"rotaryBase", "the rotary base"},
+        .spelled = {.flag = "--base"}, .help = "Frequency base (rope_theta)"},
+    SettingRow<AttentionOptions, Encoding>{
+        .member = &AttentionOptions::rotaryEncoding,
+        .setting = {"rotaryEncoding", "the rotary layout"}, .spelled = {.flag = "--encoding"},
+        .help = "Rotary pairs: interleaved (RoFormer) or concatenated halves (GPT-NeoX)"},
+};
+
+/// The unknown-word policy, an argument of lookUpTokens(), as messages name it.
+inline constexpr auto kLookupArguments = std::tuple{
+    ArgumentRow{.setting = {"unk", "unknown-word policy"},
+                .spelled = {.flag = "--unk", .keyword = "unk", .keywordInText = "unk="}},
+};
+
 /// One linear map in nn.Linear's layout: y = x · weightᵀ + bias, weight is
 /// (out × in). Empty (0 × 0) when the map is the identity.
 struct LinearMap {

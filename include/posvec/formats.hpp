@@ -13,6 +13,7 @@
 
 #include "posvec/embeddings.hpp"
 #include "posvec/model_state.hpp"
+#include "posvec/settings.hpp"
 #include "posvec/types.hpp"
 
 namespace posvec {
@@ -79,6 +80,41 @@ struct LoadOptions {
   /// the dimension is the first line's field count minus one. Text files only
   /// (ConfigError for an .npy file or a model).
   bool noHeader = false;
+};
+
+/// The names of UnicodeErrors in text (gensim's unicode_errors values).
+inline constexpr Choice<UnicodeErrors> kUnicodeErrorsNames[] = {
+    {UnicodeErrors::Strict, "strict"},
+    {UnicodeErrors::Replace, "replace"},
+    {UnicodeErrors::Ignore, "ignore"}};
+
+/// The settings of LoadOptions, one row each (settings.hpp).
+inline constexpr auto kLoadSettings = std::tuple{
+    SettingRow<LoadOptions, UnicodeErrors>{
+        .member = &LoadOptions::unicodeErrors, .setting = {"unicodeErrors", "unicode errors"},
+        .spelled = {.flag = "--unicode-errors", .keyword = "unicode_errors",
+                    .keywordInText = "unicode_errors="},
+        .help = "Words in a word2vec file that are not valid UTF-8: strict (an error), replace "
+                "(each bad sequence becomes U+FFFD) or ignore (bad bytes dropped), as gensim's "
+                "unicode_errors",
+        .choices = kUnicodeErrorsNames},
+    SettingRow<LoadOptions, std::uint64_t>{
+        .member = &LoadOptions::limit, .setting = {"limit", "the record limit"},
+        .spelled = {.flag = "--limit", .keyword = "limit"},
+        .help = "Read only the first N vectors of the file (0: all)"},
+    SettingRow<LoadOptions, bool>{
+        .member = &LoadOptions::noHeader, .setting = {"noHeader", "the no-header option"},
+        .spelled = {.flag = "--no-header", .keyword = "no_header",
+                    .keywordInText = "no_header=True"},
+        .help = "The word2vec text file has no 'WORDS DIMENSION' first line (GloVe's files)"},
+};
+
+/// The arguments of the save functions that messages name: the format a file is
+/// written in and the npy files' value type.
+inline constexpr auto kSaveArguments = std::tuple{
+    ArgumentRow{.setting = {"format", "the format option"}, .spelled = {.flag = "--format"}},
+    ArgumentRow{.setting = {"npyDtype", "the npy dtype"},
+                .spelled = {.flag = "--npy-dtype", .keyword = "dtype"}},
 };
 
 /// Loads any of the formats (a model file yields its input vectors). Throws

@@ -69,6 +69,15 @@ inline constexpr auto kPositionalSettings = std::tuple{
         .spelled = {"", "padding_idx"}},
 };
 
+/// The positions a matrix of encodings covers: arguments of the encoder's calls
+/// (and of attention's), named once for the messages that refuse them.
+inline constexpr auto kPositionArguments = std::tuple{
+    ArgumentRow{.setting = {"len", "the number of positions"},
+                .spelled = {.flag = "--len", .keyword = "len"}},
+    ArgumentRow{.setting = {"start", "the start position"},
+                .spelled = {.flag = "--start", .keyword = "start"}},
+};
+
 /// Checks, without allocating or computing anything, that an encoder of `options`
 /// (its per-dimension tables) and a `len` x dim matrix of `scalarBytes`-wide values
 /// from `start` fit in this machine's memory; throws ConfigError ("... needs 80 GB,

@@ -26,6 +26,7 @@
 #include "posvec/positional.hpp"
 #include "posvec/report.hpp"
 #include "posvec/rope.hpp"
+#include "posvec/setting_tables.hpp"
 #include "posvec/settings.hpp"
 #include "posvec/study.hpp"
 #include "posvec/study_results.hpp"

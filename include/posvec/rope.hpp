@@ -139,6 +139,14 @@ inline constexpr auto kRopeSettings = std::tuple{
                                          .key = "seq_len", .spelled = {"--seq-len", ""}},
 };
 
+/// The rotated size, a property of two settings (RopeConfig::rotaryDim()), as the
+/// messages that refuse it name it.
+inline constexpr auto kRopeArguments = std::tuple{
+    ArgumentRow{.setting = {"rotaryDim", "the rotated size"},
+                .spelled = {.flagInText = "--dim/--partial-rotary-factor",
+                            .keywordInText = "head_dim/partial_rotary_factor"}},
+};
+
 /// Parses a model's config.json text: rope_theta (10000 when absent; GPT-NeoX's
 /// `rotary_emb_base` accepted), head_dim or hidden_size / num_attention_heads,
 /// partial_rotary_factor (or GPT-NeoX's `rotary_pct`), max_position_embeddings,

@@ -71,7 +71,21 @@ struct Spelling {
   /// flag alone ("--memory-limit or POSVEC_MEMORY_LIMIT").
   std::string_view flagInText = {};
   std::string_view alias = {};  ///< the flag's one-letter form ("-t"), "" when none
+  /// What Python writes where a message names the setting, when not the keyword
+  /// alone ("no_header=True", "unicode_errors=").
+  std::string_view keywordInText = {};
 };
+
+/// What a switch selects: the value for a number, bool or enumeration; nothing for
+/// a member no switch sets (a string, a list), which keeps the tables constexpr.
+struct NoSwitchValue {
+  /// All equal: there is one value.
+  friend constexpr bool operator==(NoSwitchValue, NoSwitchValue) { return true; }
+};
+/// The type of SettingRow::flagValue and keywordValue for a member of type T.
+template <typename T>
+using SwitchValue =
+    std::conditional_t<std::is_arithmetic_v<T> || std::is_enum_v<T>, T, NoSwitchValue>;
 
 /// One setting of the options struct S, a member of type T.
 template <typename S, typename T>
@@ -90,11 +104,11 @@ struct SettingRow {
   /// A command-line switch without a value selecting `flagValue` (`--hs`, `--cbow`);
   /// false: the flag takes a value (a bool setting's flag is always a switch).
   bool flagSwitch = false;
-  T flagValue{};  ///< what the switch selects
+  SwitchValue<T> flagValue{};  ///< what the switch selects
   /// A Python keyword taking 0 or 1, where 1 selects `keywordValue` and 0 the other
   /// of two choices (gensim's `sg`, `hs`); false: the keyword takes the choice's name.
   bool keywordSwitch = false;
-  T keywordValue{};  ///< what the keyword's 1 selects
+  SwitchValue<T> keywordValue{};  ///< what the keyword's 1 selects
   /// The command line reads the flag itself (a size with units): registering
   /// the table's flags passes it over.
   bool customFlag = false;
@@ -103,7 +117,16 @@ struct SettingRow {
   std::string_view keywordDefault = {};
 };
 
-/// Calls f(row) for each row of a table (a std::tuple of SettingRow).
+/// A setting that is a function's argument, not an options struct's member (the
+/// positions an encoder's matrix covers, the format a file is written in): named
+/// once, with its meaning and spellings, for the messages that refuse it.
+struct ArgumentRow {
+  Setting setting;             ///< its name and meaning in messages ("the start position")
+  Spelling spelled = {};       ///< the front ends' spellings
+  std::string_view help = {};  ///< what it does, in a line
+};
+
+/// Calls f(row) for each row of a table (a std::tuple of SettingRow or ArgumentRow).
 template <typename Table, typename F>
 constexpr void forEachSetting(const Table& table, F&& f) {
   std::apply([&](const auto&... row) { (f(row), ...); }, table);
@@ -139,8 +162,12 @@ std::string settingText(const SettingRow<S, T>& row, const S& s) {
     return {};
   } else if constexpr (std::is_integral_v<T>) {
     return std::to_string(v);
-  } else {
+  } else if constexpr (std::is_floating_point_v<T>) {
     return settingNumberText(static_cast<long double>(v), false);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return v;
+  } else {
+    return {};  // a list (the study's placed words): its own text, written by its owner
   }
 }
 
@@ -152,13 +179,15 @@ bool readSetting(const SettingRow<S, T>& row, std::string_view text, S& s);
 /// Checks the row's range for `s` (when it applies); throws refuseSetting's error.
 template <typename S, typename T>
 void checkSetting(const SettingRow<S, T>& row, const S& s) {
-  if (!row.bounds.checked || (row.applies && !row.applies(s))) return;
-  const auto v = static_cast<long double>(s.*(row.member));
-  const Bounds& b = row.bounds;
-  // Written so that NaN fails every comparison and is refused.
-  const bool aboveLo = b.loOpen ? v > b.lo : v >= b.lo;
-  const bool belowHi = !b.hasHi || (b.hiOpen ? v < b.hi : v <= b.hi);
-  if (!(aboveLo && belowHi)) refuseSetting(row.setting, b, settingText(row, s));
+  if constexpr (std::is_arithmetic_v<T>) {
+    if (!row.bounds.checked || (row.applies && !row.applies(s))) return;
+    const auto v = static_cast<long double>(s.*(row.member));
+    const Bounds& b = row.bounds;
+    // Written so that NaN fails every comparison and is refused.
+    const bool aboveLo = b.loOpen ? v > b.lo : v >= b.lo;
+    const bool belowHi = !b.hasHi || (b.hiOpen ? v < b.hi : v <= b.hi);
+    if (!(aboveLo && belowHi)) refuseSetting(row.setting, b, settingText(row, s));
+  }
 }
 
 /// Checks every row of `table` for `s`, in the table's order.
@@ -241,11 +270,16 @@ bool readSetting(const SettingRow<S, T>& row, std::string_view text, S& s) {
       return false;
     v = static_cast<T>(n);
     return true;
-  } else {
+  } else if constexpr (std::is_floating_point_v<T>) {
     double d = 0;
     if (!detail::readNumber(text, d)) return false;
     v = static_cast<T>(d);
     return true;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    v = std::string(text);
+    return true;
+  } else {
+    return false;  // a list: read by its owner
   }
 }
 

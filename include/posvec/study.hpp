@@ -72,16 +72,113 @@ struct StudyOptions {
   void validate() const;
 };
 
-/// A refused study option: option() is the StudyOptions member it concerns
-/// ("pairs", "encodings", "dim", "base", ...), so a front end can name its own flag.
+/// The settings of StudyOptions, one row each (settings.hpp). A row's name is its
+/// member's, prefixed "study" where another table has the name (studyDim, studySeed,
+/// studyEpochs, studyThreads, studyReplaceInvalid); "training" names the training
+/// configuration as a whole. The CLI registers the flags of the rows without
+/// customFlag from here; Python's study() passes the keywords.
+inline constexpr auto kStudySettings = std::tuple{
+    SettingRow<StudyOptions, std::string>{
+        .member = &StudyOptions::corpus, .setting = {"corpus", "the corpus"},
+        .spelled = {.flag = "--corpus", .keyword = "corpus"}, .customFlag = true},
+    SettingRow<StudyOptions, std::string>{
+        .member = &StudyOptions::vectors, .setting = {"vectors", "the vectors"},
+        .spelled = {.flag = "--vectors", .keyword = "vectors"}, .customFlag = true},
+    SettingRow<StudyOptions, bool>{
+        .member = &StudyOptions::replaceInvalid,
+        .setting = {"studyReplaceInvalid", "the replace-invalid option"},
+        .spelled = {.flag = "--replace-invalid"},
+        .help = "--corpus: replace invalid UTF-8 with U+FFFD instead of stopping with an error"},
+    SettingRow<StudyOptions, std::vector<WordAt>>{
+        .member = &StudyOptions::pairs, .setting = {"pairs", "the placed words"},
+        .spelled = {.flag = "--pair", .keyword = "pairs"}, .customFlag = true},
+    SettingRow<StudyOptions, std::vector<Encoding>>{
+        .member = &StudyOptions::encodings, .setting = {"encodings", "the encodings"},
+        .spelled = {.flag = "--encoding", .keyword = "encodings"}, .customFlag = true},
+    SettingRow<StudyOptions, std::size_t>{
+        .member = &StudyOptions::dim, .setting = {"studyDim", "d_model"},
+        .spelled = {.flag = "--dim", .keyword = "dim"}, .customFlag = true},
+    SettingRow<StudyOptions, Scale>{
+        .member = &StudyOptions::scale, .setting = {"scale", "the embedding scale"},
+        .spelled = {.flag = "--scale", .keyword = "scale"}, .customFlag = true},
+    SettingRow<StudyOptions, double>{
+        .member = &StudyOptions::base, .setting = {"base", "the base"},
+        .spelled = {.flag = "--base", .keyword = "base"},
+        .help = "Base of the encoding's frequencies"},
+    SettingRow<StudyOptions, std::uint64_t>{
+        .member = &StudyOptions::seed, .setting = {"studySeed", "the training seed"},
+        .spelled = {.flag = "--seed", .keyword = "seed"}, .help = "Training seed"},
+    SettingRow<StudyOptions, int>{
+        .member = &StudyOptions::epochs, .setting = {"studyEpochs", "training epochs"},
+        .spelled = {.flag = "--epochs", .keyword = "epochs"}, .help = "Training epochs"},
+    SettingRow<StudyOptions, int>{
+        .member = &StudyOptions::threads, .setting = {"studyThreads", "training threads"},
+        .spelled = {.flag = "--threads", .keyword = "workers", .alias = "-t"},
+        .help = "Training threads (0: all cores; 1 keeps the numbers reproducible)"},
+    SettingRow<StudyOptions, bool>{
+        .member = &StudyOptions::sweep, .setting = {"sweep", "the training sweep"},
+        .spelled = {.keyword = "sweep"}},
+    SettingRow<StudyOptions, std::int64_t>{
+        .member = &StudyOptions::sweepMaxTokens,
+        .setting = {"sweepMaxTokens", "the training sweep's largest corpus"},
+        .bounds = atLeast(0)},
+    SettingRow<StudyOptions, std::vector<int>>{
+        .member = &StudyOptions::sweepEpochs, .setting = {"sweepEpochs", "the sweep's epochs"}},
+    SettingRow<StudyOptions, std::vector<double>>{
+        .member = &StudyOptions::sweepFractions,
+        .setting = {"sweepFractions", "the sweep's corpus fractions"}},
+    SettingRow<StudyOptions, std::vector<std::size_t>>{
+        .member = &StudyOptions::decompositionDims,
+        .setting = {"decompositionDims", "the decomposition's dimensions"}},
+    SettingRow<StudyOptions, bool>{
+        .member = &StudyOptions::comparePositions,
+        .setting = {"comparePositions", "the position comparison"},
+        .spelled = {.flag = "--compare-positions"},
+        .help = "Also compare positions as models use them today: the paper's encoding, plain "
+                "RoPE, linear, ntk, dynamic, yarn, llama3 and longrope scaling, and ALiBi (a "
+                "table, JSON position_comparison, report figures)"},
+    SettingRow<StudyOptions, std::int64_t>{
+        .member = &StudyOptions::compareContext,
+        .setting = {"compareContext", "the compared context"},
+        .spelled = {.flag = "--compare-context"},
+        .help = "The original (training) context the scalings extend; distances run to 8x it",
+        .bounds = between(2, 1099511627776.0L, {}, "2^40 positions at most")},
+    SettingRow<StudyOptions, double>{
+        .member = &StudyOptions::compareFactor,
+        .setting = {"compareFactor", "the compared scaling factor"},
+        .spelled = {.flag = "--compare-factor"}, .help = "The scaling methods' factor",
+        .bounds = between(1, 1e6)},
+    SettingRow<StudyOptions, std::size_t>{
+        .member = &StudyOptions::alibiHeads, .setting = {"alibiHeads", "ALiBi's head count"},
+        .spelled = {.flag = "--alibi-heads"}, .help = "Heads whose ALiBi slopes are averaged",
+        .bounds = between(1, 4096)},
+    SettingRow<StudyOptions, std::string>{
+        .member = &StudyOptions::reportDir, .setting = {"reportDir", "the report directory"},
+        .spelled = {.flag = "--report", .keyword = "report"},
+        .help = "Write index.html, one SVG per figure and results.json into this directory"},
+};
+
+/// What the study's messages name besides its rows: the training configuration as a
+/// whole (its dimension, epochs, seed and threads together).
+inline constexpr auto kStudyArguments = std::tuple{
+    ArgumentRow{.setting = {"training", "the training settings"},
+                .spelled = {.flagInText = "--dim/--epochs/--seed/--threads",
+                            .keywordInText = "dim/epochs/seed/workers"}},
+};
+
+/// A refused study option: option() names its row of kStudySettings (or
+/// kStudyArguments' "training"), which Error::about() also gives, so a front end
+/// can put its own spelling in front.
 class StudyOptionError : public ConfigError {
  public:
-  /// `option` is the member's name ("training" for the training configuration as a
+  /// `option` is the row's name ("training" for the training configuration as a
   /// whole), `message` what is wrong, without the option's spelling.
   StudyOptionError(std::string option, const std::string& message)
-      : ConfigError(message), option_(std::move(option)) {}
-  /// The StudyOptions member concerned: "vectors", "pairs", "encodings", "dim",
-  /// "base", "sweepMaxTokens", "sweepFractions", "sweepEpochs" or "training".
+      : ConfigError(ErrorText::about(Setting{option, {}}, message)), option_(std::move(option)) {}
+  /// A range error of a row (checkSettings), kept with what it names.
+  explicit StudyOptionError(const ConfigError& e) : ConfigError(e), option_(e.about()) {}
+  /// The row concerned: "vectors", "pairs", "encodings", "studyDim", "base",
+  /// "compareContext", "sweepMaxTokens", "sweepFractions", "sweepEpochs", "training"...
   const std::string& option() const { return option_; }
 
  private:

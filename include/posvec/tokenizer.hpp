@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "posvec/settings.hpp"
 #include "posvec/types.hpp"
 
 namespace posvec {
@@ -41,10 +42,58 @@ struct TokenizerOptions {
   std::size_t chunkBytes = 1 << 20;  ///< read size in bytes; output does not depend on it
   int threads = 1;                   ///< >1: parallel, same output as 1; 0: all cores
   std::string locale = "en";         ///< ICU locale for segmentation and case mapping
-  /// Throws ConfigError for a chunk size outside 1 byte to 1 GiB, threads outside
-  /// 0 to 1024, or a locale that does not start with a known language code
-  /// ("en", "de", "es_ES", "tr", ...).
+  /// Throws ConfigError for a setting outside its row's range in kTokenizerSettings
+  /// (chunk size 1 byte to 1 GiB, threads 0 to 1024) or a locale that does not start
+  /// with a known language code ("en", "de", "es_ES", "tr", ...).
   void validate() const;
+};
+
+/// The names of TokenizerOptions::Mode in text.
+inline constexpr Choice<TokenizerOptions::Mode> kTokenizerModeNames[] = {
+    {TokenizerOptions::Mode::Icu, "icu"}, {TokenizerOptions::Mode::Whitespace, "whitespace"}};
+
+/// The settings of TokenizerOptions, one row each (settings.hpp). The commands that read
+/// text (train, tokenize, study, attend) take these flags; Python's keywords follow.
+inline constexpr auto kTokenizerSettings = std::tuple{
+    SettingRow<TokenizerOptions, TokenizerOptions::Mode>{
+        .member = &TokenizerOptions::mode, .setting = {"mode", "the segmentation"},
+        .spelled = {.flag = "--pretokenized", .keyword = "pretokenized"},
+        .help = "Corpus is one sentence a line, tokens split on whitespace (as word2vec.c reads)",
+        .choices = kTokenizerModeNames, .flagSwitch = true,
+        .flagValue = TokenizerOptions::Mode::Whitespace},
+    SettingRow<TokenizerOptions, bool>{
+        .member = &TokenizerOptions::lowercase, .setting = {"lowercase", "lowercasing"},
+        .spelled = {.flag = "--keep-case", .keyword = "lowercase"},
+        .help = "Raw text: do not lowercase", .flagSwitch = true, .flagValue = false},
+    SettingRow<TokenizerOptions, bool>{
+        .member = &TokenizerOptions::keepPunctuation,
+        .setting = {"keepPunctuation", "punctuation tokens"},
+        .spelled = {.flag = "--no-punct", .keyword = "punctuation",
+                    .flagInText = "--no-punct to drop punctuation",
+                    .keywordInText = "punctuation=False"},
+        .help = "Raw text: drop tokens made only of punctuation", .flagSwitch = true,
+        .flagValue = false},
+    SettingRow<TokenizerOptions, bool>{
+        .member = &TokenizerOptions::replaceInvalid,
+        .setting = {"replaceInvalid", "the replace-invalid option"},
+        .spelled = {.flag = "--replace-invalid", .keyword = "replace_invalid",
+                    .keywordInText = "replace_invalid=True"},
+        .help = "Replace invalid UTF-8 with U+FFFD instead of stopping with an error"},
+    SettingRow<TokenizerOptions, std::size_t>{
+        .member = &TokenizerOptions::chunkBytes,
+        .setting = {"chunkBytes", "tokenizer chunk size"},
+        .spelled = {.flag = "--chunk-size"},
+        .help = "Bytes read at a time (the output does not depend on it)",
+        .bounds = between(1, std::size_t{1} << 30)},
+    SettingRow<TokenizerOptions, int>{
+        .member = &TokenizerOptions::threads, .setting = {"tokenizerThreads", "tokenizer threads"},
+        .spelled = {.flag = "--threads", .alias = "-t"},
+        .help = "Threads (0: all cores; the output does not depend on it)",
+        .bounds = between(0, 1024, "all cores")},
+    SettingRow<TokenizerOptions, std::string>{
+        .member = &TokenizerOptions::locale, .setting = {"locale", "the locale"},
+        .spelled = {.flag = "--locale", .keyword = "locale", .keywordInText = "locale="},
+        .help = "Raw text: ICU locale for segmentation and case mapping (en, de, tr, zh, ja...)"},
 };
 
 /// Receives each sentence once, in input order, on the thread that called

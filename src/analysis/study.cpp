@@ -266,14 +266,11 @@ void StudyOptions::validate() const {
       throw StudyOptionError(
           "pairs", "placed word '" + toString(w) + "': give a word and a non-negative position");
   if (encodings.empty()) throw StudyOptionError("encodings", "give at least one encoding");
-  if (compareContext < 2 || compareContext > (std::int64_t{1} << 40))
-    throw StudyOptionError("compareContext",
-                           "the compared context must be 2 to 2^40 positions (got " +
-                               std::to_string(compareContext) + ")");
-  if (!(compareFactor >= 1 && compareFactor <= 1e6))
-    throw StudyOptionError("compareFactor", "the compared scaling factor must be 1 to 10^6");
-  if (alibiHeads < 1 || alibiHeads > 4096)
-    throw StudyOptionError("alibiHeads", "ALiBi's head count must be 1 to 4096");
+  try {
+    checkSettings(kStudySettings, *this);
+  } catch (const ConfigError& e) {
+    throw StudyOptionError(e);
+  }
   for (std::size_t i = 0; i < encodings.size(); ++i)
     if (std::find(encodings.begin(), encodings.begin() + static_cast<std::ptrdiff_t>(i),
                   encodings[i]) != encodings.begin() + static_cast<std::ptrdiff_t>(i))
@@ -284,7 +281,7 @@ void StudyOptions::validate() const {
     check.dim = dim == 0 ? defaultDim() : dim;
     check.validate();
   } catch (const ConfigError& e) {
-    throw StudyOptionError("dim", e.what());
+    throw StudyOptionError("studyDim", e.what());
   }
   try {
     check.dim = PositionalOptions{}.dim;
@@ -293,7 +290,6 @@ void StudyOptions::validate() const {
   } catch (const ConfigError& e) {
     throw StudyOptionError("base", e.what());
   }
-  if (sweepMaxTokens < 0) throw StudyOptionError("sweepMaxTokens", "must not be negative");
   for (double f : sweepFractions)
     if (!(f > 0 && f <= 1))
       throw StudyOptionError("sweepFractions",
@@ -367,7 +363,7 @@ StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
     settings.vocabulary = embeddings.size();
     if (loaded.subwords) embeddings = withBuiltWords(embeddings, *loaded.subwords, o.pairs, settings);
     if (o.dim != 0 && embeddings.dim() != o.dim)
-      throw StudyOptionError("dim", "dimension " + std::to_string(o.dim) + " does not match the " +
+      throw StudyOptionError("studyDim", "dimension " + std::to_string(o.dim) + " does not match the " +
                                         std::to_string(embeddings.dim()) + "-d vectors in '" +
                                         o.vectors + "' (leave the dimension unset with vectors)");
     settings.source = o.vectors;

@@ -30,17 +30,9 @@ namespace {
 // keywords spell them ("lower the minimum count" -> "lower min_count").
 std::string spelled(const Error& e) {
   return e.spelled([](const std::string& setting) -> std::string {
-    std::string keyword;  // the training settings' keywords, from their table
-    forEachSetting(kTrainSettings, [&](const auto& row) {
-      if (keyword.empty() && row.setting.name == setting) keyword = row.spelled.keyword;
-    });
-    if (!keyword.empty()) return keyword;
-    if (setting == "noHeader") return "no_header=True";
-    if (setting == "unicodeErrors") return "unicode_errors=";
-    if (setting == "locale") return "locale=";
-    if (setting == "keepPunctuation") return "punctuation=False";
-    if (setting == "unk") return "unk=";
-    return "";
+    const Spelling* s = settingSpelling(setting);
+    if (!s) return "";
+    return std::string(s->keywordInText.empty() ? s->keyword : s->keywordInText);
   });
 }
 

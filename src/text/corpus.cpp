@@ -297,7 +297,7 @@ void readPretokenized(std::istream& in, const std::string& name, bool replaceInv
                                ": invalid UTF-8 at byte offset " + std::to_string(offset + at) +
                                " (byte " + hex +
                                "; convert the file to UTF-8, or replace bad bytes with U+FFFD: ")
-                     << Setting{"replaceInvalid", "the replace-invalid option"} << ")");
+                     << settingNamed(kTokenizerSettings, "replaceInvalid") << ")");
   };
   bool lineOpen = startOpen;
   for (;;) {

@@ -83,15 +83,10 @@ bool afterAbbreviation(const std::string& text, std::size_t at) {
 }  // namespace
 
 void TokenizerOptions::validate() const {
-  if (chunkBytes < 1 || chunkBytes > (std::size_t{1} << 30))
-    throw ConfigError("tokenizer chunk size must be between 1 byte and 1 GiB, got " +
-                      std::to_string(chunkBytes));
-  if (threads < 0 || threads > 1024)
-    throw ConfigError("tokenizer threads must be between 0 (all cores) and 1024, got " +
-                      std::to_string(threads));
+  checkSettings(kTokenizerSettings, *this);
   if (locale.empty())
     throw ConfigError(ErrorText("tokenizer locale is empty (use e.g. ")
-                      << Setting{"locale", "the locale"} << " en)");
+                      << settingNamed(kTokenizerSettings, "locale") << " en)");
   // ICU accepts any string and falls back to the root locale; catch typos here.
   icu::Locale loc(locale.c_str());
   const std::string lang = loc.getLanguage();

@@ -63,35 +63,27 @@ int scaleExponent(const MatrixD& m) {
 }  // namespace
 
 Projection parseProjection(const std::string& name) {
-  if (name == "identity") return Projection::Identity;
-  if (name == "random") return Projection::Random;
+  for (const auto& c : kProjectionNames)
+    if (c.name == name) return c.value;
   throw ConfigError("unknown projection '" + name + "' (choose identity or random)");
 }
 
 std::string projectionName(Projection projection) {
-  return projection == Projection::Identity ? "identity" : "random";
+  for (const auto& c : kProjectionNames)
+    if (c.value == projection) return std::string(c.name);
+  return "unknown";
 }
 
 PositionMode parsePositionMode(const std::string& name) {
-  if (name == "none") return PositionMode::None;
-  if (name == "additive") return PositionMode::Additive;
-  if (name == "rotary") return PositionMode::Rotary;
-  if (name == "alibi") return PositionMode::Alibi;
+  for (const auto& c : kPositionModeNames)
+    if (c.name == name) return c.value;
   throw ConfigError("unknown positional mode '" + name +
                     "' (choose additive, rotary, alibi or none)");
 }
 
 std::string positionModeName(PositionMode mode) {
-  switch (mode) {
-    case PositionMode::None:
-      return "none";
-    case PositionMode::Additive:
-      return "additive";
-    case PositionMode::Rotary:
-      return "rotary";
-    case PositionMode::Alibi:
-      return "alibi";
-  }
+  for (const auto& c : kPositionModeNames)
+    if (c.value == mode) return std::string(c.name);
   return "unknown";
 }
 
@@ -101,14 +93,12 @@ std::size_t AttentionOptions::resolvedHeadDim(std::size_t dModel) const {
 
 void AttentionOptions::validate(std::size_t dModel) const {
   if (dModel == 0) throw ConfigError("attention needs input rows with at least one column");
-  if (heads == 0)
-    throw ConfigError(ErrorText() << Setting{"heads", "the number of heads"}
-                                  << " must be at least 1");
+  checkSettings(kAttentionSettings, *this);
   if (headDim == 0 && dModel % heads != 0)
     throw ConfigError(ErrorText("d_model " + std::to_string(dModel) + " is not divisible by " +
                                 std::to_string(heads) +
                                 " heads; choose a divisor or give each head its own size (")
-                      << Setting{"headDim", "the head size"} << ")");
+                      << settingNamed(kAttentionSettings, "headDim") << ")");
   const std::size_t dk = resolvedHeadDim(dModel);
   if (projection == Projection::Identity && heads * dk != dModel && dk != dModel)
     throw ConfigError(ErrorText("identity projections read the input's own columns: heads x "
@@ -116,7 +106,7 @@ void AttentionOptions::validate(std::size_t dModel) const {
                                 std::to_string(heads) + " x " + std::to_string(dk) +
                                 ") must equal d_model " + std::to_string(dModel) +
                                 ", or the head size must be d_model; use ")
-                      << Setting{"projection", "projection"} << " random for other sizes");
+                      << settingNamed(kAttentionSettings, "projection") << " random for other sizes");
   if (maskAfterSoftmax && !causal)
     throw ConfigError(
         ErrorText("masking after the softmax is a variant of the causal mask: add ")
@@ -222,7 +212,7 @@ AttentionResult Attention::compute(const MatrixD& x, std::int64_t start, std::si
     throw InputError("the attention input has " + std::to_string(x.cols()) +
                      " columns but the attention was built for d_model " + std::to_string(dModel_));
   if (!x.allFinite()) throw InputError("the attention input holds a NaN or infinite value");
-  if (start < 0) throw ConfigError(ErrorText::about(Setting{"start", "the start position"}) << " must be 0 or more");
+  if (start < 0) throw ConfigError(ErrorText::about(settingNamed(kPositionArguments, "start")) << " must be 0 or more");
   const Eigen::Index T = x.rows();
   const Eigen::Index n = std::min<Eigen::Index>(
       T, static_cast<Eigen::Index>(std::min<std::size_t>(length, static_cast<std::size_t>(T))));
@@ -355,7 +345,7 @@ UnknownWords parseUnknownWords(const std::string& name) {
   if (name == "error") return UnknownWords::Error;
   if (name == "zero") return UnknownWords::Zero;
   if (name == "token") return UnknownWords::Token;
-  throw ConfigError(ErrorText("unknown ") << Setting{"unk", "unknown-word policy"}
+  throw ConfigError(ErrorText("unknown ") << settingNamed(kLookupArguments, "unk")
                                           << " '" + name + "' (choose error, zero or token)");
 }
 
@@ -395,7 +385,7 @@ LookedUp lookUp(const Embeddings& embeddings, const SubwordModel* subwords, cons
         const bool punct = std::none_of(w.begin(), w.end(), [](char ch) {
           return std::isalnum(static_cast<unsigned char>(ch)) || (ch & 0x80);
         });
-        const Setting policy{"unk", "unknown-word policy"};
+        const Setting policy = settingNamed(kLookupArguments, "unk");
         ErrorText message("unknown word '" + w + "' (token " + std::to_string(t + 1) +
                           ") is not in the vectors; use ");
         message << policy << " zero or " << policy
@@ -428,7 +418,7 @@ LookedUp lookUpTokens(const LookupVectors& vectors, const Sentence& tokens, Unkn
 MatrixD attentionInput(const MatrixF& rows, PositionMode mode, const PositionalEncoder& encoder,
                        std::int64_t start, Scale scale) {
   if (mode == PositionMode::Additive) return encoder.encode(rows, start, scale);
-  if (start < 0) throw ConfigError(ErrorText::about(Setting{"start", "the start position"}) << " must be 0 or more");
+  if (start < 0) throw ConfigError(ErrorText::about(settingNamed(kPositionArguments, "start")) << " must be 0 or more");
   return rows.cast<double>() * scale.factor(static_cast<std::size_t>(rows.cols()));
 }
 

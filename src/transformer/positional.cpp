@@ -53,13 +53,11 @@ void checkTables(std::size_t dim, Encoding encoding) {
 
 // Throws before any allocation when len x dim values of `scalarBytes` cannot fit.
 void checkSize(std::int64_t start, std::size_t len, std::size_t dim, std::size_t scalarBytes) {
-  // The positions asked for are call arguments, named "len" and "start" (the
-  // command line's --len and --start).
   if (len == 0)
-    throw ConfigError(ErrorText::about(Setting{"len", "the number of positions"})
+    throw ConfigError(ErrorText::about(settingNamed(kPositionArguments, "len"))
                       << " must be at least 1");
   if (start < 0)
-    throw ConfigError(ErrorText::about(Setting{"start", "the start position"})
+    throw ConfigError(ErrorText::about(settingNamed(kPositionArguments, "start"))
                       << " must be 0 or more (got " << std::to_string(start) << ")");
   if (len > static_cast<std::size_t>(kMaxPosition) ||
       start > kMaxPosition - static_cast<std::int64_t>(len))

@@ -96,7 +96,8 @@ void RopeConfig::validate() const {
   // A message about one setting (Error::about): the CLI puts its flag in front.
   const auto about = [](std::string_view name) {
     return ErrorText::about(
-        name == "rotaryDim" ? Setting{"rotaryDim", ""} : settingNamed(kRopeSettings, name), "");
+        name == "rotaryDim" ? settingNamed(kRopeArguments, name) : settingNamed(kRopeSettings, name),
+        "");
   };
   if (headDim == 0)
     throw ConfigError(about("ropeHeadDim")

@@ -57,7 +57,7 @@ VectorFormat formatFromExtension(const std::string& path) {
   throw ConfigError(ErrorText("cannot tell the format of " + inQuotes(path) +
                               " from its extension (.bin, .txt, .vec, .npy, .posvec); choose "
                               "one with ")
-                    << Setting{"format", "the format option"});
+                    << settingNamed(kSaveArguments, "format"));
 }
 
 namespace {
@@ -216,21 +216,14 @@ void saveVectors(const Embeddings& embeddings, const std::string& path, VectorFo
 }
 
 UnicodeErrors parseUnicodeErrors(const std::string& name) {
-  if (name == "strict") return UnicodeErrors::Strict;
-  if (name == "replace") return UnicodeErrors::Replace;
-  if (name == "ignore") return UnicodeErrors::Ignore;
+  for (const auto& c : kUnicodeErrorsNames)
+    if (c.name == name) return c.value;
   throw ConfigError("unknown unicode errors mode '" + name + "' (use strict, replace or ignore)");
 }
 
 std::string unicodeErrorsName(UnicodeErrors mode) {
-  switch (mode) {
-    case UnicodeErrors::Replace:
-      return "replace";
-    case UnicodeErrors::Ignore:
-      return "ignore";
-    case UnicodeErrors::Strict:
-      break;
-  }
+  for (const auto& c : kUnicodeErrorsNames)
+    if (c.value == mode) return std::string(c.name);
   return "strict";
 }
 

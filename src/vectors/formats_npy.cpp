@@ -261,7 +261,7 @@ void writeNpy(const Embeddings& e, const std::string& path, bool float16) {
         std::ostringstream s;
         s << "cannot write " << inQuotes(path) << " as float16: word '" << e.words()[i / e.dim()]
           << "' holds " << v[i] << ", beyond float16's largest value 65504; write float32 (";
-        throw InputError(ErrorText(s.str()) << Setting{"npyDtype", "the npy dtype"} << ")");
+        throw InputError(ErrorText(s.str()) << settingNamed(kSaveArguments, "npyDtype") << ")");
       }
   }
   // One transaction: a full disk must not leave a new .vocab beside the old .npy.

@@ -33,7 +33,7 @@ void checkHeader(const Word2VecHeader& h, const std::string& path) {
                               ": not a word2vec file (the first line should be 'WORDS "
                               "DIMENSION'), nor an .npy or posvec model file; text without that "
                               "line (GloVe) loads with ")
-                    << Setting{"noHeader", "the no-header option"});
+                    << settingNamed(kLoadSettings, "noHeader"));
 }
 
 // The next line of `file` from `pos` (without its '\n'); false at the end.
@@ -69,7 +69,7 @@ std::string_view decodedWord(std::string_view word, UnicodeErrors mode, std::str
     throw FormatError(ErrorText(where() + ": word '" + shown(word) + "' is not valid UTF-8 (byte " +
                                 hex + " at offset " + std::to_string(at) +
                                 " of the word); to read it anyway, load with ")
-                      << Setting{"unicodeErrors", "unicode errors"}
+                      << settingNamed(kLoadSettings, "unicodeErrors")
                       << " 'replace' (U+FFFD) or 'ignore'");
   }
   repaired = repairUtf8(word, mode);

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -149,11 +151,16 @@ inline CLI::Validator notNegative() {
 // a bool row is a switch, a choice row takes one of its names (or is a switch when
 // the row says so), an unsigned number refuses a sign and values past its type.
 // Rows with customFlag are the command's own.
+// `skip`: the rows (by name) the command registers itself, when its flag sets more
+// than the row (attend's --base is the additive encoding's base as well as the
+// rotary one).
 template <typename Table, typename S>
-void addSettings(CLI::App* sub, const Table& table, S& s) {
+void addSettings(CLI::App* sub, const Table& table, S& s,
+                 std::initializer_list<std::string_view> skip = {}) {
   forEachSetting(table, [&](const auto& row) {
     using T = std::remove_cvref_t<decltype(s.*(row.member))>;
     if (row.spelled.flag.empty() || row.customFlag) return;
+    if (std::find(skip.begin(), skip.end(), row.setting.name) != skip.end()) return;
     const std::string name = (row.spelled.alias.empty() ? std::string()
                                                         : std::string(row.spelled.alias) + ",") +
                              std::string(row.spelled.flag);
@@ -177,7 +184,7 @@ void addSettings(CLI::App* sub, const Table& table, S& s) {
             ->check(CLI::IsMember(names))
             ->default_str(settingText(row, s));
       }
-    } else {
+    } else if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, std::string>) {
       CLI::Option* opt = sub->add_option(name, value, help)->capture_default_str();
       if constexpr (std::is_unsigned_v<T>) {
         opt->check(notNegative());

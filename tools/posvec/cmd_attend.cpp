@@ -29,15 +29,7 @@ struct AttendOptions {
   LoadOptions load;
   std::vector<std::string> sentences;
   std::string input;
-  std::int64_t heads = 1;
-  std::int64_t headDim = 0;
-  std::string projection = "identity";
-  std::uint64_t seed = 1;
-  bool noOutputProjection = false;
-  bool causal = false;
-  bool maskAfterSoftmax = false;
-  bool renormalize = false;
-  std::string positional = "additive";
+  AttentionOptions attention;  // its table's rows are flags (kAttentionSettings)
   std::string encoding = "interleaved";
   double base = PositionalOptions{}.base;
   std::int64_t paddingIdx = PositionalOptions{}.paddingIdx;
@@ -73,12 +65,6 @@ OutFormat resolveFormat(const std::string& name, const std::string& output) {
            : endsWith(".html") ? OutFormat::Html
                                : OutFormat::Tsv;
   throw ConfigError("unknown --format '" + name + "' (choose auto, tsv, json, npy, svg or html)");
-}
-
-std::size_t positive(std::int64_t v, const char* what) {
-  if (v < 1)
-    throw ConfigError(std::string(what) + " must be at least 1 (got " + std::to_string(v) + ")");
-  return static_cast<std::size_t>(v);
 }
 
 struct Item {
@@ -199,8 +185,8 @@ std::string jsonText(const AttendOptions& o, const Attention& att, double factor
 // else an HTML page with one SVG per sentence and head.
 std::string figureText(const AttendOptions& o, const std::vector<Item>& items, OutFormat fmt) {
   std::vector<AttentionMapView> maps;
-  std::string setting = o.causal ? ", causal" : "";
-  if (o.maskAfterSoftmax) setting += ", masked after the softmax";
+  std::string setting = o.attention.causal ? ", causal" : "";
+  if (o.attention.maskAfterSoftmax) setting += ", masked after the softmax";
   for (std::size_t s = 0; s < items.size(); ++s) {
     const auto n = static_cast<Eigen::Index>(items[s].words.tokens.size());
     const auto& weights = items[s].result.weights;
@@ -209,7 +195,7 @@ std::string figureText(const AttendOptions& o, const std::vector<Item>& items, O
       if (items.size() > 1) title += ", sentence " + std::to_string(s + 1);
       if (weights.size() > 1)
         title += ", head " + std::to_string(h + 1) + " of " + std::to_string(weights.size());
-      maps.push_back({title + " (" + o.positional + setting + ")", items[s].words.tokens,
+      maps.push_back({title + " (" + positionModeName(o.attention.positional) + setting + ")", items[s].words.tokens,
                       weights[h].topLeftCorner(n, n)});
     }
   }
@@ -318,17 +304,8 @@ void saveProjections(const AttendOptions& o, const Attention& att, double factor
 
 void runAttend(const AttendOptions& o) {
   // Cheap checks first, before a large vectors file is read.
-  AttentionOptions ao;
-  ao.heads = positive(o.heads, "--heads");
-  if (o.headDim < 0) throw ConfigError("--head-dim must be 0 (d_model / heads) or more");
-  ao.headDim = static_cast<std::size_t>(o.headDim);
-  ao.projection = parseProjection(o.projection);
-  ao.seed = o.seed;
-  ao.outputProjection = !o.noOutputProjection;
-  ao.causal = o.causal;
-  ao.maskAfterSoftmax = o.maskAfterSoftmax;
-  ao.renormalize = o.renormalize;
-  ao.positional = parsePositionMode(o.positional);
+  AttentionOptions ao = o.attention;
+  checkSettings(kAttentionSettings, ao);
   const Encoding encoding = parseEncoding(o.encoding);
   ao.rotaryEncoding = encoding;
   ao.rotaryBase = o.base;
@@ -438,27 +415,7 @@ Registrar regAttend(42, [](CLI::App& app) {
                   "Text (tokenized like the corpus); repeat for a batch, padded to the longest")
       ->allow_extra_args(false);
   sub->add_option("-i,--input", o->input, "File with one sentence a line (a batch)");
-  sub->add_option("--heads", o->heads, "Number of heads")->capture_default_str();
-  sub->add_option("--head-dim", o->headDim,
-                  "Size of each head; 0: d_model / heads (the heads split d_model)")
-      ->capture_default_str();
-  sub->add_option("--projection", o->projection,
-                  "identity (Q = K = V = the input: raw similarity) or random (seeded, "
-                  "nn.Linear initialisation, with bias)")
-      ->capture_default_str();
-  sub->add_option("--seed", o->seed, "Seed of the random projections")->capture_default_str();
-  sub->add_flag("--no-output-projection", o->noOutputProjection,
-                "Random projections: return the concatenated heads without the output projection");
-  sub->add_flag("--causal", o->causal, "Causal mask: future keys get -inf before the softmax");
-  sub->add_flag("--mask-after-softmax", o->maskAfterSoftmax,
-                "With --causal: the common mistake, zeroing future weights after the softmax "
-                "(rows no longer sum to 1)");
-  sub->add_flag("--renormalize", o->renormalize,
-                "With --mask-after-softmax: divide each row by its sum (equals --causal alone)");
-  sub->add_option("--positional", o->positional,
-                  "additive (PE added to the rows), rotary (RoPE on Q and K), alibi (head h adds "
-                  "-m_h |i - j| to its scores, no encoding) or none")
-      ->capture_default_str();
+  addSettings(sub, kAttentionSettings, o->attention, {"rotaryBase", "rotaryEncoding"});
   sub->add_option("--encoding", o->encoding,
                   "interleaved, concatenated, book, tutorial, timescale or fairseq (see posvec pe "
                   "--help); for rotary, the pair layout and frequencies")

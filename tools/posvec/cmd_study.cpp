@@ -33,16 +33,6 @@ std::string join(const std::vector<std::string>& items) {
 }
 
 // The command-line flag of a StudyOptions member, for error messages.
-std::string flagOf(const std::string& option) {
-  if (option == "pairs") return "--pair";
-  if (option == "encodings") return "--encoding";
-  if (option == "reportDir") return "--report";
-  if (option == "training") return "--dim/--epochs/--seed/--threads";
-  if (option == "compareContext") return "--compare-context";
-  if (option == "compareFactor") return "--compare-factor";
-  if (option == "alibiHeads") return "--alibi-heads";
-  return "--" + option;
-}
 
 // A progress line on stderr per stage of the study.
 class StudyProgressLines {
@@ -115,11 +105,7 @@ void run(const Flags& flags) {
   for (const auto& e : flags.encodings) o.encodings.push_back(parseEncoding(e));
   o.scale = Scale::parse(flags.scale);
   if (cli::globals().parseOnly) {  // the option-parsing fuzzer: check, do no work
-    try {
-      o.validate();
-    } catch (const StudyOptionError& e) {
-      throw ConfigError(flagOf(e.option()) + ": " + e.what());
-    }
+    o.validate();
     return;
   }
   if (!o.vectors.empty()) o.vectors = cli::seekableInput(o.vectors);
@@ -129,15 +115,10 @@ void run(const Flags& flags) {
       throw InputError("--corpus '" + o.corpus + "' is " + kind +
                        ", not text; to study existing vectors give them with --vectors");
   }
-  StudyResults results;
-  try {
-    auto lines = std::make_shared<StudyProgressLines>(o);
-    StudyObserver observer;
-    observer.progress = [lines](const StudyProgress& p) { (*lines)(p); };
-    results = runStudy(o, observer);
-  } catch (const StudyOptionError& e) {
-    throw ConfigError(flagOf(e.option()) + ": " + e.what());
-  }
+  auto lines = std::make_shared<StudyProgressLines>(o);
+  StudyObserver observer;
+  observer.progress = [lines](const StudyProgress& p) { (*lines)(p); };
+  const StudyResults results = runStudy(o, observer);
   cli::noteBuiltWords(results.settings.builtWords);
   cli::writeOutput("-", flags.json ? summaryJson(results) : studyTable(results));
   if (!o.reportDir.empty() && !cli::globals().quiet)
@@ -169,8 +150,6 @@ static cli::Registrar reg(50, [](CLI::App& app) {
                                   "Use existing vectors (word2vec bin/text, .npy, model, or a "
                                   "fastText .bin, whose unknown placed words are built from "
                                   "character n-grams)");
-  sub->add_flag("--replace-invalid", flags->study.replaceInvalid,
-                "--corpus: replace invalid UTF-8 with U+FFFD instead of stopping with an error");
   corpus->excludes(vectors);
   vectors->excludes(corpus);
   cli::addVectorLoadOptions(sub, flags->study.vectorsLoad);
@@ -195,31 +174,10 @@ static cli::Registrar reg(50, [](CLI::App& app) {
   sub->add_option("--scale", flags->scale,
                   "Embedding scale before adding PE: sqrt (√d), none, or a number")
       ->capture_default_str();
-  sub->add_option("--base", flags->study.base, "Base of the encoding's frequencies")
-      ->capture_default_str();
-  sub->add_option("--seed", flags->study.seed, "Training seed")->capture_default_str();
-  sub->add_option("--epochs", flags->study.epochs, "Training epochs")->capture_default_str();
-  sub->add_option("-t,--threads", flags->study.threads,
-                  "Training threads (0: all cores; 1 keeps the numbers reproducible)")
-      ->capture_default_str();
   sub->add_flag("--json", flags->json,
                 "Print JSON (word_similarity, positional_similarity, combined_similarity, "
                 "pairs, settings) instead of the table");
-  sub->add_flag(
-      "--compare-positions", flags->study.comparePositions,
-      "Also compare positions as models use them today: the paper's encoding, plain RoPE, "
-      "linear, ntk, dynamic, yarn, llama3 and longrope scaling, and ALiBi (a table, JSON "
-      "position_comparison, report figures)");
-  sub->add_option("--compare-context", flags->study.compareContext,
-                  "The original (training) context the scalings extend; distances run to 8x it")
-      ->capture_default_str();
-  sub->add_option("--compare-factor", flags->study.compareFactor, "The scaling methods' factor")
-      ->capture_default_str();
-  sub->add_option("--alibi-heads", flags->study.alibiHeads, "Heads whose ALiBi slopes are averaged")
-      ->capture_default_str()
-      ->check(cli::notNegative());
-  sub->add_option("--report", flags->study.reportDir,
-                  "Write index.html, one SVG per figure and results.json into this directory");
+  cli::addSettings(sub, kStudySettings, flags->study);
   sub->callback([flags] { run(*flags); });
 });
 

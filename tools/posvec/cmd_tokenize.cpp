@@ -21,29 +21,19 @@ struct Options {
   std::vector<std::string> files;  // the inputs with directories listed
   bool recursive = false;
   std::string output = "-";
-  bool keepCase = false;
-  bool noPunct = false;
-  bool pretokenized = false;
-  bool replaceInvalid = false;
-  // The command uses every core unless told otherwise (the library's default is
-  // one thread, so a program that embeds it decides); the output is the same.
-  int threads = 0;
-  std::string locale = posvec::TokenizerOptions{}.locale;
-  std::size_t chunkBytes = posvec::TokenizerOptions{}.chunkBytes;
+  // Its table's rows are flags (kTokenizerSettings). The command uses every core
+  // unless told otherwise (the library's default is one thread, so a program that
+  // embeds it decides); the output is the same.
+  posvec::TokenizerOptions tokenizer = [] {
+    posvec::TokenizerOptions t;
+    t.threads = 0;
+    return t;
+  }();
 };
 
 // Writes sentences to `out` through a buffer and reports progress.
 void run(const Options& o, std::ostream& out) {
-  posvec::TokenizerOptions to;
-  to.mode = o.pretokenized ? posvec::TokenizerOptions::Mode::Whitespace
-                           : posvec::TokenizerOptions::Mode::Icu;
-  to.lowercase = !o.keepCase;
-  to.keepPunctuation = !o.noPunct;
-  to.replaceInvalid = o.replaceInvalid;
-  to.threads = o.threads;
-  to.locale = o.locale;
-  to.chunkBytes = o.chunkBytes;
-  const posvec::Tokenizer tokenizer(to);
+  const posvec::Tokenizer tokenizer(o.tokenizer);
 
   const auto start = std::chrono::steady_clock::now();
   posvec::cli::ProgressLine progress;
@@ -95,25 +85,7 @@ posvec::cli::Registrar reg(10, [](CLI::App& app) {
   sub->add_option("-o,--output", o->output,
                   "Output file, written atomically ('-' is standard output)")
       ->capture_default_str();
-  sub->add_flag("--keep-case", o->keepCase,
-                "Keep the original case (default: ICU full lowercasing)");
-  sub->add_flag("--no-punct", o->noPunct, "Drop tokens made only of punctuation");
-  sub->add_flag("--pretokenized", o->pretokenized,
-                "Input is already one sentence a line, tokens separated by spaces (no ICU "
-                "segmentation; as word2vec.c and fastText read it)");
-  sub->add_flag("--replace-invalid", o->replaceInvalid,
-                "Replace invalid UTF-8 with U+FFFD instead of stopping with an error");
-  sub->add_option("-t,--threads", o->threads,
-                  "Threads (0 = all cores); the output does not depend on it")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1024));
-  sub->add_option("--locale", o->locale,
-                  "ICU locale for segmentation and case mapping (en, de, tr, zh, ja...)")
-      ->capture_default_str();
-  sub->add_option("--chunk-size", o->chunkBytes,
-                  "Bytes read at a time; the output does not depend on it")
-      ->capture_default_str()
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
+  posvec::cli::addSettings(sub, posvec::kTokenizerSettings, o->tokenizer);
   sub->callback([o] {
     const auto corpus = posvec::CorpusSource::fromFiles(o->inputs, false, {}, o->recursive);
     posvec::cli::noteSkippedPaths(corpus.skippedPaths());

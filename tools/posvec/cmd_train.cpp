@@ -238,17 +238,9 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
                   "Output format: bin, text, npy, model or fasttext (fastText's .bin, with "
                   "--subwords) (default: from the extension)")
       ->check(CLI::IsMember({"bin", "text", "txt", "vec", "npy", "model", "fasttext"}));
-  sub->add_flag("--pretokenized", opts->pretokenized,
-                "Corpus is one sentence a line, tokens split on whitespace (as word2vec.c reads)");
   sub->add_flag("--recursive", opts->recursive,
                 "A directory in the corpus also contributes the files of its subdirectories");
-  sub->add_flag("--keep-case", opts->keepCase, "Raw text: do not lowercase");
-  sub->add_flag("--replace-invalid", opts->replaceInvalid,
-                "Replace invalid UTF-8 with U+FFFD instead of stopping with an error");
-  sub->add_flag("--no-punct", opts->noPunct, "Raw text: drop tokens made only of punctuation");
-  sub->add_option("--locale", opts->locale,
-                  "Raw text: ICU locale for segmentation and case mapping (en, de, tr, zh, ja...)")
-      ->capture_default_str();
+  addSettings(sub, kTokenizerSettings, opts->tokenizer, {"chunkBytes", "tokenizerThreads"});
   // The training settings: their table (posvec/train_config.hpp) gives flags, help and defaults.
   addSettings(sub, kTrainSettings, opts->config);
   auto* resume = sub->add_option("--resume", opts->resume,

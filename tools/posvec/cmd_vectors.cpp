@@ -440,18 +440,7 @@ void noteBuiltWords(const std::vector<std::string>& built) {
 }
 
 void addVectorLoadOptions(CLI::App* sub, LoadOptions& options) {
-  sub->add_option_function<std::string>(
-         "--unicode-errors",
-         [&options](const std::string& mode) { options.unicodeErrors = parseUnicodeErrors(mode); },
-         "Words in a word2vec file that are not valid UTF-8: strict (an error), replace (each bad "
-         "sequence becomes U+FFFD) or ignore (bad bytes dropped), as gensim's unicode_errors")
-      ->check(CLI::IsMember({"strict", "replace", "ignore"}))
-      ->default_str("strict");
-  sub->add_option("--limit", options.limit, "Read only the first N vectors of the file (0: all)")
-      ->capture_default_str()
-      ->check(notNegative());
-  sub->add_flag("--no-header", options.noHeader,
-                "The word2vec text file has no 'WORDS DIMENSION' first line (GloVe's files)");
+  addSettings(sub, kLoadSettings, options);
 }
 
 }  // namespace posvec::cli

@@ -23,6 +23,7 @@
 #include "posvec/io.hpp"
 #include "posvec/positional.hpp"
 #include "posvec/rope.hpp"
+#include "posvec/setting_tables.hpp"
 
 namespace posvec::cli {
 
@@ -276,42 +277,16 @@ void writeOutput(const std::string& path, const std::string& data) {
 }
 
 std::string spelledMessage(const std::exception& e) {
-  // Settings that have no table row: the vector files' and the tokenizer's options,
-  // and the positions and sizes commands take as arguments.
-  static const std::map<std::string, std::string> kSpelling{
-      {"len", "--len"},
-      {"rotaryDim", "--dim/--partial-rotary-factor"},
-      {"start", "--start"},
-      {"causal", "--causal"},
-      {"format", "--format"},
-      {"headDim", "--head-dim"},
-      {"heads", "--heads"},
-      {"keepPunctuation", "--no-punct to drop punctuation"},
-      {"locale", "--locale"},
-      {"maskAfterSoftmax", "--mask-after-softmax"},
-      {"noHeader", "--no-header"},
-      {"npyDtype", "--npy-dtype"},
-      {"projection", "--projection"},
-      {"replaceInvalid", "--replace-invalid"},
-      {"unicodeErrors", "--unicode-errors"},
-      {"unk", "--unk"}};
   const auto* error = dynamic_cast<const Error*>(&e);
   if (!error) return e.what();
-  // A setting's flag from its table row (the first table that has it).
+  // A setting's flag from its table row: in a sentence the row's flagInText when it
+  // has one ("--no-punct to drop punctuation"), in front of the message the flag.
   const auto flagOf = [](const std::string& setting, bool inText) {
-    std::string flag;
-    const auto look = [&](const auto& row) {
-      if (flag.empty() && row.setting.name == setting)
-        flag = inText && !row.spelled.flagInText.empty() ? row.spelled.flagInText
-                                                          : row.spelled.flag;
-    };
-    forEachSetting(kTrainSettings, look);
-    forEachSetting(kSyncSettings, look);
-    forEachSetting(kPositionalSettings, look);
-    forEachSetting(kRopeSettings, look);
-    if (flag.empty())
-      if (const auto it = kSpelling.find(setting); it != kSpelling.end()) flag = it->second;
-    return flag;
+    const Spelling* s = settingSpelling(setting);
+    if (!s) return std::string();
+    return std::string(inText && !s->flagInText.empty() ? s->flagInText
+                       : s->flag.empty()                 ? s->flagInText
+                                                         : s->flag);
   };
   return error->spelled([&](const std::string& s) { return flagOf(s, true); },
                         [&](const std::string& s) { return flagOf(s, false); });

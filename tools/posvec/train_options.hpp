@@ -26,18 +26,16 @@ struct Options {
   std::string checkpointEvery;
   std::string saveVocab;
   std::string readVocab;
-  bool replaceInvalid = false;
   bool updateVocab = false;
   bool epochsGiven = false;
   bool alphaGiven = false;
-  bool pretokenized = false;
   bool json = false;
-  bool keepCase = false;
-  bool noPunct = false;
   bool recursive = false;
-  std::string locale = TokenizerOptions{}.locale;
   bool dryRun = false;
   std::string memoryLimit;
+  // How the corpus is read: the rows of kTokenizerSettings but its threads and chunk
+  // size are flags.
+  TokenizerOptions tokenizer;
   TrainConfig config;
   SyncOptions sync;
   std::string npyDtype = "float32";

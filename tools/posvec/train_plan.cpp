@@ -133,11 +133,16 @@ std::string resumeCommand(const Options& o, const std::string& checkpoint) {
   std::string cmd = "posvec train";
   for (const auto& c : o.corpus) cmd += " " + shellWord(c);
   if (o.recursive) cmd += " --recursive";
-  if (o.pretokenized) cmd += " --pretokenized";
-  if (o.keepCase) cmd += " --keep-case";
-  if (o.noPunct) cmd += " --no-punct";
-  if (o.locale != TokenizerOptions{}.locale) cmd += " --locale " + shellWord(o.locale);
-  if (o.replaceInvalid) cmd += " --replace-invalid";
+  // The reading options from their rows: a switch when it is on, else the flag and value.
+  forEachSetting(kTokenizerSettings, [&](const auto& row) {
+    if (row.spelled.flag.empty() || row.setting.name == "chunkBytes" ||
+        row.setting.name == "tokenizerThreads" ||
+        o.tokenizer.*(row.member) == TokenizerOptions{}.*(row.member))
+      return;
+    cmd += " " + std::string(row.spelled.flag);
+    if (!row.flagSwitch && !std::is_same_v<decltype(row.flagValue), bool>)
+      cmd += " " + shellWord(settingText(row, o.tokenizer));
+  });
   if (!o.saveVocab.empty()) cmd += " --save-vocab " + shellWord(o.saveVocab);
   if (!o.memoryLimit.empty()) cmd += " --memory-limit " + shellWord(o.memoryLimit);
   cmd += " -o " + shellWord(o.output);
@@ -204,7 +209,8 @@ Plan prepare(const Options& o, Cluster* cluster, bool writer) {
   }
   // A directory stands for the files in it: an output that is one of them is refused too.
   const std::vector<std::string> corpusFiles =
-      CorpusSource::fromFiles(o.corpus, o.pretokenized, {}, o.recursive).paths();
+      CorpusSource::fromFiles(o.corpus, o.tokenizer.mode == TokenizerOptions::Mode::Whitespace, {},
+                              o.recursive).paths();
   std::vector<std::string> inputs = corpusFiles;
   if (!o.readVocab.empty()) inputs.push_back(o.readVocab);
   // The model resumed from is read whole before anything is written, so its own
@@ -222,11 +228,12 @@ Plan prepare(const Options& o, Cluster* cluster, bool writer) {
   if (!o.readVocab.empty()) plan.vocabulary = readWord2vecVocabulary(o.readVocab);
 
   TokenizerOptions tok;
-  tok.lowercase = !o.keepCase;
-  tok.replaceInvalid = o.replaceInvalid;
-  tok.keepPunctuation = !o.noPunct;
-  tok.locale = o.locale;
-  plan.corpus = CorpusSource::fromFiles(o.corpus, o.pretokenized, tok, o.recursive);
+  tok.lowercase = o.tokenizer.lowercase;
+  tok.replaceInvalid = o.tokenizer.replaceInvalid;
+  tok.keepPunctuation = o.tokenizer.keepPunctuation;
+  tok.locale = o.tokenizer.locale;
+  plan.corpus = CorpusSource::fromFiles(
+      o.corpus, o.tokenizer.mode == TokenizerOptions::Mode::Whitespace, tok, o.recursive);
   cli::noteSkippedPaths(plan.corpus.skippedPaths());
   if (!cluster) return plan;
   if (o.resume.empty()) o.config.validate();
