@@ -9,11 +9,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -168,29 +170,39 @@ TEST_CASE("settings: a message about a setting puts each front end's spelling in
   }
 }
 
-TEST_CASE("settings: docs/cli.md's train options name every flag with the struct's default",
-          "[settings][docs]") {
-  std::ifstream in(test::sourcePath("docs/cli.md"));
+namespace {
+
+// The option tables of the sections of a docs page whose "## " heading holds
+// `heading`: flag -> its default's cell ("| `--alpha`, `--min-alpha` | 0.025, 0.0001 |"
+// gives --alpha -> 0.025 and --min-alpha -> 0.0001).
+std::map<std::string, std::string> documentedDefaults(const std::string& page,
+                                                      const std::string& heading) {
+  std::ifstream in(test::sourcePath(page));
   REQUIRE(in);
-  // The rows of the tables: "| `--alpha`, `--min-alpha` | 0.025, 0.0001 | ... |".
-  std::map<std::string, std::string> documented;  // flag -> its default's cell text
-  bool inTrain = false;  // from "## `posvec train`" to the next "## " (the mpirun section's too)
+  std::map<std::string, std::string> documented;
+  bool inSection = false;  // from a matching "## " heading to the next "## "
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind("## ", 0) == 0)
-      inTrain = line.find("posvec train`") != std::string::npos;
-    if (!inTrain || line.rfind("| `-", 0) != 0) continue;
-    const auto second = line.find(" | ", 2);
-    if (second == std::string::npos) continue;
-    const auto third = line.find(" | ", second + 3);
-    const std::string flags = line.substr(2, second - 2);
-    const std::string defaults =
-        line.substr(second + 3, third == std::string::npos ? std::string::npos : third - second - 3);
+    if (line.rfind("## ", 0) == 0) inSection = line.find(heading) != std::string::npos;
+    if (!inSection || line.rfind("| `-", 0) != 0) continue;
+    // The cells, split at the pipes that are not escaped ("`a\\|b`" stays whole).
+    std::vector<std::string> cells{""};
+    for (std::size_t k = 1; k < line.size(); ++k) {
+      if (line[k] == '|' && line[k - 1] != '\\')
+        cells.emplace_back();
+      else
+        cells.back() += line[k];
+    }
+    if (cells.size() < 3) continue;
+    const std::string& flags = cells[0];
+    const std::string& defaults = cells[1];
     std::vector<std::string> names, values;
     for (std::size_t at = flags.find('`'); at != std::string::npos;) {
       const auto close = flags.find('`', at + 1);
       if (close == std::string::npos) break;
-      // "--combine B" -> --combine; "-t, --threads" -> --threads
-      std::stringstream words(flags.substr(at + 1, close - at - 1));
+      // "--combine B" -> --combine; "-t, --threads" -> --threads; "-s/--sentence" -> --sentence
+      std::string cell = flags.substr(at + 1, close - at - 1);
+      std::replace(cell.begin(), cell.end(), '/', ' ');
+      std::stringstream words(cell);
       for (std::string word; words >> word;) {
         if (!word.empty() && word.back() == ',') word.pop_back();
         if (word.rfind("--", 0) == 0) {
@@ -200,42 +212,71 @@ TEST_CASE("settings: docs/cli.md's train options name every flag with the struct
       }
       at = flags.find('`', close + 1);
     }
-    std::stringstream cells(defaults);
-    for (std::string v; std::getline(cells, v, ',');) values.push_back(v);
+    std::stringstream parts(defaults);
+    for (std::string v; std::getline(parts, v, ',');) values.push_back(v);
     for (std::size_t i = 0; i < names.size(); ++i)
       documented.emplace(names[i], names.size() == values.size() ? values[i] : defaults);
   }
-  const auto same = [](std::string cell, const std::string& expected) {
-    // "`batched`" and " 0 (all cores)" stand for batched and 0; 1e-3 for 0.001.
-    cell.erase(std::remove(cell.begin(), cell.end(), '`'), cell.end());
-    const auto first = cell.find_first_not_of(' ');
-    cell = first == std::string::npos ? "" : cell.substr(first);
-    cell = cell.substr(0, cell.find(' '));
-    if (cell == expected) return true;
-    char* end = nullptr;
-    const double a = std::strtod(cell.c_str(), &end);
-    return !cell.empty() && *end == '\0' && a == std::strtod(expected.c_str(), nullptr);
-  };
-  const TrainConfig defaults;
-  const SyncOptions sync;
+  return documented;
+}
+
+// "`batched`" and " 0 (all cores)" stand for batched and 0; 1e-3 for 0.001.
+bool sameDefault(std::string cell, const std::string& expected) {
+  cell.erase(std::remove(cell.begin(), cell.end(), '`'), cell.end());
+  const auto first = cell.find_first_not_of(' ');
+  cell = first == std::string::npos ? "" : cell.substr(first);
+  cell = cell.substr(0, cell.find(' '));
+  if (cell == expected) return true;
+  char* end = nullptr;
+  const double a = std::strtod(cell.c_str(), &end);
+  return !cell.empty() && *end == '\0' && a == std::strtod(expected.c_str(), nullptr);
+}
+
+// Checks that every row of `table` with a flag the command registers from the table
+// is documented with the default of `s` (a switch: off). Returns the rows checked.
+template <typename Table, typename S>
+int checkDocumented(const Table& table, const S& s,
+                    const std::map<std::string, std::string>& documented,
+                    std::initializer_list<std::string_view> skip = {}) {
   int checked = 0;
-  const auto check = [&](const auto& row, const auto& s) {
-    if (row.spelled.flag.empty() || row.customFlag) return;
+  forEachSetting(table, [&](const auto& row) {
+    if (row.spelled.flag.empty() || row.customFlag ||
+        std::find(skip.begin(), skip.end(), row.setting.name) != skip.end())
+      return;
     const std::string flag(row.spelled.flag);
     INFO(flag);
     const auto it = documented.find(flag);
     REQUIRE(it != documented.end());
-    // A switch is off by default; any other row shows the struct's default.
     bool isSwitch = row.flagSwitch;
     if constexpr (std::is_same_v<std::remove_cvref_t<decltype(s.*(row.member))>, bool>)
       isSwitch = isSwitch || row.choices.empty();
     const std::string expected = isSwitch ? "off" : settingText(row, s);
-    CHECK(same(it->second, expected));
+    CHECK(sameDefault(it->second, expected));
     ++checked;
-  };
-  forEachSetting(kTrainSettings, [&](const auto& row) { check(row, defaults); });
-  forEachSetting(kSyncSettings, [&](const auto& row) { check(row, sync); });
-  CHECK(checked >= 25);
+  });
+  return checked;
+}
+
+}  // namespace
+
+TEST_CASE("settings: the docs' option tables name every flag with the struct's default",
+          "[settings][docs]") {
+  const auto train = documentedDefaults("docs/cli.md", "posvec train`");
+  CHECK(checkDocumented(kTrainSettings, TrainConfig{}, train) > 20);
+  CHECK(checkDocumented(kSyncSettings, SyncOptions{}, train) == 6);
+  CHECK(checkDocumented(kTokenizerSettings, TokenizerOptions{}, train,
+                        {"chunkBytes", "tokenizerThreads"}) == 5);
+  // tokenize uses every core unless told otherwise.
+  TokenizerOptions tokenize;
+  tokenize.threads = 0;
+  CHECK(checkDocumented(kTokenizerSettings, tokenize,
+                        documentedDefaults("docs/cli.md", "`posvec tokenize`")) == 7);
+  // attend's --base and --encoding set the additive encoding too: its own flags.
+  CHECK(checkDocumented(kAttentionSettings, AttentionOptions{},
+                        documentedDefaults("docs/cli.md", "`posvec attend`"),
+                        {"rotaryBase", "rotaryEncoding"}) == 9);
+  CHECK(checkDocumented(kStudySettings, StudyOptions{},
+                        documentedDefaults("docs/study.md", "## Options")) == 10);
 }
 
 TEST_CASE("settings: a name belongs to one row of all the tables", "[settings]") {

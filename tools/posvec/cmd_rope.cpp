@@ -6,7 +6,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <numbers>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cli.hpp"
@@ -23,90 +25,46 @@ const RopeConfig kRopeDefaults{};
 }  // namespace
 
 void addRopeOptions(CLI::App* sub, RopeCliOptions& o, const std::string& dimName, bool baseOption) {
-  const RopeConfig& d = kRopeDefaults;
-  o.type = ropeTypeName(d.type);
-  o.dim = static_cast<std::int64_t>(d.headDim);
-  o.partial = d.partialRotaryFactor;
-  o.base = d.base;
-  o.factor = d.factor;
-  o.maxPosition = d.maxPositionEmbeddings;
-  o.originalMaxPosition = d.originalMaxPositionEmbeddings;
-  o.betaFast = d.betaFast;
-  o.betaSlow = d.betaSlow;
-  o.lowFreqFactor = d.lowFreqFactor;
-  o.highFreqFactor = d.highFreqFactor;
-  o.seqLen = d.seqLen;
-  const std::string g = "Rotary configuration (override the config.json's values)";
-  auto add = [&](CLI::Option* opt) {
-    opt->group(g);
-    o.given.push_back(opt);
-    return opt;
-  };
-  add(sub->add_option("--type", o.type,
-                      "rope_type: default, linear, ntk, dynamic, yarn, llama3 or longrope"))
-      ->capture_default_str();
-  if (!dimName.empty())
-    add(sub->add_option(
-            dimName, o.dim,
-            "Head size (head_dim); the rotated size is head size x --partial-rotary-factor"))
-        ->capture_default_str();
-  add(sub->add_option("--partial-rotary-factor", o.partial, "Share of the head that rotates"))
-      ->capture_default_str();
-  if (baseOption)
-    add(sub->add_option("--base", o.base, "rope_theta, the frequency base"))->capture_default_str();
-  add(sub->add_option("--factor", o.factor,
-                      "Scaling factor (linear, ntk, dynamic, yarn, llama3), >= 1"))
-      ->capture_default_str();
-  add(sub->add_option("--max-position", o.maxPosition, "max_position_embeddings"))
-      ->capture_default_str();
-  add(sub->add_option(
-          "--original-max-position", o.originalMaxPosition,
-          "original_max_position_embeddings, the pre-training context (0: --max-position)"))
-      ->capture_default_str();
-  add(sub->add_option("--attention-factor", o.attentionFactor,
-                      "yarn, longrope: multiplies cos and sin (default: derived from the factor)"));
-  add(sub->add_option("--beta-fast", o.betaFast, "yarn: beta_fast"))->capture_default_str();
-  add(sub->add_option("--beta-slow", o.betaSlow, "yarn: beta_slow"))->capture_default_str();
-  add(sub->add_option("--low-freq-factor", o.lowFreqFactor, "llama3: low_freq_factor"))
-      ->capture_default_str();
-  add(sub->add_option("--high-freq-factor", o.highFreqFactor, "llama3: high_freq_factor"))
-      ->capture_default_str();
-  add(sub->add_option("--short-factor", o.shortFactor, "longrope: short_factor, comma-separated")
-          ->delimiter(','));
-  add(sub->add_option("--long-factor", o.longFactor, "longrope: long_factor, comma-separated")
-          ->delimiter(','));
-  add(sub->add_option("--seq-len", o.seqLen,
-                      "dynamic, longrope: the sequence length the frequencies are for (0: none)"))
-      ->capture_default_str();
+  const std::string group = "Rotary configuration (override the config.json's values)";
+  forEachSetting(kRopeSettings, [&](const auto& row) {
+    using T = std::remove_cvref_t<decltype(o.values.*(row.member))>;
+    std::string flag(row.spelled.flag);
+    if (row.setting.name == "ropeHeadDim") {
+      if (dimName.empty()) return;  // attend: the heads' own size
+      flag = dimName;
+    }
+    if (row.setting.name == "ropeBase" && !baseOption) return;
+    const std::string help(row.help);
+    T& value = o.values.*(row.member);
+    CLI::Option* opt = nullptr;
+    if constexpr (std::is_same_v<T, RopeType>) {
+      opt = sub->add_option(flag, o.type, help)->capture_default_str();
+    } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+      opt = sub->add_option_function<double>(flag, [&value](double v) { value = v; }, help);
+    } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+      opt = sub->add_option(flag, value, help)->delimiter(',');
+    } else {
+      opt = sub->add_option(flag, value, help)->capture_default_str();
+      if constexpr (std::is_unsigned_v<T>) opt->check(notNegative());
+    }
+    opt->group(group);
+    o.given.emplace_back(row.setting.name, opt);
+  });
 }
 
 RopeConfig resolveRopeConfig(const RopeCliOptions& o, bool* anyGiven) {
   RopeConfig c = o.config.empty() ? kRopeDefaults : readRopeConfig(o.config);
   bool any = !o.config.empty();
-  auto given = [&](const char* name) {
-    for (CLI::Option* opt : o.given)
-      if (opt->check_lname(name) && opt->count() > 0) return any = true;
-    return false;
-  };
-  if (given("type")) c.type = parseRopeType(o.type);
-  if (given("dim")) {
-    if (o.dim < 1)
-      throw ConfigError("the head size must be at least 1 (got " + std::to_string(o.dim) + ")");
-    c.headDim = static_cast<std::size_t>(o.dim);
-  }
-  if (given("partial-rotary-factor")) c.partialRotaryFactor = o.partial;
-  if (given("base")) c.base = o.base;
-  if (given("factor")) c.factor = o.factor;
-  if (given("max-position")) c.maxPositionEmbeddings = o.maxPosition;
-  if (given("original-max-position")) c.originalMaxPositionEmbeddings = o.originalMaxPosition;
-  if (given("attention-factor")) c.attentionFactor = o.attentionFactor;
-  if (given("beta-fast")) c.betaFast = o.betaFast;
-  if (given("beta-slow")) c.betaSlow = o.betaSlow;
-  if (given("low-freq-factor")) c.lowFreqFactor = o.lowFreqFactor;
-  if (given("high-freq-factor")) c.highFreqFactor = o.highFreqFactor;
-  if (given("short-factor")) c.shortFactor = o.shortFactor;
-  if (given("long-factor")) c.longFactor = o.longFactor;
-  if (given("seq-len")) c.seqLen = o.seqLen;
+  forEachSetting(kRopeSettings, [&](const auto& row) {
+    for (const auto& [name, opt] : o.given) {
+      if (name != row.setting.name || opt->count() == 0) continue;
+      any = true;
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(c.*(row.member))>, RopeType>)
+        c.type = parseRopeType(o.type);
+      else
+        c.*(row.member) = o.values.*(row.member);
+    }
+  });
   if (anyGiven) *anyGiven = any;
   return c;
 }

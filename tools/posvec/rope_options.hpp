@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "posvec/rope.hpp"
@@ -13,27 +15,15 @@
 namespace posvec::cli {
 
 struct RopeCliOptions {
-  std::string config;   // config.json path ("" : options only)
-  RopeConfig defaults;  // the values of options not given
-  std::string type = "default";
-  std::int64_t dim = 128;
-  double partial = 1.0;
-  double base = 10000.0;
-  double factor = 1.0;
-  std::int64_t maxPosition = 2048;
-  std::int64_t originalMaxPosition = 0;
-  double attentionFactor = 0;
-  double betaFast = 32, betaSlow = 1;
-  double lowFreqFactor = 1, highFreqFactor = 4;
-  std::vector<double> shortFactor, longFactor;
-  std::int64_t seqLen = 0;
-  std::vector<CLI::Option*> given;  // the options above, to ask which were given
+  std::string config;  // config.json path ("" : options only)
+  RopeConfig values;   // what the options read (the rows of kRopeSettings)
+  std::string type = ropeTypeName(RopeConfig{}.type);  // --type, read by parseRopeType
+  // Each registered option with its row's name, to ask which were given.
+  std::vector<std::pair<std::string_view, CLI::Option*>> given;
 };
 
-// Adds --type --dim --partial-rotary-factor --base --factor --max-position
-// --original-max-position --attention-factor --beta-fast --beta-slow
-// --low-freq-factor --high-freq-factor --short-factor --long-factor --seq-len.
-// `dimName` spells the head-size option ("--dim" for rope; "" for none: attend
+// Adds the flags of the rows of kRopeSettings (--type --dim --partial-rotary-factor
+// --base --factor --max-position ...), with their help. `dimName` spells the head-size option ("--dim" for rope; "" for none: attend
 // rotates its own heads); `baseOption` false leaves --base to the caller.
 void addRopeOptions(CLI::App* sub, RopeCliOptions& o, const std::string& dimName, bool baseOption);
 
