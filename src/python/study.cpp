@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "posvec/report.hpp"
@@ -50,8 +51,16 @@ void bindStudy(py::module_& m) {
       "run_study",
       [](const py::dict& o, py::object progress) {
         StudyOptions s;
-        s.corpus = o["corpus"].cast<std::string>();
-        s.vectors = o["vectors"].cast<std::string>();
+        // The rows with a keyword and a plain value, from their table; the placed
+        // words, encodings and scale have their own forms.
+        forEachSetting(kStudySettings, [&](const auto& row) {
+          using T = std::remove_cvref_t<decltype(s.*(row.member))>;
+          if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, std::string>) {
+            const std::string keyword(row.spelled.keyword);
+            if (!keyword.empty() && o.contains(keyword))
+              s.*(row.member) = o[keyword.c_str()].template cast<T>();
+          }
+        });
         s.pairs.clear();
         for (const auto& [word, position] :
              o["pairs"].cast<std::vector<std::pair<std::string, std::int64_t>>>())
@@ -59,14 +68,7 @@ void bindStudy(py::module_& m) {
         s.encodings.clear();
         for (const auto& name : o["encodings"].cast<std::vector<std::string>>())
           s.encodings.push_back(parseEncoding(name));
-        s.dim = o["dim"].cast<std::size_t>();
         s.scale = Scale::parse(o["scale"].cast<std::string>());
-        s.base = o["base"].cast<double>();
-        s.seed = o["seed"].cast<std::uint64_t>();
-        s.epochs = o["epochs"].cast<int>();
-        s.threads = o["threads"].cast<int>();
-        s.sweep = o["sweep"].cast<bool>();
-        s.reportDir = o["report_dir"].cast<std::string>();
         s.validate();
         StudyObserver observer;
         observer.progress = [progress](const StudyProgress& p) {

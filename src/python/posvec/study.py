@@ -114,7 +114,7 @@ def study(
         encodings=[str(e) for e in ([encodings] if isinstance(encodings, str) else encodings)],
         dim=int(dim),
         scale=scale if isinstance(scale, str) else repr(float(scale)),
-        base=float(base), seed=int(seed), epochs=int(epochs), threads=int(workers),
-        sweep=bool(sweep), report_dir=os.fspath(report) if report is not None else "",
+        base=float(base), seed=int(seed), epochs=int(epochs), workers=int(workers),
+        sweep=bool(sweep), report=os.fspath(report) if report is not None else "",
     )
     return StudyResult(_posvec.run_study(options, progress))
