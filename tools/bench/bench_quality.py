@@ -266,7 +266,8 @@ def main():
                 row["rounds"] if row["rounds"] is not None else "-", row["wall"],
                 "%.1f" % row["cpu"] if row["cpu"] is not None else "-"))
     print()
-    print("| ranks | epochs to the band | words a rank to the band (M) | S_N | wall s to the band |")
+    print("| ranks | epochs to the band | words a rank to the band (M) | S_N | "
+          "wall s to the band |")
     print("|---|---|---|---|---|")
     speedups = {}
     for n in ranks:

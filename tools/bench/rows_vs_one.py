@@ -22,7 +22,6 @@ Usage: PYTHONPATH=/path/to/posvec/python /usr/bin/python3 tools/bench/rows_vs_on
 import argparse
 import hashlib
 import json
-import math
 import os
 import shlex
 import shutil
