@@ -3,8 +3,8 @@
 // of `posvec train` names each flag with its default.
 #include "posvec/settings.hpp"
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -296,16 +296,15 @@ TEST_CASE("settings: a name belongs to one row of all the tables", "[settings]")
   CHECK(rows > 80);  // the tables are all there
 }
 
-TEST_CASE("settings: every setting a library message names has a row",
-          "[settings]") {
+TEST_CASE("settings: every setting a library message names has a row", "[settings]") {
   // The names the library's sources give to messages, read from the sources (a
   // name with no row would reach the user as the bare meaning, and a typo in a
   // settingNamed() call would give an empty one).
-  const std::regex named(R"re((?:Setting\{|settingNamed\(\w+, |StudyOptionError\(|about\()"(\w+)")re");
+  const std::regex named(
+      R"re((?:Setting\{|settingNamed\(\w+, |StudyOptionError\(|about\()"(\w+)")re");
   std::map<std::string, std::string> found;  // name -> the file that names it
   for (const char* dir : {"src", "include/posvec"})
-    for (const auto& entry :
-         std::filesystem::recursive_directory_iterator(test::sourcePath(dir))) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(test::sourcePath(dir))) {
       if (!entry.is_regular_file()) continue;
       const std::string text = test::readText(entry.path().string());
       for (std::sregex_iterator m(text.begin(), text.end(), named), end; m != end; ++m)
@@ -341,8 +340,7 @@ TEST_CASE("settings: the tokenizer, attention and study ranges come from their r
   CHECK(refused([&] { t.validate(); }) == "(accepted)");
   AttentionOptions a;
   a.heads = 0;
-  CHECK(refused([&] { a.validate(8); }) ==
-        "heads: the number of heads must be at least 1 (got 0)");
+  CHECK(refused([&] { a.validate(8); }) == "heads: the number of heads must be at least 1 (got 0)");
   StudyOptions st;
   st.vectors = "unused.bin";  // no training configuration checked
   st.alibiHeads = 4097;
@@ -368,8 +366,8 @@ TEST_CASE("settings: the command line spells each table's settings by their rows
           "[settings][cli]") {
   test::TempDir dir;
   test::writeText(dir.file("t.txt"), "The cat sat.\n");
-  const auto tokenize = test::runCli("tokenize " + test::quote(dir.file("t.txt")) +
-                                     " --chunk-size 0");
+  const auto tokenize =
+      test::runCli("tokenize " + test::quote(dir.file("t.txt")) + " --chunk-size 0");
   CHECK(tokenize.status == 2);
   CHECK(tokenize.err ==
         "posvec: error: --chunk-size: tokenizer chunk size must be between 1 and 1073741824 "
@@ -380,11 +378,10 @@ TEST_CASE("settings: the command line spells each table's settings by their rows
         "posvec: error: --alibi-heads: ALiBi's head count must be between 1 and 4096 (got "
         "4097)\n");
   test::writeText(dir.file("v.txt"), "2 2\nthe 1 0\ncat 0 1\n");
-  const auto attend = test::runCli("attend " + test::quote(dir.file("v.txt")) +
-                                   " -s 'the cat' --heads 0");
+  const auto attend =
+      test::runCli("attend " + test::quote(dir.file("v.txt")) + " -s 'the cat' --heads 0");
   CHECK(attend.status == 2);
-  CHECK(attend.err ==
-        "posvec: error: --heads: the number of heads must be at least 1 (got 0)\n");
+  CHECK(attend.err == "posvec: error: --heads: the number of heads must be at least 1 (got 0)\n");
   // A name that is an argument, not a member: the positions of `posvec pe`.
   const auto pe = test::runCli("pe --len 0 --dim 8");
   CHECK(pe.status == 2);

@@ -363,9 +363,10 @@ StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
     settings.vocabulary = embeddings.size();
     if (loaded.subwords) embeddings = withBuiltWords(embeddings, *loaded.subwords, o.pairs, settings);
     if (o.dim != 0 && embeddings.dim() != o.dim)
-      throw StudyOptionError("studyDim", "dimension " + std::to_string(o.dim) + " does not match the " +
-                                        std::to_string(embeddings.dim()) + "-d vectors in '" +
-                                        o.vectors + "' (leave the dimension unset with vectors)");
+      throw StudyOptionError("studyDim",
+                             "dimension " + std::to_string(o.dim) + " does not match the " +
+                                 std::to_string(embeddings.dim()) + "-d vectors in '" + o.vectors +
+                                 "' (leave the dimension unset with vectors)");
     settings.source = o.vectors;
   } else {
     const std::string corpus = o.corpus.empty() ? shippedCorpus() : o.corpus;

@@ -101,12 +101,12 @@ void AttentionOptions::validate(std::size_t dModel) const {
                       << settingNamed(kAttentionSettings, "headDim") << ")");
   const std::size_t dk = resolvedHeadDim(dModel);
   if (projection == Projection::Identity && heads * dk != dModel && dk != dModel)
-    throw ConfigError(ErrorText("identity projections read the input's own columns: heads x "
-                                "head size (" +
-                                std::to_string(heads) + " x " + std::to_string(dk) +
-                                ") must equal d_model " + std::to_string(dModel) +
-                                ", or the head size must be d_model; use ")
-                      << settingNamed(kAttentionSettings, "projection") << " random for other sizes");
+    throw ConfigError(
+        ErrorText("identity projections read the input's own columns: heads x "
+                  "head size (" +
+                  std::to_string(heads) + " x " + std::to_string(dk) + ") must equal d_model " +
+                  std::to_string(dModel) + ", or the head size must be d_model; use ")
+        << settingNamed(kAttentionSettings, "projection") << " random for other sizes");
   if (maskAfterSoftmax && !causal)
     throw ConfigError(
         ErrorText("masking after the softmax is a variant of the causal mask: add ")
@@ -212,7 +212,9 @@ AttentionResult Attention::compute(const MatrixD& x, std::int64_t start, std::si
     throw InputError("the attention input has " + std::to_string(x.cols()) +
                      " columns but the attention was built for d_model " + std::to_string(dModel_));
   if (!x.allFinite()) throw InputError("the attention input holds a NaN or infinite value");
-  if (start < 0) throw ConfigError(ErrorText::about(settingNamed(kPositionArguments, "start")) << " must be 0 or more");
+  if (start < 0)
+    throw ConfigError(ErrorText::about(settingNamed(kPositionArguments, "start"))
+                      << " must be 0 or more");
   const Eigen::Index T = x.rows();
   const Eigen::Index n = std::min<Eigen::Index>(
       T, static_cast<Eigen::Index>(std::min<std::size_t>(length, static_cast<std::size_t>(T))));
@@ -418,7 +420,9 @@ LookedUp lookUpTokens(const LookupVectors& vectors, const Sentence& tokens, Unkn
 MatrixD attentionInput(const MatrixF& rows, PositionMode mode, const PositionalEncoder& encoder,
                        std::int64_t start, Scale scale) {
   if (mode == PositionMode::Additive) return encoder.encode(rows, start, scale);
-  if (start < 0) throw ConfigError(ErrorText::about(settingNamed(kPositionArguments, "start")) << " must be 0 or more");
+  if (start < 0)
+    throw ConfigError(ErrorText::about(settingNamed(kPositionArguments, "start"))
+                      << " must be 0 or more");
   return rows.cast<double>() * scale.factor(static_cast<std::size_t>(rows.cols()));
 }
 

@@ -95,9 +95,9 @@ std::int64_t RopeConfig::originalContext() const {
 void RopeConfig::validate() const {
   // A message about one setting (Error::about): the CLI puts its flag in front.
   const auto about = [](std::string_view name) {
-    return ErrorText::about(
-        name == "rotaryDim" ? settingNamed(kRopeArguments, name) : settingNamed(kRopeSettings, name),
-        "");
+    return ErrorText::about(name == "rotaryDim" ? settingNamed(kRopeArguments, name)
+                                                : settingNamed(kRopeSettings, name),
+                            "");
   };
   if (headDim == 0)
     throw ConfigError(about("ropeHeadDim")

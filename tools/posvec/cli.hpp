@@ -3,16 +3,16 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <functional>
-#include <nlohmann/json.hpp>
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
-#include <limits>
-#include <type_traits>
-#include <algorithm>
+#include <functional>
 #include <initializer_list>
+#include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 

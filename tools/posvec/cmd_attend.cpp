@@ -195,8 +195,8 @@ std::string figureText(const AttendOptions& o, const std::vector<Item>& items, O
       if (items.size() > 1) title += ", sentence " + std::to_string(s + 1);
       if (weights.size() > 1)
         title += ", head " + std::to_string(h + 1) + " of " + std::to_string(weights.size());
-      maps.push_back({title + " (" + positionModeName(o.attention.positional) + setting + ")", items[s].words.tokens,
-                      weights[h].topLeftCorner(n, n)});
+      maps.push_back({title + " (" + positionModeName(o.attention.positional) + setting + ")",
+                      items[s].words.tokens, weights[h].topLeftCorner(n, n)});
     }
   }
   if (fmt == OutFormat::Svg) {

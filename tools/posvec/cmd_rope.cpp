@@ -40,7 +40,8 @@ void addRopeOptions(CLI::App* sub, RopeCliOptions& o, const std::string& dimName
     if constexpr (std::is_same_v<T, RopeType>) {
       opt = sub->add_option(flag, o.type, help)->capture_default_str();
     } else if constexpr (std::is_same_v<T, std::optional<double>>) {
-      opt = sub->add_option_function<double>(flag, [&value](double v) { value = v; }, help);
+      opt = sub->add_option_function<double>(
+          flag, [&value](double v) { value = v; }, help);
     } else if constexpr (std::is_same_v<T, std::vector<double>>) {
       opt = sub->add_option(flag, value, help)->delimiter(',');
     } else {

@@ -285,8 +285,8 @@ std::string spelledMessage(const std::exception& e) {
     const Spelling* s = settingSpelling(setting);
     if (!s) return std::string();
     return std::string(inText && !s->flagInText.empty() ? s->flagInText
-                       : s->flag.empty()                 ? s->flagInText
-                                                         : s->flag);
+                       : s->flag.empty()                ? s->flagInText
+                                                        : s->flag);
   };
   return error->spelled([&](const std::string& s) { return flagOf(s, true); },
                         [&](const std::string& s) { return flagOf(s, false); });

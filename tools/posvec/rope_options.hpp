@@ -23,8 +23,9 @@ struct RopeCliOptions {
 };
 
 // Adds the flags of the rows of kRopeSettings (--type --dim --partial-rotary-factor
-// --base --factor --max-position ...), with their help. `dimName` spells the head-size option ("--dim" for rope; "" for none: attend
-// rotates its own heads); `baseOption` false leaves --base to the caller.
+// --base --factor --max-position ...), with their help. `dimName` spells the head-size option
+// ("--dim" for rope; "" for none: attend rotates its own heads); `baseOption` false leaves --base
+// to the caller.
 void addRopeOptions(CLI::App* sub, RopeCliOptions& o, const std::string& dimName, bool baseOption);
 
 // The configuration: the file's (when given) with the given options on top, or the

@@ -210,7 +210,8 @@ Plan prepare(const Options& o, Cluster* cluster, bool writer) {
   // A directory stands for the files in it: an output that is one of them is refused too.
   const std::vector<std::string> corpusFiles =
       CorpusSource::fromFiles(o.corpus, o.tokenizer.mode == TokenizerOptions::Mode::Whitespace, {},
-                              o.recursive).paths();
+                              o.recursive)
+          .paths();
   std::vector<std::string> inputs = corpusFiles;
   if (!o.readVocab.empty()) inputs.push_back(o.readVocab);
   // The model resumed from is read whole before anything is written, so its own
