@@ -332,3 +332,15 @@ def test_the_module_users_import_never_truncates_a_file_for_a_test_variable(tmp_
     monkeypatch.setenv("POSVEC_TEST_RESIZE_INPUT", "0")
     assert len(posvec.KeyedVectors.load_word2vec_format(path, binary=binary)) == 3000
     assert path.read_bytes() == before
+
+
+def test_messages_name_the_keyword_of_the_setting(tmp_path):
+    # The library names the setting (unicodeErrors); the package spells it as its
+    # keyword, taken from the setting's row, where the CLI would say --unicode-errors.
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"1 2\nbl\x97ck 1.0 2.0\n")
+    with pytest.raises(UnicodeDecodeError) as caught:
+        posvec.KeyedVectors.load_word2vec_format(bad)
+    message = str(caught.value)
+    assert "load with unicode_errors= 'replace'" in message
+    assert "--unicode-errors" not in message
