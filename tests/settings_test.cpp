@@ -98,7 +98,7 @@ TEST_CASE("settings: every stored training setting reads back the value it write
     CHECK(back.*(row.member) == value);
     ++rows;
   });
-  CHECK(rows == 23);
+  CHECK(rows == 24);
   // A value that is not the setting's type names the key and the value.
   CHECK_THROWS_WITH(TrainConfig::deserialize("kernel=fast\n"),
                     "training config: 'kernel' has the invalid value 'fast'");

@@ -87,6 +87,10 @@ struct TrainConfig {
   double nsExponent = 0.75;
   Loss loss = Loss::NegativeSampling;  ///< output layer
   Architecture architecture = Architecture::SkipGram;  ///< skip-gram or CBOW
+  /// CBOW: the context rows' mean predicts the centre word and each context row takes
+  /// the whole gradient (word2vec.c, gensim's cbow_mean=1); false: their sum, each
+  /// taking the gradient over the number of contexts (gensim's cbow_mean=0).
+  bool cbowMean = true;
   double sample = 1e-3;       ///< subsampling threshold in [0, 1) (word2vec.c formula); 0 disables
   double alpha = 0.025;       ///< initial learning rate, in (0, 10] (CBOW users often pick 0.05)
   double minAlpha = 0.0001;   ///< final learning rate, in [0, alpha]; the rate falls linearly to it
@@ -161,6 +165,8 @@ inline constexpr Choice<WeightType> kWeightTypeNames[] = {
 
 /// Whether a TrainConfig trains subwords (the n-gram settings' rows apply).
 constexpr bool trainsSubwords(const TrainConfig& c) { return c.subwords; }
+/// Whether a TrainConfig trains CBOW (the CBOW rows apply).
+constexpr bool trainsCbow(const TrainConfig& c) { return c.architecture == Architecture::Cbow; }
 /// Whether a TrainConfig trains with negative sampling (its noise words' row applies).
 constexpr bool samplesNoise(const TrainConfig& c) { return c.loss == Loss::NegativeSampling; }
 
@@ -261,6 +267,13 @@ inline constexpr auto kTrainSettings = std::tuple{
         .help = "Every centre word sees its whole window (no random shrink; gensim's "
                 "shrink_windows=False)",
         .stored = Stored::IfChanged, .flagSwitch = true, .flagValue = false},
+    SettingRow<TrainConfig, bool>{
+        .member = &TrainConfig::cbowMean, .setting = {"cbowMean", "CBOW's mean of the contexts"},
+        .key = "cbow_mean", .spelled = {"--cbow-sum", "cbow_mean"},
+        .help = "CBOW: the sum of the context vectors predicts the centre word, each taking the "
+                "gradient over their number (gensim's cbow_mean=0; default: their mean)",
+        .applies = trainsCbow, .stored = Stored::IfChanged, .flagSwitch = true,
+        .flagValue = false, .keywordDefault = "1"},
     SettingRow<TrainConfig, bool>{
         .member = &TrainConfig::subwords, .setting = {"subwords", "subword training"},
         .key = "subwords", .spelled = {"--subwords", ""},

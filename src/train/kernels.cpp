@@ -220,12 +220,19 @@ class SkipGram final : public TrainKernel {
 };
 
 // word2vec.c's CBOW: the mean of the context input vectors predicts the centre
-// word; every context vector receives the whole gradient.
+// word; every context vector receives the whole gradient. With cbowMean false
+// (gensim's cbow_mean=0) their sum predicts it and each receives the gradient
+// over the number of contexts.
 template <Out kOut>
 class Cbow final : public TrainKernel {
  public:
   Cbow(const TrainConfig& c, const KernelShared& s)
-      : p_(c, s), in_(s.input->data()), dim_(c.dim), window_(c.window), shrink_(c.shrinkWindows) {}
+      : p_(c, s),
+        in_(s.input->data()),
+        dim_(c.dim),
+        window_(c.window),
+        shrink_(c.shrinkWindows),
+        mean_(c.cbowMean) {}
 
   double sentence(const std::int32_t* ids, std::size_t n, float alpha, ThreadState& st,
                   std::int64_t& predictions) const override {
@@ -244,11 +251,13 @@ class Cbow final : public TrainKernel {
       for (std::int64_t c = lo; c <= hi; ++c)
         if (c != i) rowAxpy(1.0f, in_ + static_cast<std::size_t>(ids[c]) * dim_, h, dim_);
       const float inv = 1.0f / static_cast<float>(hi - lo);
-      for (std::size_t d = 0; d < dim_; ++d) h[d] *= inv;
+      if (mean_)
+        for (std::size_t d = 0; d < dim_; ++d) h[d] *= inv;
       std::memset(grad, 0, dim_ * sizeof(float));
       loss += p_.predict(h, ids[i], alpha, grad, st.rng);
+      const float share = mean_ ? 1.0f : inv;  // the sum's gradient is split among the contexts
       for (std::int64_t c = lo; c <= hi; ++c)
-        if (c != i) rowAxpy(1.0f, grad, in_ + static_cast<std::size_t>(ids[c]) * dim_, dim_);
+        if (c != i) rowAxpy(share, grad, in_ + static_cast<std::size_t>(ids[c]) * dim_, dim_);
       ++predictions;
     }
     return loss;
@@ -260,6 +269,7 @@ class Cbow final : public TrainKernel {
   std::size_t dim_;
   std::int64_t window_;
   bool shrink_;
+  bool mean_;
 };
 
 }  // namespace

@@ -42,6 +42,10 @@ void TrainConfig::validate() const {
     if (loss == Loss::HierarchicalSoftmax)
       refuse(setting("subwords"),
              " uses negative sampling; hierarchical softmax with subwords is not available");
+    if (!cbowMean && architecture == Architecture::Cbow)
+      throw ConfigError(ErrorText::about(setting("cbowMean"),
+                                         "summed CBOW trains word vectors only; subword CBOW "
+                                         "averages its rows, as fastText does"));
   }
   // (Before the corpus is read; training under mpirun refuses them too, once it knows.)
   if (weights != WeightType::Fp32 &&

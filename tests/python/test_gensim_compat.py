@@ -356,12 +356,26 @@ def test_constructor_arguments_make_the_same_vocabulary(kwargs):
             assert getattr(p, name) == getattr(g, name), name
 
 
-@pytest.mark.parametrize("name,value", [("cbow_mean", 0), ("sorted_vocab", 0),
-                                        ("null_word", 1), ("hashfxn", lambda s: 0)])
+@pytest.mark.parametrize("name,value", [("sorted_vocab", 0), ("null_word", 1),
+                                        ("hashfxn", lambda s: 0)])
 def test_arguments_posvec_refuses_say_what_to_use(name, value):
     gm.Word2Vec(SENTENCES, min_count=1, **W2V, **{name: value})  # gensim takes them
     with pytest.raises(ValueError, match=name):
         posvec.Word2Vec(SENTENCES, min_count=1, progress=False, **W2V, **{name: value})
+
+
+def test_summed_cbow_is_gensims_cbow_mean_0():
+    # cbow_mean=0 trains (the kernel's rule is checked against a float64 reference in
+    # tests/kernels_test.cpp) and reads back as gensim's attribute does.
+    kwargs = dict(sg=0, min_count=1, epochs=20, **W2V)
+    g = gm.Word2Vec(SENTENCES, cbow_mean=0, **kwargs)
+    summed = posvec.Word2Vec(SENTENCES, cbow_mean=0, progress=False, **kwargs)
+    mean = posvec.Word2Vec(SENTENCES, cbow_mean=1, progress=False, **kwargs)
+    assert summed.cbow_mean == g.cbow_mean == 0 and mean.cbow_mean == 1
+    assert np.isfinite(summed.wv.vectors).all()
+    assert not np.allclose(summed.wv.vectors, mean.wv.vectors)
+    with pytest.raises(ValueError, match="^cbow_mean: summed CBOW trains word vectors only"):
+        posvec.FastText(SENTENCES, sg=0, cbow_mean=0, min_count=1, progress=False, **W2V)
 
 
 def test_build_vocab_then_train_and_update():

@@ -247,13 +247,15 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
                                  "Continue a full-state model (.posvec) for --epochs more epochs, "
                                  "with the schedule it would have had");
   // A resumed model keeps its own settings, except those that may change.
-  std::vector<std::string> needSubwords;
+  // A row that applies to subword or CBOW training only needs that flag.
+  std::vector<std::pair<std::string, std::string>> needs;  // (flag, the flag it needs)
   forEachSetting(kTrainSettings, [&](const auto& row) {
     if (row.spelled.flag.empty() || row.customFlag) return;
     const std::string flag(row.spelled.flag);
     if (row.stored != Stored::Never && !resumeMayChange(row.key))
       resume->excludes(sub->get_option(flag));
-    if (row.applies == trainsSubwords) needSubwords.push_back(flag);
+    if (row.applies == trainsSubwords) needs.emplace_back(flag, "--subwords");
+    if (row.applies == trainsCbow) needs.emplace_back(flag, "--cbow");
   });
   sub->add_flag("--update-vocab", opts->updateVocab,
                 "With --resume: add the corpus words the model does not know (at least its "
@@ -283,12 +285,14 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
                   "With --format npy: the array's type, float32 or float16 (half the size)")
       ->check(CLI::IsMember({"float32", "float16"}))
       ->capture_default_str();
-  sub->callback([opts, sub, needSubwords] {
-    // Each needs --subwords (checked here, after --resume's exclusions: a resumed
-    // model keeps its n-gram settings, and CLI11 would name --subwords first).
-    if (!opts->config.subwords)
-      for (const std::string& name : needSubwords)
-        if (sub->get_option(name)->count() > 0) throw CLI::RequiresError(name, "--subwords");
+  sub->callback([opts, sub, needs] {
+    // Checked here, after --resume's exclusions: a resumed model keeps its n-gram
+    // settings, and CLI11 would name the needed flag first.
+    for (const auto& [name, needed] : needs)
+      if (sub->get_option(name)->count() > 0 && sub->get_option(needed)->count() == 0 &&
+          !(needed == "--subwords" ? opts->config.subwords
+                                   : opts->config.architecture == Architecture::Cbow))
+        throw CLI::RequiresError(name, needed);
     opts->epochsGiven = sub->get_option("--epochs")->count() > 0;
     opts->alphaGiven = sub->get_option("--alpha")->count() > 0;
     opts->weightsGiven = sub->get_option("--weights")->count() > 0;

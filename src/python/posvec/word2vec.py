@@ -148,8 +148,6 @@ class _ClassOnly:
 
 # gensim 4.2 arguments posvec takes with another value only, and what to do instead.
 _REFUSED = {
-    "cbow_mean": (1, "posvec's CBOW averages the context vectors (cbow_mean=1); summing them "
-                     "(cbow_mean=0) is not implemented"),
     "sorted_vocab": (1, "posvec keeps the vocabulary sorted by count, most frequent first "
                         "(sorted_vocab=1)"),
     "null_word": (0, "null_word pads gensim's concatenating CBOW, a mode posvec does not have; "
@@ -169,8 +167,8 @@ class Word2Vec:
 
     Defaults that differ from gensim's: ``sg=1`` (skip-gram; gensim's is CBOW) and
     ``workers=0`` (all cores). gensim arguments that posvec takes with one value only
-    (``cbow_mean``, ``shrink_windows``, ``sorted_vocab``, ``null_word``,
-    ``hashfxn``) raise ValueError naming it for any other value;
+    (``sorted_vocab``, ``null_word``, ``hashfxn``) raise ValueError naming it for
+    any other value;
     docs/gensim-compatibility.md lists every argument.
     """
 
@@ -225,7 +223,7 @@ class Word2Vec:
             raise TypeError(f"seed must be an integer (got {type(seed).__name__})") from None
         if not 0 <= seed < 2**64:
             raise ValueError(f"seed must be from 0 to 2**64 - 1 (got {seed})")
-        given = dict(cbow_mean=cbow_mean, sorted_vocab=sorted_vocab, null_word=null_word)
+        given = dict(sorted_vocab=sorted_vocab, null_word=null_word)
         for name, value in given.items():
             accepted, why = _REFUSED[name]
             if value != accepted:
@@ -246,12 +244,11 @@ class Word2Vec:
             negative=negative, sample=sample, alpha=alpha,
             min_alpha=min_alpha, epochs=epochs, workers=workers, seed=seed, max_final_vocab=0,
             kernel=kernel, combine=combine, block_negatives=block_negatives, ns_exponent=ns_exponent,
-            shrink_windows=bool(shrink_windows), weights=weights,
+            shrink_windows=bool(shrink_windows), cbow_mean=1 if cbow_mean else 0, weights=weights,
             lowercase=lowercase, punctuation=punctuation, locale=locale)
         self.max_final_vocab = max_final_vocab
         self.max_vocab_size = max_vocab_size
         self.trim_rule = trim_rule
-        self.cbow_mean = cbow_mean
         self.sorted_vocab = sorted_vocab
         self.null_word = null_word
         self.hashfxn = hashfxn
