@@ -273,7 +273,8 @@ void readPretokenized(std::istream& in, const std::string& name, bool replaceInv
                       std::uint64_t firstOffset = 0, bool startOpen = false,
                       bool lineGoesOn = false) {
   constexpr std::size_t kBlock = 1 << 20;
-  std::string buf(kBlock, '\0');
+  // Not zeroed: a short stream (a counting block of a few bytes) touches one page of it.
+  const std::unique_ptr<char[]> buf(new char[kBlock]);
   std::string carry;  // an unfinished word from the previous block
   std::uint64_t carryStart = 0, blockStart = firstOffset, line = firstLine;
   std::string fixed;
@@ -301,7 +302,7 @@ void readPretokenized(std::istream& in, const std::string& name, bool replaceInv
   };
   bool lineOpen = startOpen;
   for (;;) {
-    in.read(buf.data(), static_cast<std::streamsize>(kBlock));
+    in.read(buf.get(), static_cast<std::streamsize>(kBlock));
     const auto got = static_cast<std::size_t>(in.gcount());
     if (got == 0) break;
     std::size_t i = 0;
@@ -330,11 +331,11 @@ void readPretokenized(std::istream& in, const std::string& name, bool replaceInv
         auto keep = [&](std::size_t n) { return std::min(n, kMaxWordBytes + 1 - carry.size()); };
         if (j == got) {
           if (carry.empty()) carryStart = blockStart + i;
-          carry.append(buf, i, keep(j - i));
+          carry.append(buf.get() + i, keep(j - i));
         } else if (carry.empty()) {
-          word(std::string_view(buf.data() + i, j - i), blockStart + i);
+          word(std::string_view(buf.get() + i, j - i), blockStart + i);
         } else {
-          carry.append(buf, i, keep(j - i));
+          carry.append(buf.get() + i, keep(j - i));
           word(carry, carryStart);
           carry.clear();
         }
