@@ -17,8 +17,16 @@ row is trained between two of its exchanges (the median over the band; input row
 count times word2vec's keep probability; output row: that plus its draws as a noise word) and
 the factor the bounded rule puts on the ranks' summed change when all N changed it.
 Models and figures are cached in tools/bench/out/rows/ (by the binary's hash and the settings).
+--dots counts, instead, the dot products one process computes a corpus word (the payload of a
+column-partitioned mode, distributed.md): it draws word2vec's subsampling and window shrinking
+over Brown's lines (each of the x16 corpus's copies has the same lines and the same keep
+probabilities), --dots-draws times, and counts the (context, centre) pairs, the classic kernel's
+dots (1 + negative a pair) and the batched kernel's cells for blocks of --combine centre words
+sharing --block-negatives noise words: all cells (distinct contexts x (distinct centres + shared
+negatives)) and those that carry a weight (a context of that centre, or any shared negative).
 Usage: PYTHONPATH=/path/to/posvec/python /usr/bin/python3 tools/bench/rows_vs_one.py
-       [--posvec PATH] [--ranks 4,8] [--epochs 1] [--variant "LABEL=--sync-words 10000"]..."""
+       [--posvec PATH] [--ranks 4,8] [--epochs 1] [--variant "LABEL=--sync-words 10000"]...
+       /usr/bin/python3 tools/bench/rows_vs_one.py --dots [--dots-draws 4]"""
 import argparse
 import hashlib
 import json
@@ -184,6 +192,73 @@ def occurrences(counts, ranks, args, extra):
     return res
 
 
+def dots(args):
+    """Expected dot products per corpus word of one process (skip-gram, negative sampling),
+    from word2vec's subsampling and a uniform window shrink drawn over Brown's lines."""
+    brown = os.path.join(HERE, "data", "brown.txt")
+    corpus_path(args.copies)  # fetches brown.txt if missing
+    with open(brown, encoding="utf-8") as f:
+        lines = [line.split() for line in f]
+    vocab = {}
+    sents = [np.array([vocab.setdefault(w, len(vocab)) for w in line], dtype=np.int64)
+             for line in lines if line]
+    counts = np.bincount(np.concatenate(sents)).astype(np.float64)
+    total = counts.sum()
+    t = args.dots_sample * total  # keep probabilities are those of every copy of x16
+    keep = np.minimum(1.0, (np.sqrt(counts / t) + 1) * t / counts)
+    neg, window, block = args.dots_negative, args.dots_window, args.combine
+    shared = max(neg, int(round(1.25 * block)))  # --block-negatives auto, as the kernel
+    rng = np.random.default_rng(1)
+    tot = {"kept": 0, "pairs": 0, "cells": 0, "weighted": 0, "blocks": 0}
+    for _ in range(args.dots_draws):
+        for s in sents:
+            k = s[rng.random(len(s)) < keep[s]]
+            n = len(k)
+            if n < 2:
+                tot["kept"] += n
+                continue
+            b = rng.integers(1, window + 1, n)
+            i = np.arange(n)
+            lo, hi = np.maximum(i - b, 0), np.minimum(i + b, n - 1)
+            tot["kept"] += n
+            tot["pairs"] += int((hi - lo).sum())
+            for c0 in range(0, n, block):
+                ctx, pos = set(), set()
+                centres = set()
+                for c in range(c0, min(c0 + block, n)):
+                    centres.add(int(k[c]))
+                    for j in range(lo[c], hi[c] + 1):
+                        if j != c:
+                            ctx.add(int(k[j]))
+                            pos.add((int(k[j]), int(k[c])))
+                if not ctx:
+                    continue
+                tot["blocks"] += 1
+                tot["cells"] += len(ctx) * (len(centres) + shared)
+                tot["weighted"] += len(pos) + len(ctx) * shared
+    words = total * args.dots_draws
+    per = {key: v / words for key, v in tot.items()}
+    per["classic"] = per["pairs"] * (1 + neg)
+    print("Brown's lines (%d words, V %d), sample %g, window %d shrunk uniformly, negative %d; "
+          "%d draws; batched blocks of %d centre words sharing %d noise words. Per corpus word:"
+          % (total, len(counts), args.dots_sample, window, neg, args.dots_draws, block, shared))
+    print("  kept centre words %.4f (expected %.4f), (context, centre) pairs %.4f (%.2f a kept "
+          "word)" % (per["kept"], (counts * keep).sum() / total, per["pairs"],
+                     tot["pairs"] / max(tot["kept"], 1)))
+    print("  classic dots (pairs x (1 + negative)) %.3f; batched cells %.3f (%.2f a pair), of "
+          "them with a weight %.3f (%.2f a pair); blocks %.4f" % (
+              per["classic"], per["cells"], tot["cells"] / tot["pairs"], per["weighted"],
+              tot["weighted"] / tot["pairs"], per["blocks"]))
+    print("  all-reduced bytes handed to MPI a rank per corpus word (fp32 / fp16): classic "
+          "%.1f / %.1f, batched %.1f / %.1f, batched weighted cells only %.1f / %.1f; on the wire "
+          "(ring) times 2(N-1)/N" % (4 * per["classic"], 2 * per["classic"], 4 * per["cells"],
+                                     2 * per["cells"], 4 * per["weighted"],
+                                     2 * per["weighted"]))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"words": total, "draws": args.dots_draws, "per_word": per}, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--posvec", default=os.path.join(ROOT, "build", "posvec"))
@@ -197,7 +272,17 @@ def main():
                     help="LABEL=TRAIN FLAGS, trained at --variant-ranks ranks, seed 1")
     ap.add_argument("--variant-ranks", type=int, default=4)
     ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--dots", action="store_true",
+                    help="count one process's dot products a corpus word (nothing is trained)")
+    ap.add_argument("--dots-draws", type=int, default=4)
+    ap.add_argument("--dots-sample", type=float, default=1e-4)
+    ap.add_argument("--dots-window", type=int, default=5)
+    ap.add_argument("--dots-negative", type=int, default=5)
+    ap.add_argument("--combine", type=int, default=4, help="--dots: centre words a block")
     args = ap.parse_args()
+    if args.dots:
+        dots(args)
+        return
     corpus = corpus_path(args.copies)
     out_dir = os.path.join(HERE, "out", "rows")
     os.makedirs(out_dir, exist_ok=True)
