@@ -140,7 +140,7 @@ TEST_CASE("rope default, linear and NTK frequencies match the published rules", 
   CHECK(ntk.back() == Approx(refTheta(10000, 64).back() / 8).epsilon(1e-12));
 }
 
-TEST_CASE("rope dynamic NTK keeps the base up to the original context and grows it beyond",
+TEST_CASE("rope dynamic NTK keeps the base up to max_position_embeddings and grows it beyond",
           "[rope]") {
   RopeConfig c = cfg(RopeType::Dynamic, 128, 10000, 2);
   c.maxPositionEmbeddings = 4096;
@@ -153,10 +153,118 @@ TEST_CASE("rope dynamic NTK keeps the base up to the original context and grows 
     const double grown = 10000 * std::pow(2.0 * static_cast<double>(L) / 4096 - 1, 128.0 / 126.0);
     requireClose(ropeFrequencies(c).invFreq, refTheta(grown, 128));
   }
-  // original_max_position_embeddings, when given, is the threshold.
+  // transformers grows the base from max_position_embeddings, whatever
+  // original_max_position_embeddings says (a Llama 3.1 config at 65536 differs by up to 98 %
+  // where the original context was taken); a note says it is not used.
   c.originalMaxPositionEmbeddings = 2048;
   c.seqLen = 4096;
-  requireClose(ropeFrequencies(c).invFreq, refTheta(10000 * std::pow(3.0, 128.0 / 126.0), 128));
+  const RopeFrequencies kept = ropeFrequencies(c);
+  requireClose(kept.invFreq, refTheta(10000, 128));
+  REQUIRE(kept.notes.size() == 1);
+  CHECK(kept.notes[0].find("original_max_position_embeddings (2048) is not used") !=
+        std::string::npos);
+  c.seqLen = 65536;
+  requireClose(ropeFrequencies(c).invFreq,
+               refTheta(10000 * std::pow(2.0 * 65536 / 4096 - 1, 128.0 / 126.0), 128));
+}
+
+TEST_CASE("rope yarn with an original context follows the chosen transformers version", "[rope]") {
+  // Qwen2-style: factor 4 stated, contexts 32768 / 4096 (ratio 8).
+  RopeConfig c = cfg(RopeType::Yarn, 128, 1e6, 4);
+  c.maxPositionEmbeddings = 32768;
+  c.originalMaxPositionEmbeddings = 4096;
+  // transformers 5: the stated factor, the correction range from the original context.
+  RopeFrequencies v5 = ropeFrequencies(c);
+  requireClose(v5.invFreq, refYarn(1e6, 128, 4, 4096, 32, 1, true));
+  CHECK(v5.attentionFactor == Approx(0.1 * std::log(4.0) + 1).epsilon(1e-14));
+  REQUIRE(v5.notes.size() == 1);
+  CHECK(v5.notes[0].find("5 uses factor 4, 4.50 to 4.x max_position_embeddings / original = 8") !=
+        std::string::npos);
+  CHECK(v5.notes[0].find("these frequencies follow 5") != std::string::npos);
+  // 4.50: the ratio replaces the factor, in the frequencies and the attention factor.
+  c.hfVersion = HfRules::V4_50;
+  RopeFrequencies v450 = ropeFrequencies(c);
+  requireClose(v450.invFreq, refYarn(1e6, 128, 8, 4096, 32, 1, true));
+  CHECK(v450.attentionFactor == Approx(0.1 * std::log(8.0) + 1).epsilon(1e-14));
+  // 4.47: the original context is ignored; the range comes from max_position_embeddings.
+  c.hfVersion = HfRules::V4_47;
+  RopeFrequencies v447 = ropeFrequencies(c);
+  requireClose(v447.invFreq, refYarn(1e6, 128, 4, 32768, 32, 1, true));
+  CHECK(v447.attentionFactor == Approx(0.1 * std::log(4.0) + 1).epsilon(1e-14));
+  // The three differ (the issue's 85 % between 4.47 and the later rule).
+  double most = 0;
+  for (std::size_t i = 0; i < v5.invFreq.size(); ++i)
+    most = std::max(most, std::abs(v447.invFreq[i] - v5.invFreq[i]) / v5.invFreq[i]);
+  CHECK(most > 0.5);
+  // Without an original context every version agrees and nothing is noted.
+  c.originalMaxPositionEmbeddings = 0;
+  for (HfRules v : {HfRules::V5, HfRules::V4_50, HfRules::V4_47}) {
+    c.hfVersion = v;
+    const RopeFrequencies f = ropeFrequencies(c);
+    requireClose(f.invFreq, refYarn(1e6, 128, 4, 32768, 32, 1, true));
+    CHECK(f.notes.empty());
+  }
+  // A config without a factor takes the ratio (transformers 5's rule).
+  const RopeConfig derived = parseRopeConfig(
+      R"({"head_dim": 128, "rope_theta": 1000000, "max_position_embeddings": 32768,
+          "rope_scaling": {"rope_type": "yarn", "original_max_position_embeddings": 4096}})");
+  CHECK(derived.factor == 8.0);
+}
+
+TEST_CASE("rope head size of DeepSeek, GPT-J and multimodal configs", "[rope]") {
+  // DeepSeek-V3: 7168 / 128 = 56, but multi-head latent attention rotates qk_rope_head_dim.
+  const RopeConfig ds = parseRopeConfig(
+      R"({"hidden_size": 7168, "num_attention_heads": 128, "qk_rope_head_dim": 64,
+          "qk_nope_head_dim": 128, "rope_theta": 10000, "max_position_embeddings": 163840,
+          "rope_scaling": {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096,
+                           "beta_fast": 32, "beta_slow": 1, "mscale": 0.707,
+                           "mscale_all_dim": 0.707}})");
+  CHECK(ds.rotaryDim() == 64);
+  const RopeFrequencies f = ropeFrequencies(ds);
+  requireClose(f.invFreq, refYarn(10000, 64, 40, 4096, 32, 1, true));
+  CHECK(f.attentionFactor == 1.0);  // mscale equal to mscale_all_dim
+  // GPT-J states the rotated size: n_embd 4096 / n_head 16 = 256, rotary_dim 64.
+  const RopeConfig gptj =
+      parseRopeConfig(R"({"n_embd": 4096, "n_head": 16, "rotary_dim": 64, "n_positions": 2048})");
+  CHECK(gptj.rotaryDim() == 64);
+  CHECK(gptj.maxPositionEmbeddings == 2048);
+  requireClose(ropeFrequencies(gptj).invFreq, refTheta(10000, 64));
+  // A size whose share of the head does not survive the round trip exactly.
+  for (int r = 2; r <= 80; r += 2) {
+    const RopeConfig c = parseRopeConfig(R"({"n_embd": 2560, "n_head": 32, "rotary_dim": )" +
+                                         std::to_string(r) + "}");
+    CHECK(c.rotaryDim() == static_cast<std::size_t>(r));
+  }
+  CHECK_THROWS_WITH(parseRopeConfig(R"({"n_embd": 2560, "n_head": 32, "rotary_dim": 82})"),
+                    Catch::Contains("'rotary_dim' (82) must be at most the head size (80)"));
+  // Gemma 3 keeps its language model in text_config, with a second base for the
+  // sliding-window layers.
+  const RopeConfig gemma = parseRopeConfig(
+      R"({"model_type": "gemma3", "text_config": {"head_dim": 256, "rope_theta": 1000000,
+          "rope_local_base_freq": 10000, "max_position_embeddings": 131072,
+          "rope_scaling": {"rope_type": "linear", "factor": 8}}})");
+  std::vector<double> global = refTheta(1e6, 256);
+  for (double& t : global) t /= 8;
+  requireClose(ropeFrequencies(gemma).invFreq, global);
+  const auto local = ropeLocalFrequencies(gemma);
+  REQUIRE(local);
+  requireClose(local->invFreq, refTheta(10000, 256));
+  CHECK_FALSE(ropeLocalFrequencies(cfg(RopeType::Default, 64, 10000)));
+}
+
+TEST_CASE("rope longrope refuses an original context whose logarithm is zero", "[rope]") {
+  RopeConfig c = cfg(RopeType::LongRope, 96, 10000);
+  c.shortFactor = phiShort();
+  c.longFactor = phiLong();
+  c.maxPositionEmbeddings = 131072;
+  c.originalMaxPositionEmbeddings = 1;
+  CHECK_THROWS_WITH(ropeFrequencies(c), Catch::Contains("original context of at least 2"));
+  c.originalMaxPositionEmbeddings = 4096;
+  c.factor = 4;  // stated, but transformers takes the contexts' ratio: noted
+  const RopeFrequencies f = ropeFrequencies(c);
+  CHECK(f.attentionFactor == Approx(std::sqrt(1 + std::log(32.0) / std::log(4096.0))));
+  REQUIRE(f.notes.size() == 1);
+  CHECK(f.notes[0].find("rope_scaling.factor 4 is not used") != std::string::npos);
 }
 
 TEST_CASE("rope YaRN ramp, clamps at both ends and attention factor", "[rope]") {
@@ -567,6 +675,25 @@ TEST_CASE("attend cli: alibi and scaled rotary", "[rope][cli]") {
   const auto k = nlohmann::json::parse(ry.out);
   CHECK(k["rope_type"] == "yarn");
   CHECK(k["attention_factor"].get<double>() == Approx(1 + 0.1 * std::log(4.0)).epsilon(1e-15));
+  CHECK(k["base"].get<double>() == 10000.0);
+  // A config's rope_theta is the base the frequencies use, and the one reported; --json is
+  // --format json.
+  TempDir dir;
+  const std::string config = (dir.path() / "llama31.json").string();
+  posvec::test::writeText(config,
+                          R"({"hidden_size": 64, "num_attention_heads": 2, "rope_theta": 500000,
+                              "max_position_embeddings": 131072, "rope_scaling": {"rope_type":
+                              "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4,
+                              "original_max_position_embeddings": 8192}})");
+  const auto rl = runCli("attend " + posvec::test::quote(vec) +
+                         " -s 'the cat sat down' --positional rotary --rope-config " +
+                         posvec::test::quote(config) + " --json");
+  REQUIRE(rl.status == 0);
+  const auto l = nlohmann::json::parse(rl.out);
+  CHECK(l["base"].get<double>() == 500000.0);
+  CHECK(l["inv_freq"][1].get<double>() == Approx(std::pow(500000.0, -2.0 / static_cast<double>(
+                                                                             2 * l["inv_freq"].size())))
+                                              .epsilon(1e-14));
   const auto bad =
       runCli("attend " + posvec::test::quote(vec) + " -s 'the cat' --type yarn --factor 4");
   CHECK(bad.status != 0);

@@ -32,6 +32,18 @@ enum class RopeType {
             ///< factor
 };
 
+/// Where transformers changed a rotary rule between versions, whose rule applies.
+enum class HfRules {
+  V5,     ///< transformers 5: yarn's rope_scaling.factor wins; max / original only without it
+  V4_50,  ///< transformers 4.50 to 4.x: yarn with an original context in rope_scaling takes
+          ///< factor = max_position_embeddings / original (interpolation and attention factor)
+  V4_47   ///< transformers 4.47 and earlier: yarn ignores the original context; its correction
+          ///< range comes from max_position_embeddings
+};
+/// The names of HfRules' values in text ("5", "4.50", "4.47").
+inline constexpr Choice<HfRules> kHfRulesNames[] = {
+    {HfRules::V5, "5"}, {HfRules::V4_50, "4.50"}, {HfRules::V4_47, "4.47"}};
+
 /// "default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope"; ConfigError otherwise
 /// (the message lists the known types).
 RopeType parseRopeType(const std::string& name);
@@ -71,6 +83,11 @@ struct RopeConfig {
   /// dynamic and longrope: the sequence length the frequencies are for. 0: none
   /// given (dynamic: the original context, i.e. no scaling; longrope: the short factors).
   std::int64_t seqLen = 0;
+  /// Gemma 3's `rope_local_base_freq`: the base of its sliding-window layers, which
+  /// rotate with the default rule (no scaling). Unset: one base for every layer.
+  std::optional<double> localBase;
+  /// Whose rule applies where transformers changed one (yarn's factor and original context).
+  HfRules hfVersion = HfRules::V5;
 
   /// The rotated size: ⌊headDim · partialRotaryFactor⌋ (even, > 0 once validated).
   std::size_t rotaryDim() const;
@@ -170,6 +187,21 @@ inline constexpr auto kRopeSettings = std::tuple{
         .key = "seq_len",
         .spelled = {"--seq-len", ""},
         .help = "dynamic, longrope: the sequence length the frequencies are for (0: none)"},
+    SettingRow<RopeConfig, std::optional<double>>{
+        .member = &RopeConfig::localBase,
+        .setting = {"localBase", "rope_local_base_freq"},
+        .key = "rope_local_base_freq",
+        .spelled = {"--local-base", ""},
+        .help = "Gemma 3: rope_local_base_freq, the base of the sliding-window layers (default "
+                "rule)"},
+    SettingRow<RopeConfig, HfRules>{
+        .member = &RopeConfig::hfVersion,
+        .setting = {"hfVersion", "the transformers version whose rules apply"},
+        .key = "hf_version",
+        .spelled = {"--hf-version", ""},
+        .help = "Where transformers changed a rule (yarn's factor and original context): 5, "
+                "4.50 or 4.47",
+        .choices = kHfRulesNames},
 };
 
 /// The rotated size, a property of two settings (RopeConfig::rotaryDim()), as the
@@ -181,8 +213,10 @@ inline constexpr auto kRopeArguments = std::tuple{
 };
 
 /// Parses a model's config.json text: rope_theta (10000 when absent; GPT-NeoX's
-/// `rotary_emb_base` accepted), head_dim or hidden_size / num_attention_heads,
-/// partial_rotary_factor (or GPT-NeoX's `rotary_pct`), max_position_embeddings,
+/// `rotary_emb_base` accepted), the head size (DeepSeek's `qk_rope_head_dim`, else head_dim,
+/// else hidden_size / num_attention_heads, or GPT-J's n_embd / n_head),
+/// partial_rotary_factor (or GPT-NeoX's `rotary_pct`, or GPT-J's `rotary_dim` as a size),
+/// max_position_embeddings (GPT-J: n_positions), Gemma 3's rope_local_base_freq,
 /// original_max_position_embeddings (top level or in rope_scaling), and
 /// rope_scaling (or transformers 5's rope_parameters) with `rope_type` or `type`. `source` names
 /// the input in messages. FormatError for text that is not JSON; ConfigError naming the key that is
@@ -197,11 +231,17 @@ struct RopeFrequencies {
   std::size_t dim = 0;                ///< rotated size: 2 · invFreq.size()
   std::vector<double> invFreq;        ///< θᵢ for pair i (radians per position), i < dim/2
   double attentionFactor = 1.0;       ///< multiplies cos and sin (so the scores by its square)
+  /// Where the configuration is read differently by transformers versions, or a value
+  /// it holds is not used: one sentence each, for the front ends to show.
+  std::vector<std::string> notes;
 };
 
 /// The frequencies of `config` (validated first), following transformers'
 /// `_compute_*_parameters` for each type, in double.
 RopeFrequencies ropeFrequencies(const RopeConfig& config);
+/// Gemma 3's sliding-window layers: the default rule at `config.localBase` over the same
+/// rotated size; nullopt when the configuration has no local base.
+std::optional<RopeFrequencies> ropeLocalFrequencies(const RopeConfig& config);
 
 /// mean_cos(k) = (2/d)·Σᵢ cos(k·θᵢ): the cosine of two sinusoidal positions k apart
 /// with these frequencies, and rotary attention's relative score for a constant

@@ -162,6 +162,14 @@ void RopeConfig::validate() const {
                         << "rope_scaling.high_freq_factor (" + num(highFreqFactor) +
                                ") must be above low_freq_factor (" + num(lowFreqFactor) + ")");
   }
+  if (localBase && !(std::isfinite(*localBase) && *localBase > 1))
+    throw ConfigError(about("localBase")
+                      << "rope_local_base_freq must be above 1 (got " + num(*localBase) + ")");
+  if (type == RopeType::LongRope && originalContext() < 2)
+    throw ConfigError(about("originalMaxPositionEmbeddings")
+                      << "longrope needs an original context of at least 2 positions "
+                         "(its attention factor divides by the context's logarithm; got " +
+                             std::to_string(originalContext()) + ")");
   if (type == RopeType::LongRope) {
     for (const auto* list : {&shortFactor, &longFactor}) {
       const char* key = list == &shortFactor ? "short_factor" : "long_factor";
@@ -229,6 +237,11 @@ RopeConfig parseRopeConfig(const std::string& jsonText, const std::string& sourc
   }
   if (!j.is_object())
     throw FormatError(source + " must hold a JSON object (a model's config.json)");
+  // A multimodal model (Gemma 3, Llama 4, Qwen2-VL's successors) keeps its language
+  // model's settings in text_config.
+  if (const json* text = field(j, "text_config");
+      text && text->is_object() && !field(j, "head_dim") && !field(j, "hidden_size"))
+    j = json(*text);
   RopeConfig c;
   // transformers 5 keeps rope_theta inside `rope_parameters`; earlier versions keep
   // it at the top level beside `rope_scaling`.
@@ -245,19 +258,26 @@ RopeConfig parseRopeConfig(const std::string& jsonText, const std::string& sourc
   else if (field(j, "rotary_emb_base"))
     c.base = number(j, "rotary_emb_base", source);
 
-  if (field(j, "head_dim")) {
-    const std::int64_t h = integer(j, "head_dim", source);
-    if (h < 1) throw ConfigError(source + ": 'head_dim' must be at least 1");
-    c.headDim = static_cast<std::size_t>(h);
+  // The rotated head: DeepSeek's multi-head latent attention rotates qk_rope_head_dim
+  // columns of each head (transformers' DeepSeek configs set head_dim to it); GPT-J
+  // names its sizes n_embd and n_head.
+  const auto positive = [&](const char* key) {
+    const std::int64_t v = integer(j, key, source);
+    if (v < 1) throw ConfigError(source + ": '" + key + "' must be at least 1");
+    return v;
+  };
+  if (field(j, "qk_rope_head_dim")) {
+    c.headDim = static_cast<std::size_t>(positive("qk_rope_head_dim"));
+  } else if (field(j, "head_dim")) {
+    c.headDim = static_cast<std::size_t>(positive("head_dim"));
   } else if (field(j, "hidden_size") || field(j, "num_attention_heads")) {
-    const std::int64_t hidden = integer(j, "hidden_size", source);
-    const std::int64_t heads = integer(j, "num_attention_heads", source);
-    if (hidden < 1 || heads < 1)
-      throw ConfigError(source + ": 'hidden_size' and 'num_attention_heads' must be at least 1");
-    c.headDim = static_cast<std::size_t>(hidden / heads);
+    c.headDim = static_cast<std::size_t>(positive("hidden_size") / positive("num_attention_heads"));
+  } else if (field(j, "n_embd") || field(j, "n_head")) {
+    c.headDim = static_cast<std::size_t>(positive("n_embd") / positive("n_head"));
   } else {
-    throw ConfigError(
-        source + ": the key 'head_dim' (or 'hidden_size' with 'num_attention_heads') is missing");
+    throw ConfigError(source +
+                      ": the key 'head_dim' (or 'hidden_size' with 'num_attention_heads', or "
+                      "'qk_rope_head_dim') is missing");
   }
 
   if (field(j, "partial_rotary_factor"))
@@ -266,8 +286,22 @@ RopeConfig parseRopeConfig(const std::string& jsonText, const std::string& sourc
     c.partialRotaryFactor = number(*scaling, "partial_rotary_factor", sw);
   else if (field(j, "rotary_pct"))
     c.partialRotaryFactor = number(j, "rotary_pct", source);
+  else if (field(j, "rotary_dim")) {
+    // GPT-J states the rotated size; as a share of the head, nudged up so that
+    // rotaryDim() (a floor) gives the size back.
+    const std::int64_t r = positive("rotary_dim");
+    if (static_cast<std::size_t>(r) > c.headDim)
+      throw ConfigError(source + ": 'rotary_dim' (" + std::to_string(r) +
+                        ") must be at most the head size (" + std::to_string(c.headDim) + ")");
+    c.partialRotaryFactor = static_cast<double>(r) / static_cast<double>(c.headDim);
+    while (c.rotaryDim() < static_cast<std::size_t>(r))
+      c.partialRotaryFactor = std::nextafter(c.partialRotaryFactor, 2.0);
+  }
   if (field(j, "max_position_embeddings"))
     c.maxPositionEmbeddings = integer(j, "max_position_embeddings", source);
+  else if (field(j, "n_positions"))
+    c.maxPositionEmbeddings = integer(j, "n_positions", source);
+  if (field(j, "rope_local_base_freq")) c.localBase = number(j, "rope_local_base_freq", source);
   if (field(j, "original_max_position_embeddings"))
     c.originalMaxPositionEmbeddings = integer(j, "original_max_position_embeddings", source);
 
@@ -286,12 +320,17 @@ RopeConfig parseRopeConfig(const std::string& jsonText, const std::string& sourc
     const bool needsFactor = c.type == RopeType::Linear || c.type == RopeType::Ntk ||
                              c.type == RopeType::Dynamic || c.type == RopeType::Yarn ||
                              c.type == RopeType::Llama3;
-    if (needsFactor)
+    if (field(*scaling, "original_max_position_embeddings"))
+      c.originalMaxPositionEmbeddings = integer(*scaling, "original_max_position_embeddings", sw);
+    if (c.type == RopeType::Yarn && !field(*scaling, "factor") &&
+        c.originalMaxPositionEmbeddings > 0)
+      // transformers 5: without a factor, the ratio of the two contexts.
+      c.factor = static_cast<double>(c.maxPositionEmbeddings) /
+                 static_cast<double>(c.originalMaxPositionEmbeddings);
+    else if (needsFactor)
       c.factor = number(*scaling, "factor", sw);
     else if (field(*scaling, "factor"))
       c.factor = number(*scaling, "factor", sw);
-    if (field(*scaling, "original_max_position_embeddings"))
-      c.originalMaxPositionEmbeddings = integer(*scaling, "original_max_position_embeddings", sw);
     if (field(*scaling, "attention_factor"))
       c.attentionFactor = number(*scaling, "attention_factor", sw);
     if (c.type == RopeType::Yarn) {
@@ -352,18 +391,45 @@ RopeFrequencies ropeFrequencies(const RopeConfig& c) {
       r.invFreq = baseInvFreq(c.base * std::pow(c.factor, dd / (dd - 2)), d);
       break;
     case RopeType::Dynamic: {
-      // The base grows once the sequence is longer than the original context; at
-      // or below it the frequencies are the default ones.
-      const double len = std::max(static_cast<double>(c.seqLen), original);
+      // The base grows once the sequence is longer than max_position_embeddings (as
+      // transformers has it, not the original context); at or below it the
+      // frequencies are the default ones.
+      const auto context = static_cast<double>(c.maxPositionEmbeddings);
+      const double len = std::max(static_cast<double>(c.seqLen), context);
       const double grown =
-          c.base * std::pow(c.factor * len / original - (c.factor - 1), dd / (dd - 2));
+          c.base * std::pow(c.factor * len / context - (c.factor - 1), dd / (dd - 2));
+      if (c.originalMaxPositionEmbeddings > 0 &&
+          c.originalMaxPositionEmbeddings != c.maxPositionEmbeddings)
+        r.notes.push_back("dynamic NTK grows the base beyond max_position_embeddings (" +
+                          std::to_string(c.maxPositionEmbeddings) +
+                          "), as transformers does; original_max_position_embeddings (" +
+                          std::to_string(c.originalMaxPositionEmbeddings) + ") is not used");
       r.invFreq = baseInvFreq(grown, d);
       break;
     }
     case RopeType::Yarn: {
+      // Where transformers versions differ: with an original context, 4.50 to 4.x
+      // take the factor from the contexts' ratio; 4.47 and earlier ignore the
+      // original context (the correction range from max_position_embeddings).
+      double factor = c.factor;
+      double context = original;
+      const bool hasOriginal = c.originalMaxPositionEmbeddings > 0;
+      const double ratio = static_cast<double>(c.maxPositionEmbeddings) / original;
+      if (hasOriginal && c.hfVersion == HfRules::V4_50) factor = ratio;
+      if (c.hfVersion == HfRules::V4_47) context = static_cast<double>(c.maxPositionEmbeddings);
+      if (hasOriginal &&
+          (ratio != c.factor || c.originalMaxPositionEmbeddings != c.maxPositionEmbeddings))
+        r.notes.push_back(
+            "transformers versions read this yarn config differently: 5 uses factor " +
+            num(c.factor) + ", 4.50 to 4.x max_position_embeddings / original = " + num(ratio) +
+            " (--hf-version 4.50), 4.47 and earlier ignore the original context (--hf-version "
+            "4.47); these frequencies follow " +
+            (c.hfVersion == HfRules::V4_50   ? std::string("4.50")
+             : c.hfVersion == HfRules::V4_47 ? std::string("4.47")
+                                             : std::string("5")));
       const std::vector<double> extrapolated = baseInvFreq(c.base, d);
-      double low = yarnCorrectionDim(c.betaFast, dd, c.base, original);
-      double high = yarnCorrectionDim(c.betaSlow, dd, c.base, original);
+      double low = yarnCorrectionDim(c.betaFast, dd, c.base, context);
+      double high = yarnCorrectionDim(c.betaSlow, dd, c.base, context);
       if (c.truncate) {
         low = std::floor(low);
         high = std::ceil(high);
@@ -376,14 +442,14 @@ RopeFrequencies ropeFrequencies(const RopeConfig& c) {
         // ramp 0 below `low` (kept: extrapolated), 1 above `high` (interpolated).
         const double ramp = std::clamp((static_cast<double>(i) - low) / (high - low), 0.0, 1.0);
         const double keep = 1 - ramp;
-        r.invFreq[i] = extrapolated[i] / c.factor * (1 - keep) + extrapolated[i] * keep;
+        r.invFreq[i] = extrapolated[i] / factor * (1 - keep) + extrapolated[i] * keep;
       }
       if (c.attentionFactor)
         r.attentionFactor = *c.attentionFactor;
       else if (c.mscale && c.mscaleAllDim && *c.mscale != 0 && *c.mscaleAllDim != 0)
-        r.attentionFactor = yarnMscale(c.factor, *c.mscale) / yarnMscale(c.factor, *c.mscaleAllDim);
+        r.attentionFactor = yarnMscale(factor, *c.mscale) / yarnMscale(factor, *c.mscaleAllDim);
       else
-        r.attentionFactor = yarnMscale(c.factor);
+        r.attentionFactor = yarnMscale(factor);
       break;
     }
     case RopeType::Llama3: {
@@ -406,8 +472,15 @@ RopeFrequencies ropeFrequencies(const RopeConfig& c) {
       // Phi-3 states the original context at the top level and no factor: the
       // factor is the ratio of the two contexts.
       double factor = c.factor;
-      if (c.originalMaxPositionEmbeddings > 0)
+      if (c.originalMaxPositionEmbeddings > 0) {
         factor = static_cast<double>(c.maxPositionEmbeddings) / original;
+        if (c.factor != 1 && c.factor != factor)
+          r.notes.push_back(
+              "longrope with an original context takes its factor from "
+              "max_position_embeddings / original_max_position_embeddings = " +
+              num(factor) + ", as transformers does; rope_scaling.factor " + num(c.factor) +
+              " is not used");
+      }
       const std::vector<double>& ext =
           c.seqLen > 0 && static_cast<double>(c.seqLen) > original ? c.longFactor : c.shortFactor;
       r.invFreq = baseInvFreq(c.base, d);
@@ -422,6 +495,16 @@ RopeFrequencies ropeFrequencies(const RopeConfig& c) {
   }
   if (c.attentionFactor && c.type != RopeType::Yarn && c.type != RopeType::LongRope)
     r.attentionFactor = *c.attentionFactor;
+  return r;
+}
+
+std::optional<RopeFrequencies> ropeLocalFrequencies(const RopeConfig& config) {
+  config.validate();
+  if (!config.localBase) return std::nullopt;
+  RopeFrequencies r;
+  r.type = RopeType::Default;
+  r.dim = config.rotaryDim();
+  r.invFreq = baseInvFreq(*config.localBase, r.dim);
   return r;
 }
 

@@ -39,6 +39,7 @@ struct AttendOptions {
   bool keepCase = false;
   bool noPunctuation = false;
   std::string format = "auto";
+  bool json = false;  // --json: the same as --format json
   std::string output = "-";
   bool outputValues = false;
   std::string saveProjections;
@@ -144,7 +145,7 @@ nlohmann::json settingsJson(const AttendOptions& o, const Attention& att, double
           {"renormalize", a.renormalize},
           {"positional", positionModeName(a.positional)},
           {"encoding", o.encoding},
-          {"base", o.base},
+          {"base", a.rope ? a.rope->base : o.base},  // rotary: the configuration's rope_theta
           {"start", o.start},
           {"embedding_scale", factor},
           {"score_scale", 1.0 / std::sqrt(static_cast<double>(att.headDim()))},
@@ -317,7 +318,7 @@ void runAttend(const AttendOptions& o) {
   if (anyRope && (o.rope.config.empty() || o.baseOption->count() > 0)) rope.base = o.base;
   const Scale scale = Scale::parse(o.scale);
   const UnknownWords unk = parseUnknownWords(o.unk);
-  const OutFormat fmt = resolveFormat(o.format, o.output);
+  const OutFormat fmt = resolveFormat(o.json ? "json" : o.format, o.output);
   if (fmt == OutFormat::Npy && o.outputValues && (o.output.empty() || o.output == "-"))
     throw ConfigError(
         "--format npy with --output-values writes two files: give -o FILE.npy "
@@ -450,6 +451,7 @@ Registrar regAttend(42, [](CLI::App& app) {
          "L), svg (a heatmap with the words on both axes, as the study report draws it; one "
          "sentence and head) or html (one page of such heatmaps, every sentence and head)")
       ->capture_default_str();
+  sub->add_flag("--json", o->json, "Same as --format json");
   sub->add_option("-o,--output", o->output, "Output file ('-' is stdout)")->capture_default_str();
   sub->add_flag("--output-values", o->outputValues,
                 "Also write the attention outputs (npy: to FILE.values.npy)");

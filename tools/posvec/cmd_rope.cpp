@@ -39,6 +39,19 @@ void addRopeOptions(CLI::App* sub, RopeCliOptions& o, const std::string& dimName
     CLI::Option* opt = nullptr;
     if constexpr (std::is_same_v<T, RopeType>) {
       opt = sub->add_option(flag, o.type, help)->capture_default_str();
+    } else if constexpr (std::is_enum_v<T>) {
+      std::vector<std::string> names;
+      for (const auto& c : row.choices) names.emplace_back(c.name);
+      opt = sub->add_option_function<std::string>(
+                   flag,
+                   [&value, &row](const std::string& text) {
+                     RopeConfig parsed;
+                     readSetting(row, text, parsed);
+                     value = parsed.*(row.member);
+                   },
+                   help)
+                ->check(CLI::IsMember(names))
+                ->default_str(settingText(row, kRopeDefaults));
     } else if constexpr (std::is_same_v<T, std::optional<double>>) {
       opt = sub->add_option_function<double>(
           flag, [&value](double v) { value = v; }, help);
@@ -102,13 +115,22 @@ void runRope(const RopeCmdOptions& o) {
         "FILE.profile.npy)");
   const RopeConfig c = resolveRopeConfig(o.rope);
   const RopeFrequencies f = ropeFrequencies(c);
+  const std::optional<RopeFrequencies> local = ropeLocalFrequencies(c);
   const std::vector<RopeProfilePoint> profile = ropeProfile(f.invFreq, o.profile);
   if (globals().parseOnly) return;
+  if (!globals().quiet)
+    for (const std::string& note : f.notes)
+      std::fprintf(stderr, "posvec: note: %s\n", note.c_str());
   if (fmt == "json") {
     nlohmann::json j = {{"rope_type", ropeTypeName(f.type)},
                         {"dim", f.dim},
+                        {"base", c.base},
                         {"inv_freq", f.invFreq},
                         {"attention_factor", f.attentionFactor}};
+    if (local)
+      j["local"] = {{"rope_type", ropeTypeName(local->type)},
+                    {"base", *c.localBase},
+                    {"inv_freq", local->invFreq}};
     if (!o.profile.empty()) {
       nlohmann::json p = nlohmann::json::array();
       for (const RopeProfilePoint& pt : profile)
@@ -131,12 +153,20 @@ void runRope(const RopeCmdOptions& o) {
       });
     }
   } else {
-    std::string out = "# rope_type " + ropeTypeName(f.type) + ", dim " + std::to_string(f.dim) +
-                      ", attention_factor " + g17(f.attentionFactor) +
-                      "\npair\tinv_freq\twavelength\n";
-    for (std::size_t i = 0; i < f.invFreq.size(); ++i)
+    std::string out =
+        "# rope_type " + ropeTypeName(f.type) + ", dim " + std::to_string(f.dim) +
+        ", attention_factor " + g17(f.attentionFactor) +
+        (local
+             ? ", sliding-window layers: default rule at rope_local_base_freq " + g17(*c.localBase)
+             : std::string()) +
+        "\npair\tinv_freq\twavelength" + (local ? "\tlocal_inv_freq\tlocal_wavelength\n" : "\n");
+    for (std::size_t i = 0; i < f.invFreq.size(); ++i) {
       out += std::to_string(i) + '\t' + g17(f.invFreq[i]) + '\t' +
-             g17(2 * std::numbers::pi / f.invFreq[i]) + '\n';
+             g17(2 * std::numbers::pi / f.invFreq[i]);
+      if (local)
+        out += '\t' + g17(local->invFreq[i]) + '\t' + g17(2 * std::numbers::pi / local->invFreq[i]);
+      out += '\n';
+    }
     if (!profile.empty()) {
       out += "\ndistance\tmean_cos\tbound\n";
       for (const RopeProfilePoint& pt : profile)
