@@ -108,6 +108,13 @@ def main():
     ap.add_argument("--alpha", type=float, default=0.025)
     ap.add_argument("--max-words", type=int, default=0)
     ap.add_argument("--chunk", type=int, default=20000, help="pairs per dot chunk")
+    ap.add_argument("--hit-cap", type=float, default=0,
+                    help="a row scored more than this many times in a batch takes its summed "
+                         "change times hit-cap / hits (0: no cap)")
+    ap.add_argument("--damp", action="store_true",
+                    help="divide each row's summed change by 1 + sum over its hits of "
+                         "alpha*s'(dot)*|other row|^2 (the curvature the batch's own dots "
+                         "measure: a step that sequential updates would shrink is shrunk)")
     a = ap.parse_args()
 
     t0 = time.time()
@@ -151,7 +158,7 @@ def main():
             if lo == hi:
                 continue
             batches += 1
-            gs = []
+            gs, hs = [], []
             for clo in range(lo, hi, a.chunk):
                 chi = min(hi, clo + a.chunk)
                 xin = w_in[ctx[clo:chi]]                               # n x d
@@ -163,6 +170,10 @@ def main():
                 g = (labels[None, :] - sg) * alpha[clo:chi, None]
                 g[~valid[clo:chi]] = 0.0
                 gs.append(g)
+                if a.damp:
+                    h = sg * (1.0 - sg) * alpha[clo:chi, None]
+                    h[~valid[clo:chi]] = 0.0
+                    hs.append(h)
             g = np.concatenate(gs).ravel()
             ii = np.repeat(ctx[lo:hi], K + 1)
             jj = targets[lo:hi].ravel()
@@ -171,6 +182,18 @@ def main():
             G = sp.csr_matrix((g.astype(np.float32), (inv_i, inv_o)), shape=(ui.size, uo.size))
             d_in = G @ w_out[uo]
             d_out = G.T @ w_in[ui]
+            if a.hit_cap > 0:
+                # Each row's change is the sum of its hits' gradients, all from one stale
+                # row: cap the number of hits it counts for.
+                hits_in = np.bincount(inv_i, minlength=ui.size) / (K + 1)  # a pair scores K + 1
+                d_in *= np.minimum(1.0, a.hit_cap / hits_in)[:, None]
+                d_out *= np.minimum(1.0, a.hit_cap / np.bincount(inv_o, minlength=uo.size))[:, None]
+            if a.damp:
+                h = np.concatenate(hs).ravel()
+                n_out = np.einsum("nd,nd->n", w_out[uo], w_out[uo])
+                n_in = np.einsum("nd,nd->n", w_in[ui], w_in[ui])
+                d_in /= (1.0 + np.bincount(inv_i, weights=h * n_out[inv_o], minlength=ui.size))[:, None]
+                d_out /= (1.0 + np.bincount(inv_o, weights=h * n_in[inv_i], minlength=uo.size))[:, None]
             w_in[ui] += d_in
             w_out[uo] += d_out
 
@@ -179,7 +202,8 @@ def main():
         f.write(f"{V} {d}\n")
         for w, row in zip(vocab, w_in):
             f.write(w + " " + " ".join(f"{v:.6f}" for v in row) + "\n")
-    print(json.dumps({"batch": a.batch, "epochs": a.epochs, "seed": a.seed, "vocab": V,
+    print(json.dumps({"batch": a.batch, "hit_cap": a.hit_cap, "damp": a.damp, "epochs": a.epochs, "seed": a.seed,
+                      "vocab": V,
                       "raw_words": raw_words, "trained_words": int(trained),
                       "pairs": int(pairs_total), "batches": batches,
                       "train_seconds": round(secs, 1)}))
