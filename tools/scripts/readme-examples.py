@@ -19,6 +19,10 @@ What a transcript may leave out or vary:
   shared data directory (../shared/data, or $POSVEC_SHARED_DATA) as "/path/to/";
   its files are linked into the scratch directory, and corpus.txt is a copy of the
   shipped corpus (as the pages say where they use them).
+- A number with four or more decimals may differ from the page's by one unit in its last
+  digit or by 1e-5 of its value: the same command trains slightly different vectors on
+  another CPU (its SIMD kernels and libm paths), so printed similarities and coordinates
+  move in their last digits.
 Everything else must match. A block the machine cannot run as written (a
 launcher, a keystroke) is marked in the page with a comment line right above it:
 
@@ -88,15 +92,45 @@ def normalise(text):
     return text
 
 
+DECIMAL = re.compile(r"(?<![\w.])-?\d+\.\d{4,}(?:[eE][-+]?\d+)?(?![\w.])")
+NUMBER = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+
+
+def line_pattern(line, numbers):
+    """The page's line as a pattern: literal text, but a number with four or more decimals
+    is captured, its value appended to `numbers` for close_enough()."""
+    text = normalise(line)
+    out, last = [], 0
+    for m in DECIMAL.finditer(text):
+        out.append(re.escape(text[last:m.start()]))
+        out.append(NUMBER)
+        numbers.append(m.group(0))
+        last = m.end()
+    out.append(re.escape(text[last:]))
+    return "".join(out)
+
+
+def close_enough(expected, got):
+    """One unit of the page's last digit, or 1e-5 relative: what another CPU's SIMD and
+    libm paths change in vectors trained by the same command."""
+    e, g = float(expected), float(got)
+    mantissa = expected.lower().split("e")[0]
+    unit = 10.0 ** -len(mantissa.split(".")[1]) * (10.0 ** int(expected.lower().split("e")[1])
+                                                    if "e" in expected.lower() else 1.0)
+    return abs(e - g) <= max(unit * 1.000001, 1e-5 * abs(e))
+
+
 def matches(expected, got):
     """Whether the run's lines fit the page's ("..." for any lines, notes dropped)."""
-    parts = []
+    parts, numbers = [], []
     for line in expected:
         if is_note(line):
             continue
-        parts.append(r"(?:[^\n]*\n)*?" if line.strip() == "..." else re.escape(normalise(line)) + r"\n")
+        parts.append(r"(?:[^\n]*\n)*?" if line.strip() == "..." else line_pattern(line, numbers) +
+                     r"\n")
     text = "".join(normalise(line) + "\n" for line in got if not PROGRESS.match(line))
-    return re.fullmatch("".join(parts), text) is not None
+    m = re.fullmatch("".join(parts), text)
+    return m is not None and all(close_enough(e, g) for e, g in zip(numbers, m.groups()))
 
 
 def blocks(lines):
