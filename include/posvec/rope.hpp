@@ -44,6 +44,9 @@ enum class HfRules {
 inline constexpr Choice<HfRules> kHfRulesNames[] = {
     {HfRules::V5, "5"}, {HfRules::V4_50, "4.50"}, {HfRules::V4_47, "4.47"}};
 
+/// "5", "4.50" or "4.47"; ConfigError otherwise (the message lists them).
+HfRules parseHfRules(const std::string& name);
+
 /// "default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope"; ConfigError otherwise
 /// (the message lists the known types).
 RopeType parseRopeType(const std::string& name);

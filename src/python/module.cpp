@@ -787,6 +787,7 @@ void bindPositional(py::module_& m) {
 
 void bindStudy(py::module_& m);  // study.cpp
 void bindRope(py::module_& m);   // rope.cpp
+void bindAttention(py::module_& m);  // attention.cpp
 void bindFastText(py::module_& m);  // fasttext.cpp
 
 }  // namespace posvec::python
@@ -807,6 +808,7 @@ PYBIND11_MODULE(_posvec, m) {
         "Python text) of each");
   bindStudy(m);
   bindRope(m);
+  bindAttention(m);
   bindFastText(m);
   m.def(
       "detect_format",

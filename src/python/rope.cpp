@@ -23,8 +23,9 @@ py::array_t<double> array(const std::vector<double>& v) {
   return a;
 }
 
-py::tuple frequencies(RopeConfig c, std::optional<std::int64_t> seqLen) {
+py::tuple frequencies(RopeConfig c, std::optional<std::int64_t> seqLen, const std::string& hf) {
   if (seqLen) c.seqLen = *seqLen;
+  c.hfVersion = parseHfRules(hf);
   const RopeFrequencies f = ropeFrequencies(c);
   return py::make_tuple(ropeTypeName(f.type), f.dim, array(f.invFreq), f.attentionFactor);
 }
@@ -32,18 +33,29 @@ py::tuple frequencies(RopeConfig c, std::optional<std::int64_t> seqLen) {
 }  // namespace
 
 void bindRope(py::module_& m) {
+  py::class_<RopeConfig>(m, "RopeConfig");
   m.def(
       "rope_frequencies_file",
-      [](const std::string& path, std::optional<std::int64_t> seqLen) {
-        return frequencies(readRopeConfig(path), seqLen);
+      [](const std::string& path, std::optional<std::int64_t> seqLen, const std::string& hf) {
+        return frequencies(readRopeConfig(path), seqLen, hf);
       },
-      py::arg("path"), py::arg("seq_len") = py::none());
+      py::arg("path"), py::arg("seq_len") = py::none(), py::arg("hf_version") = "5");
   m.def(
       "rope_frequencies_json",
-      [](const std::string& text, const std::string& source, std::optional<std::int64_t> seqLen) {
-        return frequencies(parseRopeConfig(text, source), seqLen);
+      [](const std::string& text, const std::string& source, std::optional<std::int64_t> seqLen,
+         const std::string& hf) { return frequencies(parseRopeConfig(text, source), seqLen, hf); },
+      py::arg("text"), py::arg("source"), py::arg("seq_len") = py::none(),
+      py::arg("hf_version") = "5");
+  // A parsed configuration, for attention(): from a path or from JSON text.
+  m.def(
+      "rope_config",
+      [](std::optional<std::string> path, std::optional<std::string> text, const std::string& hf) {
+        RopeConfig c =
+            path ? readRopeConfig(*path) : parseRopeConfig(text.value_or("{}"), "config");
+        c.hfVersion = parseHfRules(hf);
+        return c;
       },
-      py::arg("text"), py::arg("source"), py::arg("seq_len") = py::none());
+      py::arg("path"), py::arg("text"), py::arg("hf_version") = "5");
   m.def(
       "rope_profile",
       [](const std::vector<double>& invFreq, const std::vector<double>& distances) {

@@ -64,6 +64,14 @@ RopeType parseRopeType(const std::string& name) {
                     << "' (choose default, linear, ntk, dynamic, yarn, llama3 or longrope)");
 }
 
+HfRules parseHfRules(const std::string& name) {
+  for (const auto& c : kHfRulesNames)
+    if (c.name == name) return c.value;
+  throw ConfigError(
+      ErrorText::about(settingNamed(kRopeSettings, "hfVersion"), "unknown transformers version '")
+      << name << "' (choose 5, 4.50 or 4.47)");
+}
+
 std::string ropeTypeName(RopeType type) {
   switch (type) {
     case RopeType::Default:

@@ -263,3 +263,73 @@ def test_scaled_rotary_attention_matches_rotate_half(tmp_path, cli):
         w = np.exp(s - s.max(axis=1, keepdims=True))
         w /= w.sum(axis=1, keepdims=True)
         np.testing.assert_allclose(got[h], w, atol=1e-12)
+
+
+def test_python_attention_and_apply_rotary_equal_the_cli_and_rotate_half(tmp_path, cli):
+    """posvec.attention gives attend's maps (rotary with a config, ALiBi) and
+    posvec.apply_rotary transformers' q*cos + rotate_half(q)*sin, written out here."""
+    words = "the black cat sat on a brown mat".split()
+    dim, heads, start = 16, 2, 5
+    dh = dim // heads
+    vec = write_vectors(tmp_path / "v.txt", words, dim, seed=11)
+    config = {"head_dim": 64, "partial_rotary_factor": 0.5, "max_position_embeddings": 8,
+              "rope_theta": 100.0, "rope_scaling": {"type": "yarn", "factor": 4.0}}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    sentence = "the black cat sat on a brown mat"
+    x = np.stack([vec[w] for w in sentence.split()])
+    T = len(x)
+    cli("attend", tmp_path / "v.txt", "-s", sentence, "--heads", heads, "--positional", "rotary",
+        "--rope-config", tmp_path / "config.json", "--encoding", "concatenated", "--causal",
+        "--scale", "none", "--start", start, "--format", "npy", "-o", tmp_path / "w.npy")
+    got = posvec.attention(x, heads=heads, mask="causal", positional="rotary",
+                           rope_config=tmp_path / "config.json", layout="concatenated", start=start)
+    assert got.weights.shape == (heads, T, T) and got.output.shape == (T, dim)
+    np.testing.assert_allclose(got.weights, np.load(tmp_path / "w.npy"), rtol=0, atol=1e-14)
+    # A dict config gives the same maps; each head's output is its weights times its columns.
+    same = posvec.attention(x, heads=heads, mask="causal", positional="rotary", rope_config=config,
+                            layout="concatenated", start=start)
+    np.testing.assert_array_equal(same.weights, got.weights)
+    for h in range(heads):
+        np.testing.assert_allclose(got.output[:, h * dh:(h + 1) * dh],
+                                   got.weights[h] @ x[:, h * dh:(h + 1) * dh], atol=1e-13)
+
+    # apply_rotary against rotate_half written here, both layouts.
+    f = posvec.rope_frequencies(dict(config, head_dim=dh))
+    pos = np.arange(start, start + T, dtype=np.float64)
+    ang = pos[:, None] * f.inv_freq
+    cos, sin = np.cos(ang) * f.attention_factor, np.sin(ang) * f.attention_factor
+    q = x[:, :dh]
+    r = f.dim
+    half = np.concatenate([q[:, :r // 2] * cos - q[:, r // 2:r] * sin,
+                           q[:, r // 2:r] * cos + q[:, :r // 2] * sin, q[:, r:]], axis=1)
+    np.testing.assert_allclose(posvec.apply_rotary(q, pos, dict(config, head_dim=dh),
+                                                   layout="concatenated"), half, atol=1e-15)
+    inter = q.copy()
+    inter[:, 0:r:2] = q[:, 0:r:2] * cos - q[:, 1:r:2] * sin
+    inter[:, 1:r:2] = q[:, 1:r:2] * cos + q[:, 0:r:2] * sin
+    np.testing.assert_allclose(posvec.apply_rotary(q, pos, dict(config, head_dim=dh)), inter,
+                               atol=1e-15)
+    # The plain rule: scores of rotated rows depend on the distance only.
+    a = posvec.apply_rotary(np.tile(q[:1], (T, 1)), pos)
+    s = a @ a.T
+    np.testing.assert_allclose(np.diag(s, 1), np.full(T - 1, s[0, 1]), rtol=1e-12)
+
+    # ALiBi through Python and through attend.
+    cli("attend", tmp_path / "v.txt", "-s", sentence, "--heads", heads, "--positional", "alibi",
+        "--scale", "none", "--format", "npy", "-o", tmp_path / "a.npy")
+    np.testing.assert_allclose(posvec.attention(x, heads=heads, positional="alibi").weights,
+                               np.load(tmp_path / "a.npy"), rtol=0, atol=1e-14)
+    with pytest.raises(ValueError, match="mask must be None or 'causal'"):
+        posvec.attention(x, mask="future")
+    with pytest.raises(ValueError, match="rope_config needs positional='rotary'"):
+        posvec.attention(x, rope_config=config)
+    with pytest.raises(ValueError, match="positions holds 2 values for 8 rows"):
+        posvec.apply_rotary(x, [0, 1])
+
+
+def test_the_package_lists_its_own_names_only():
+    names = dir(posvec)
+    for leaked in ("np", "os", "queue", "threading", "Any", "List", "annotations"):
+        assert leaked not in names
+    assert {"attention", "apply_rotary", "rope_frequencies", "Word2Vec"} <= set(names)
+    assert all(hasattr(posvec, n) for n in names)

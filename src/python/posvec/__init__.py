@@ -21,6 +21,7 @@ from typing import Any, Iterator, List, Sequence, Tuple, Union
 import numpy as np
 
 from . import _posvec
+from .attention import AttentionMaps, apply_rotary, attention
 from .fasttext import (FastText, FastTextKeyedVectors, load_facebook_model, load_facebook_vectors,
                        save_facebook_model)
 from .keyedvectors import KeyedVectors
@@ -49,6 +50,9 @@ __all__ = [
     "rope_profile",
     "alibi_slopes",
     "alibi_bias",
+    "attention",
+    "apply_rotary",
+    "AttentionMaps",
     "RopeFrequencies",
     "RopeProfile",
     "Figure",
@@ -56,6 +60,11 @@ __all__ = [
 ]
 
 Sentence = List[str]
+
+
+def __dir__() -> List[str]:
+    """The package's names: what ``__all__`` lists, not the modules it imports."""
+    return sorted(__all__)
 
 
 def tokenize(text: str, lowercase: bool = True, punctuation: bool = True, locale: str = "en") -> List[Sentence]:

@@ -53,9 +53,11 @@ def _non_finite(value: Any, where: str) -> Optional[Tuple[str, float]]:
 
 
 def rope_frequencies(config: Union[str, "os.PathLike[str]", Mapping[str, Any]],
-                     seq_len: Optional[int] = None) -> RopeFrequencies:
+                     seq_len: Optional[int] = None, hf_version: str = "5") -> RopeFrequencies:
     """The inverse frequencies and attention factor of a config.json (a path or
-    the parsed dict). ``seq_len`` is the sequence length for dynamic and longrope."""
+    the parsed dict). ``seq_len`` is the sequence length for dynamic and longrope;
+    ``hf_version`` ("5", "4.50" or "4.47") the transformers release whose rule applies
+    where they differ (yarn with an original context; docs/rope.md)."""
     if isinstance(config, Mapping):
         # JSON has no NaN or infinity: json.dumps would write them anyway, as text the
         # reader refuses with a column in JSON the caller never wrote.
@@ -64,9 +66,9 @@ def rope_frequencies(config: Union[str, "os.PathLike[str]", Mapping[str, Any]],
             raise ValueError(f"{found[0]} is {found[1]}: a rotary configuration holds finite "
                              "numbers only (as a config.json can); give a finite value")
         text = json.dumps(dict(config), allow_nan=False)
-        t, d, f, a = _posvec.rope_frequencies_json(text, "config", seq_len)
+        t, d, f, a = _posvec.rope_frequencies_json(text, "config", seq_len, hf_version)
     else:
-        t, d, f, a = _posvec.rope_frequencies_file(os.fspath(config), seq_len)
+        t, d, f, a = _posvec.rope_frequencies_file(os.fspath(config), seq_len, hf_version)
     return RopeFrequencies(t, int(d), f, float(a))
 
 
