@@ -1,5 +1,6 @@
 // The study's comparison of positions (--compare-positions): the measures
 // against hand-derived values and identities that do not use posvec's code.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
@@ -107,4 +108,97 @@ TEST_CASE("position comparison: CLI table, JSON, report figures and refused opti
                                 " --compare-positions --compare-factor 0.5");
   CHECK(bad.status == 2);
   CHECK(bad.err.find("--compare-factor") != std::string::npos);
+}
+
+TEST_CASE("position comparison: real models at their own size, theta and context",
+          "[rope][study]") {
+  test::TempDir tmp;
+  const std::string vec = tmp.file("v.txt");
+  // d = 4: a model rotating 4 columns fits; black and brown orthogonal unit vectors.
+  test::writeText(vec, "3 4\nblack 1 0 0 0\nbrown 0 1 0 0\ncat 1 1 0 0\n");
+  StudyOptions o;
+  o.vectors = vec;
+  o.scale = Scale::parse("none");
+  o.comparePositions = true;
+  // A linear x4 model of head 4, theta 100 (θ = 1, 1/10), context 16 -> 64.
+  RopeConfig lin;
+  lin.type = RopeType::Linear;
+  lin.headDim = 4;
+  lin.base = 100;
+  lin.factor = 4;
+  lin.maxPositionEmbeddings = 64;
+  lin.originalMaxPositionEmbeddings = 16;
+  // A model rotating more columns than the vectors have: no combined value.
+  RopeConfig wide;
+  wide.headDim = 8;
+  o.compareModels = {{"lin", lin}, {"wide", wide}};
+  const StudyResults r = runStudy(o);
+  REQUIRE(r.positions.models.size() == 4);
+  const ModelPositions& m = r.positions.models[0];
+  const ModelPositions& u = r.positions.models[1];
+  CHECK(m.name == "lin");
+  CHECK(u.name == "lin unscaled");
+  CHECK(m.rule == "linear");
+  CHECK(u.rule == "default");
+  CHECK(m.dim == 4);
+  CHECK(m.context == 16);
+  CHECK(m.maxPosition == 64);
+  // Independent: mean_cos(k) = (cos(k θ0 / s) + cos(k θ1 / s)) / 2, θ = 1, 0.1.
+  const auto meanCos = [](double k, double s) {
+    return (std::cos(k / s) + std::cos(k / 10 / s)) / 2;
+  };
+  REQUIRE(m.farDistance.size() == m.far.size());
+  CHECK(m.farDistance.back() == 8 * 64);
+  for (std::size_t i = 0; i < m.far.size(); ++i) {
+    CHECK(m.far[i] == Approx(meanCos(m.farDistance[i], 4)).margin(1e-14));
+    CHECK(u.far[i] == Approx(meanCos(u.farDistance[i], 1)).margin(1e-14));
+  }
+  CHECK(m.pairPositional == Approx(meanCos(8, 4)).margin(1e-14));
+  CHECK(m.atContext == Approx(meanCos(16, 4)).margin(1e-14));
+  CHECK(m.atMax == Approx(meanCos(64, 4)).margin(1e-14));
+  // black (1,0,0,0) at 2 turns to (cos 2t, sin 2t), brown (0,1,0,0) at 10 to
+  // (-sin 10t, cos 10t), t = θ0 / s: their cosine is sin(2t - 10t) = -sin(8 θ0 / s) (the
+  // second pair holds nothing).
+  CHECK(m.pairCombined == Approx(-std::sin(8.0 / 4)).margin(1e-14));
+  CHECK(u.pairCombined == Approx(-std::sin(8.0)).margin(1e-14));
+  // Unseen at 64: pair 1 reached 16 / 10 = 1.6 rad in training (under one turn); scaled it
+  // reaches 64 / 40 = 1.6 (not past), unscaled 6.4 (past); pair 0 turned in training.
+  CHECK(m.unseenPairs == 0);
+  CHECK(u.unseenPairs == 1);
+  CHECK(std::isnan(r.positions.models[2].pairCombined));
+  // The table, the JSON and the report's figure carry them.
+  const std::string table = studyTable(r);
+  CHECK(table.find("models, each at its own rotated size, theta and context") != std::string::npos);
+  CHECK(table.find("lin unscaled") != std::string::npos);
+  const json j = json::parse(summaryJson(r));
+  CHECK(j["position_comparison"]["models"][0]["rope_type"] == "linear");
+  CHECK(j["position_comparison"]["models"][0]["unseen_pairs"] == 0);
+  // Models need the comparison.
+  StudyOptions bad = o;
+  bad.comparePositions = false;
+  CHECK_THROWS_WITH(bad.validate(), Catch::Contains("need the position comparison"));
+}
+
+TEST_CASE("position comparison: study --rope-config adds the models and names a bad file",
+          "[rope][study][cli]") {
+  test::TempDir tmp;
+  const std::string vec = tmp.file("v.txt");
+  test::writeText(vec, "3 4\nblack 1 0 0 0\nbrown 0 1 0 0\ncat 1 1 0 0\n");
+  const std::string cfg = tmp.file("llama.json");
+  test::writeText(cfg, R"({"head_dim": 4, "rope_theta": 100, "max_position_embeddings": 64,
+                           "rope_scaling": {"rope_type": "linear", "factor": 4}})");
+  const auto ok = test::runCli("-q study --vectors " + test::quote(vec) + " --rope-config " +
+                               test::quote(cfg) + " --json");
+  REQUIRE(ok.status == 0);
+  const json j = json::parse(ok.out);
+  REQUIRE(j["position_comparison"]["models"].size() == 2);
+  CHECK(j["position_comparison"]["models"][0]["name"] == "llama");
+  const std::string broken = tmp.file("broken.json");
+  test::writeText(broken, R"({"head_dim": 4, "rope_scaling": {"rope_type": "linear"}})");
+  const auto bad = test::runCli("-q study --vectors " + test::quote(vec) + " --rope-config " +
+                                test::quote(broken));
+  CHECK(bad.status != 0);
+  CHECK(bad.err.find("broken.json") != std::string::npos);
+  CHECK(bad.err.find("'factor' is missing") != std::string::npos);
+  CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
 }

@@ -22,6 +22,13 @@
 
 namespace posvec {
 
+/// A model's rotary configuration for the comparison of positions (its config.json),
+/// with the name the table and the report show.
+struct ComparedModel {
+  std::string name;  ///< e.g. the config file's name
+  RopeConfig config;
+};
+
 /// Every option of the study with its default (the CLI shows these in --help).
 struct StudyOptions {
   /// Train on this text file, or use existing vectors (word2vec binary/text, .npy,
@@ -61,6 +68,9 @@ struct StudyOptions {
   std::int64_t compareContext = 4096;  ///< the original (training) context, >= 2
   double compareFactor = 8.0;          ///< the scaling factor, >= 1
   std::size_t alibiHeads = 8;          ///< heads whose ALiBi slopes are averaged, >= 1
+  /// Models whose rotary rules the comparison adds, each at its own rotated size,
+  /// rope_theta and context (StudyResults::positions.models); needs comparePositions.
+  std::vector<ComparedModel> compareModels;
   /// When not empty, runStudy writes the report (index.html, SVGs, results.json) here.
   std::string reportDir;
 

@@ -107,6 +107,32 @@ struct PositionMethod {
   std::int64_t unseenPairs = 0;
 };
 
+/// A model of the comparison (StudyOptions::compareModels) at its own rotated size,
+/// rope_theta and context, or its unscaled twin (the same size and theta, the default
+/// rule): how similar two positions are against their distance, out to 8 × its
+/// max_position_embeddings.
+struct ModelPositions {
+  std::string name;                 ///< the model's name; "<name> unscaled" for its twin
+  std::string rule;                 ///< rope_type
+  std::size_t dim = 0;              ///< rotated size
+  double base = 0;                  ///< rope_theta
+  std::int64_t context = 0;         ///< the original (pre-training) context
+  std::int64_t maxPosition = 0;     ///< max_position_embeddings
+  double attentionFactor = 1;       ///< multiplies cos and sin
+  std::vector<double> farDistance;  ///< about 160 log-spaced distances, 1 .. 8 × maxPosition
+  std::vector<double> far;          ///< mean_cos(k) at each (dynamic and longrope: k + 1 tokens)
+  double pairPositional = 0;        ///< mean_cos at the study pair's distance
+  /// cos(R_{p_a} e_a, R_{p_b} e_b) with these frequencies on the first `dim` columns of the
+  /// study's word vectors; NaN when the rotated size exceeds the vectors'.
+  double pairCombined = 0;
+  double atContext = 0;  ///< mean_cos at the original context
+  double atMax = 0;      ///< mean_cos at max_position_embeddings
+  double maxBeyond = 0;  ///< its largest value over distances in (maxPosition, 8 × maxPosition]
+  /// Rotation pairs that reach, at maxPosition (the context the model claims), angles the
+  /// unscaled frequencies never reached within the original context.
+  std::int64_t unseenPairs = 0;
+};
+
 /// The comparison of positions as models use them today (posvec study --compare-positions).
 struct PositionComparison {
   std::int64_t context = 0;  ///< the original (training) context the scalings extend
@@ -117,6 +143,7 @@ struct PositionComparison {
   std::int64_t pairDistance = 0;  ///< |p_b − p_a| of the study pair
   std::size_t nearMax = 64;  ///< the largest distance of the near curves
   std::vector<PositionMethod> methods;  ///< empty unless the comparison ran
+  std::vector<ModelPositions> models;   ///< each compared model, then its unscaled twin
 };
 
 /// Everything the study computed (runStudy()), as plain values for the report.

@@ -62,6 +62,59 @@ double rotaryCosine(const Eigen::RowVectorXd& a, const Eigen::RowVectorXd& b, st
   return ra.dot(rb) / (ra.norm() * rb.norm());
 }
 
+// A model at its own rotated size, theta and context (or its unscaled twin, `plain`):
+// mean_cos out to 8 × max_position_embeddings, and the study pair's words rotated on
+// their first columns.
+ModelPositions modelPositions(const std::string& name, const RopeConfig& c, const RopeConfig& plain,
+                              const Eigen::RowVectorXd& ea, const Eigen::RowVectorXd& eb,
+                              const WordAt& wa, const WordAt& wb) {
+  const Method m{name, true, c};
+  ModelPositions r;
+  r.name = name;
+  r.rule = ropeTypeName(c.type);
+  r.dim = c.rotaryDim();
+  r.base = c.base;
+  r.context = c.originalContext();
+  r.maxPosition = c.maxPositionEmbeddings;
+  const auto top = static_cast<double>(std::max(r.maxPosition, r.context));
+  const double span = 8 * top;
+  auto measure = [&](double k) {
+    return ropeMeanCos(frequenciesFor(m, static_cast<std::int64_t>(k) + 1).invFreq, k);
+  };
+  const int steps = 160;
+  for (int s = 0; s <= steps; ++s) {
+    const double k = std::round(std::pow(span, static_cast<double>(s) / steps));
+    if (r.farDistance.empty() || k > r.farDistance.back()) r.farDistance.push_back(k);
+  }
+  r.farDistance.push_back(static_cast<double>(r.context));
+  r.farDistance.push_back(top);
+  std::sort(r.farDistance.begin(), r.farDistance.end());
+  r.farDistance.erase(std::unique(r.farDistance.begin(), r.farDistance.end()), r.farDistance.end());
+  for (double k : r.farDistance) r.far.push_back(measure(k));
+  r.pairPositional = measure(static_cast<double>(std::abs(wb.position - wa.position)));
+  r.atContext = measure(static_cast<double>(r.context));
+  r.atMax = measure(top);
+  r.maxBeyond = -std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < r.farDistance.size(); ++i)
+    if (r.farDistance[i] > top) r.maxBeyond = std::max(r.maxBeyond, r.far[i]);
+  const RopeFrequencies far = frequenciesFor(m, static_cast<std::int64_t>(span));
+  r.attentionFactor = far.attentionFactor;
+  const auto pairLen = std::max(wa.position, wb.position) + 1;
+  r.pairCombined =
+      r.dim <= static_cast<std::size_t>(ea.size())
+          ? rotaryCosine(ea, eb, wa.position, wb.position, frequenciesFor(m, pairLen).invFreq)
+          : std::numeric_limits<double>::quiet_NaN();
+  // At the context the model claims: the frequencies for a sequence that long.
+  const std::vector<double> trained = ropeFrequencies(plain).invFreq;
+  const std::vector<double> atTop = frequenciesFor(m, static_cast<std::int64_t>(top)).invFreq;
+  const auto L = static_cast<double>(r.context);
+  for (std::size_t i = 0; i < trained.size(); ++i) {
+    const double reached = trained[i] * L;
+    if (reached < 2 * std::numbers::pi && atTop[i] * top > reached * (1 + 1e-12)) ++r.unseenPairs;
+  }
+  return r;
+}
+
 }  // namespace detail::positions
 
 PositionComparison comparePositions(const Embeddings& embeddings, const StudyOptions& o) {
@@ -177,6 +230,13 @@ PositionComparison comparePositions(const Embeddings& embeddings, const StudyOpt
       r.unseenPairs = unseen;
     }
     out.methods.push_back(std::move(r));
+  }
+  for (const ComparedModel& cm : o.compareModels) {
+    RopeConfig unscaled = cm.config;
+    unscaled.type = RopeType::Default;
+    unscaled.attentionFactor.reset();
+    out.models.push_back(modelPositions(cm.name, cm.config, unscaled, ea, eb, wa, wb));
+    out.models.push_back(modelPositions(cm.name + " unscaled", unscaled, unscaled, ea, eb, wa, wb));
   }
   return out;
 }

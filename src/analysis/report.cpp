@@ -183,10 +183,32 @@ json positionsJson(const PositionComparison& pc, bool curves) {
     }
     methods.push_back(std::move(j));
   }
-  return {
-      {"context", pc.context}, {"factor", pc.factor},          {"dim", pc.dim},
-      {"base", pc.base},       {"alibi_heads", pc.alibiHeads}, {"pair_distance", pc.pairDistance},
-      {"methods", methods}};
+  json models = json::array();
+  for (const ModelPositions& m : pc.models) {
+    json j = {{"name", m.name},
+              {"rope_type", m.rule},
+              {"rotary_dim", m.dim},
+              {"base", m.base},
+              {"context", m.context},
+              {"max_position_embeddings", m.maxPosition},
+              {"attention_factor", m.attentionFactor},
+              {"pair_positional", num(m.pairPositional)},
+              {"pair_combined", num(m.pairCombined)},
+              {"at_context", num(m.atContext)},
+              {"at_max_position", num(m.atMax)},
+              {"max_beyond", num(m.maxBeyond)},
+              {"unseen_pairs", m.unseenPairs}};
+    if (curves) j["far"] = {{"distance", m.farDistance}, {"value", m.far}};
+    models.push_back(std::move(j));
+  }
+  return {{"context", pc.context},
+          {"factor", pc.factor},
+          {"dim", pc.dim},
+          {"base", pc.base},
+          {"alibi_heads", pc.alibiHeads},
+          {"pair_distance", pc.pairDistance},
+          {"methods", methods},
+          {"models", models}};
 }
 
 std::string positionsTable(const StudyResults& r) {
@@ -212,6 +234,30 @@ std::string positionsTable(const StudyResults& r) {
        "words with their positions (paper: e*s + PE; rotary: rotated vectors); unseen: rotation "
        "pairs "
        "past angles they reached in training, at 8x the context\n";
+  if (pc.models.empty()) return o.str();
+  o << "\nmodels, each at its own rotated size, theta and context (unscaled: the same without "
+       "its scaling rule):\n";
+  std::size_t width = 5;
+  for (const ModelPositions& m : pc.models) width = std::max(width, m.name.size());
+  const int w = static_cast<int>(width);
+  std::snprintf(line, sizeof line,
+                "%-*s  %-8s  %4s  %9s  %7s  %7s  %10s  %10s  %10s  %10s  %6s  %6s\n", w, "model",
+                "rule", "d_r", "theta", "context", "max", "positional", "combined", "at context",
+                "at max", "unseen", "attn");
+  o << line;
+  for (const ModelPositions& m : pc.models) {
+    std::snprintf(line, sizeof line,
+                  "%-*s  %-8s  %4zu  %9.0f  %7lld  %7lld  %10s  %10s  %10s  %10s  %6lld  %6s\n", w,
+                  m.name.c_str(), m.rule.c_str(), m.dim, m.base, static_cast<long long>(m.context),
+                  static_cast<long long>(m.maxPosition), fixed(m.pairPositional, 6).c_str(),
+                  fixed(m.pairCombined, 6).c_str(), fixed(m.atContext, 6).c_str(),
+                  fixed(m.atMax, 6).c_str(), static_cast<long long>(m.unseenPairs),
+                  fixed(m.attentionFactor, 4).c_str());
+    o << line;
+  }
+  o << "at context / at max: mean_cos at the original context and at max_position_embeddings; "
+       "unseen: rotation pairs that turn, at max_position_embeddings, past angles the unscaled "
+       "frequencies reached within the original context\n";
   return o.str();
 }
 
@@ -418,6 +464,19 @@ std::string reportHtml(const StudyResults& r, const std::vector<Figure>& figures
       o << htmlTable({"method", "measure", "positional", "combined", "at context", "max beyond",
                       "unseen pairs", "attention factor"},
                      t);
+    }
+    if (f.file == "positions-models.svg") {
+      std::vector<std::vector<std::string>> t;
+      for (const ModelPositions& m : r.positions.models)
+        t.push_back({m.name, m.rule, std::to_string(m.dim), fixed(m.base, 0),
+                     std::to_string(m.context), std::to_string(m.maxPosition),
+                     fixed(m.pairPositional, 5), fixed(m.pairCombined, 5), fixed(m.atContext, 5),
+                     fixed(m.atMax, 5), std::to_string(m.unseenPairs),
+                     fixed(m.attentionFactor, 4)});
+      o << htmlTable(
+          {"model", "rule", "rotated size", "theta", "context", "max position", "positional",
+           "combined", "at context", "at max", "unseen pairs", "attention factor"},
+          t);
     }
     if (f.file == "training.svg") {
       std::vector<std::vector<std::string>> t;

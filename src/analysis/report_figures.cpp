@@ -557,6 +557,44 @@ std::vector<Figure> positionFigures(const StudyResults& r, svg::DocumentIds& ids
        "turn to angles they never reached in training; the scaled methods keep them in range "
        "(table below: unseen pairs).",
        svg::render(farChart, ids)});
+  if (pc.models.empty()) return out;
+  svg::LineChart models = farChart;
+  models.title = "Models at their own size, theta and context";
+  models.series.clear();
+  models.markers.clear();
+  double top = 1;
+  for (std::size_t i = 0; i < pc.models.size(); ++i) {
+    const ModelPositions& m = pc.models[i];
+    svg::Series sm;
+    sm.label = m.name;
+    sm.colour = svg::paletteColour(i / 2);  // a model and its unscaled twin share a colour
+    sm.dash = i % 2 == 1 ? "6 4" : "";
+    sm.width = 1.5;
+    for (std::size_t j = 0; j < m.farDistance.size(); ++j)
+      if (m.farDistance[j] >= 1) {
+        sm.x.push_back(std::log10(m.farDistance[j]));
+        sm.y.push_back(m.far[j]);
+        top = std::max(top, m.farDistance[j]);
+      }
+    models.series.push_back(sm);
+    if (i % 2 == 0)
+      models.markers.push_back({std::log10(static_cast<double>(m.maxPosition)),
+                                m.name + " max " + std::to_string(m.maxPosition)});
+  }
+  models.xMax = std::log10(top);
+  models.xTicks.clear();
+  for (double t = 0; t <= models.xMax + 1e-9; t += 1) {
+    const double v = std::pow(10.0, t);
+    models.xTicks.push_back({t, v >= 1e6    ? svg::formatTick(v / 1e6) + "M"
+                                : v >= 1000 ? svg::formatTick(v / 1000) + "k"
+                                            : svg::formatTick(v)});
+  }
+  out.push_back(
+      {"positions-models.svg", "Positions of real models",
+       "mean_cos(k) of each model's rotary rule at its own rotated size and rope_theta, out to "
+       "8\u00D7 its max_position_embeddings (marked), solid; dashed, the same size and theta "
+       "without the scaling rule.",
+       svg::render(models, ids)});
   return out;
 }
 }  // namespace

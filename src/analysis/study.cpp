@@ -266,6 +266,16 @@ void StudyOptions::validate() const {
       throw StudyOptionError(
           "pairs", "placed word '" + toString(w) + "': give a word and a non-negative position");
   if (encodings.empty()) throw StudyOptionError("encodings", "give at least one encoding");
+  if (!compareModels.empty() && !comparePositions)
+    throw StudyOptionError("comparePositions",
+                           "models to compare need the position comparison (comparePositions)");
+  for (const ComparedModel& m : compareModels) {
+    try {
+      m.config.validate();
+    } catch (const ConfigError& e) {
+      throw ConfigError(m.name + ": " + e.what());
+    }
+  }
   try {
     checkSettings(kStudySettings, *this);
   } catch (const ConfigError& e) {

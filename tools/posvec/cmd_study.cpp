@@ -11,6 +11,7 @@
 #include "posvec/error.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/report.hpp"
+#include "posvec/rope.hpp"
 #include "posvec/study.hpp"
 
 namespace {
@@ -23,6 +24,7 @@ struct Flags {
   std::vector<std::string> pairs;
   std::vector<std::string> encodings;
   std::string scale;
+  std::vector<std::string> ropeConfigs;  // --rope-config: models for the comparison
   bool json = false;
 };
 
@@ -31,8 +33,6 @@ std::string join(const std::vector<std::string>& items) {
   for (const auto& i : items) out += (out.empty() ? "" : " ") + i;
   return out;
 }
-
-// The command-line flag of a StudyOptions member, for error messages.
 
 // A progress line on stderr per stage of the study.
 class StudyProgressLines {
@@ -104,9 +104,17 @@ void run(const Flags& flags) {
   o.encodings.clear();
   for (const auto& e : flags.encodings) o.encodings.push_back(parseEncoding(e));
   o.scale = Scale::parse(flags.scale);
+  if (!flags.ropeConfigs.empty()) o.comparePositions = true;
   if (cli::globals().parseOnly) {  // the option-parsing fuzzer: check, do no work
     o.validate();
     return;
+  }
+  for (const std::string& path : flags.ropeConfigs) {
+    // Named by the file, without a config.json's directory-less name repeated.
+    std::filesystem::path p(path);
+    std::string name = p.stem().string();
+    if (name == "config" && p.has_parent_path()) name = p.parent_path().filename().string();
+    o.compareModels.push_back({name, readRopeConfig(path)});
   }
   if (!o.vectors.empty()) o.vectors = cli::seekableInput(o.vectors);
   if (!o.corpus.empty() && o.corpus != "-") {
@@ -178,6 +186,11 @@ static cli::Registrar reg(50, [](CLI::App& app) {
                 "Print JSON (word_similarity, positional_similarity, combined_similarity, "
                 "pairs, settings) instead of the table");
   cli::addSettings(sub, kStudySettings, flags->study);
+  sub->add_option("--rope-config", flags->ropeConfigs,
+                  "A model's config.json whose rotary rule the position comparison adds, at its "
+                  "own rotated size, rope_theta and context (repeatable; implies "
+                  "--compare-positions)")
+      ->allow_extra_args(false);
   sub->callback([flags] { run(*flags); });
 });
 
