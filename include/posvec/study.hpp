@@ -26,7 +26,7 @@ namespace posvec {
 /// with the name the table and the report show.
 struct ComparedModel {
   std::string name;  ///< e.g. the config file's name
-  RopeConfig config;
+  RopeConfig config;  ///< its rotary configuration (readRopeConfig)
 };
 
 /// Every option of the study with its default (the CLI shows these in --help).
