@@ -2,9 +2,11 @@
 // fastText 0.9.2's layout (written out below, independently of the writer), the
 // expected values worked out by hand; fastText's own CLI then reads posvec's files
 // (skipped with the reason when `fasttext` is not installed).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 
 #include "posvec/error.hpp"
@@ -477,4 +479,116 @@ TEST_CASE("fastText interop: fastText reads a model posvec composed itself",
     CHECK(closeTo(mean / 2, printed[i].second[1]));
     CHECK(closeTo(-mean / 4, printed[i].second[2]));
   }
+}
+
+TEST_CASE("posvec train --subwords -o FILE.bin writes fastText's format, with its n-gram rows",
+          "[subwords][write][cli]") {
+  TempDir tmp;
+  posvec::test::writeText(tmp.file("c.txt"),
+                          "the black cat sat on the mat\nthe brown dog sat on the rug\n");
+  const std::string c = posvec::test::quote(tmp.file("c.txt"));
+  const auto r = posvec::test::runCli("train " + c + " --subwords -o " +
+                                      posvec::test::quote(tmp.file("sub.bin")) +
+                                      " --dim 4 --min-count 1 --bucket 100 --epochs 1 -t 1");
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.err, Catch::Matchers::Contains("(fasttext)"));
+  // fastText's magic number, then an unseen word answered from its n-grams.
+  std::ifstream in(tmp.file("sub.bin"), std::ios::binary);
+  std::int32_t magic = 0;
+  in.read(reinterpret_cast<char*>(&magic), sizeof magic);
+  CHECK(magic == 793712314);
+  const auto q = posvec::test::runCli("similar " + posvec::test::quote(tmp.file("sub.bin")) +
+                                      " blackest -k 1");
+  CHECK(q.status == 0);
+  CHECK_THAT(q.err, Catch::Matchers::Contains("built from character n-grams: blackest"));
+  // An explicit --format bin keeps word2vec's format and says what it leaves out.
+  const auto w = posvec::test::runCli("train " + c + " --subwords --format bin -o " +
+                                      posvec::test::quote(tmp.file("w.bin")) +
+                                      " --dim 4 --min-count 1 --bucket 100 --epochs 1 -t 1");
+  REQUIRE(w.status == 0);
+  CHECK_THAT(w.err, Catch::Matchers::Contains("note: word vectors only; the n-gram rows"));
+  // word2vec binary: "V D" with the 9 distinct words of the two lines, counted by hand.
+  CHECK(posvec::test::readText(tmp.file("w.bin")).rfind("9 4\n", 0) == 0);
+}
+
+TEST_CASE("a fastText command line gets posvec's spelling, which trains what fastText reads",
+          "[subwords][cli]") {
+  // fastText's defaults (its Args): dim 100, lr 0.05, t 1e-4, minCount 5, ws 5, epoch 5,
+  // neg 5, minn 3, maxn 6; posvec spells out those that differ from its own.
+  const auto run = [](const std::string& line) { return posvec::test::runCli(line); };
+  const auto r = run("train -input c.txt -output ft -minn 3 -maxn 6 -dim 50 -epoch 2");
+  CHECK(r.status == 2);
+  CHECK(r.err ==
+        "posvec: error: train: these are fastText's options; in posvec's spelling: posvec train "
+        "c.txt --subwords -o ft.bin --minn 3 --maxn 6 --dim 50 --epochs 2 --alpha 0.05 --sample "
+        "0.0001 (fastText also writes ft.vec; posvec vector ft.bin prints the vectors)\n");
+  const auto sg = run("skipgram -input c.txt -output ft -lr 0.1 -t 0.001 -thread 2");
+  CHECK(sg.status == 2);
+  CHECK(sg.err ==
+        "posvec: error: 'skipgram' is fastText's command; in posvec's spelling: posvec train "
+        "c.txt --subwords -o ft.bin --alpha 0.1 --sample 0.001 --threads 2 --dim 100 (fastText "
+        "also writes ft.vec; posvec vector ft.bin prints the vectors)\n");
+  const auto cb = run("cbow -input c.txt -output ft -loss hs -wordNgrams 2");
+  CHECK_THAT(cb.err, Catch::Matchers::Contains("posvec train c.txt --subwords --cbow -o ft.bin"));
+  CHECK_THAT(cb.err, Catch::Matchers::Contains("-loss hs: posvec's subword training uses "
+                                               "negative sampling"));
+  CHECK_THAT(cb.err, Catch::Matchers::Contains("-wordNgrams is not used"));
+  const auto bare = run("-input c.txt -output ft");
+  CHECK(bare.status == 2);
+  CHECK_THAT(bare.err, Catch::Matchers::StartsWith("posvec: error: these are fastText's options"));
+  for (const char* cmd : {"nn ft.bin", "print-word-vectors ft.bin", "supervised -input x"}) {
+    const auto other = run(cmd);
+    INFO(cmd);
+    CHECK(other.status == 2);
+    CHECK_THAT(other.err, Catch::Matchers::Contains("is fastText's"));
+    CHECK(std::count(other.err.begin(), other.err.end(), '\n') == 1);
+  }
+  // word2vec.c's lines keep their own translation.
+  CHECK_THAT(run("train -train c.txt -output v.bin").err,
+             Catch::Matchers::Contains("these are word2vec.c's options"));
+
+  // The translation runs, and fastText's own CLI reads what it wrote.
+  TempDir tmp;
+  posvec::test::writeText(tmp.file("c.txt"),
+                          "the black cat sat on the mat\nthe brown dog sat on the rug\n");
+  const std::string translated =
+      r.err.substr(r.err.find("posvec train ") + 13,
+                   r.err.find(" (fastText") - r.err.find("posvec train ") - 13);
+  std::string line = translated;
+  line.replace(line.find("c.txt"), 5, posvec::test::quote(tmp.file("c.txt")));
+  line.replace(line.find("ft.bin"), 6, posvec::test::quote(tmp.file("ft.bin")));
+  const auto trained = run("-q train " + line + " --min-count 1 --bucket 1000 -t 1");
+  REQUIRE(trained.status == 0);
+  if (posvec::test::runShell("command -v fasttext").status != 0) {
+    WARN("skipped fastText's reading: `fasttext` is not installed (Debian package fasttext)");
+    return;
+  }
+  posvec::test::writeText(tmp.file("words.txt"), "black blackest\n");
+  const auto ft = posvec::test::runShell(
+      "fasttext print-word-vectors " + posvec::test::quote(tmp.file("ft.bin")),
+      tmp.file("words.txt"));
+  REQUIRE(ft.status == 0);
+  CHECK(std::count(ft.out.begin(), ft.out.end(), '\n') == 2);
+}
+
+TEST_CASE("posvec similar without words answers one query a line of standard input", "[cli]") {
+  TempDir tmp;
+  // Unit-length rows at known angles: b is nearest to a, c to b.
+  posvec::test::writeText(tmp.file("v.txt"), "4 2\na 1 0\nb 0.8 0.6\nc 0 1\nd -1 0\n");
+  posvec::test::writeText(tmp.file("q.txt"), "a\n\nb c\nnope\nc\n");
+  const auto r = posvec::test::runCli("similar " + posvec::test::quote(tmp.file("v.txt")) + " -k 1",
+                                      tmp.file("q.txt"));
+  // cos(a, b) = 0.8; the mean of unit b and c is (0.4, 0.8) -> nearest of a, d is a
+  // (cos 0.447214); c's nearest is b (0.6).
+  CHECK(r.out ==
+        "query: a\nword  similarity\nb     0.800000\n\n"
+        "query: b c\nword  similarity\na     0.447214\n\n"
+        "query: c\nword  similarity\nb     0.600000\n\n");
+  CHECK(r.status != 0);
+  CHECK(r.err == "posvec: error: query 3: unknown word 'nope': not in '" + tmp.file("v.txt") +
+                     "' (4 words)\nposvec: error: 1 of 4 queries could not be answered (each named "
+                     "above)\n");
+  const auto neg = posvec::test::runCli(
+      "similar " + posvec::test::quote(tmp.file("v.txt")) + " --negative a", tmp.file("q.txt"));
+  CHECK(neg.status == 2);
 }

@@ -137,6 +137,49 @@ static Registrar similarityReg(30, [](CLI::App& app) {
   });
 });
 
+// posvec similar MODEL with no words: each line of standard input is a query (its words'
+// mean, as on the command line), answered as soon as it is read, the model loaded once. A
+// query with an unknown word gets its error line and the next is read; the command then
+// fails with the count.
+void similarFromInput(const QueryOptions& o) {
+  QueryVectors q = loadQueryVectors(o.vectors, o.load);
+  const Embeddings& e = q.vectors;
+  std::string line;
+  std::size_t queries = 0, failed = 0;
+  while (std::getline(std::cin, line)) {
+    std::istringstream in(line);
+    std::vector<std::string> words;
+    for (std::string w; in >> w;) words.push_back(w);
+    if (words.empty()) continue;
+    ++queries;
+    try {
+      std::vector<WordId> ids;
+      Eigen::RowVectorXf sum = Eigen::RowVectorXf::Zero(static_cast<Eigen::Index>(e.dim()));
+      for (const auto& w : words) {
+        sum += unit(queryVector(q, w, o.vectors));
+        if (auto id = e.find(w)) ids.push_back(*id);
+      }
+      const std::vector<Neighbour> rows = e.nearestTo(sum, o.k, ids);
+      std::string out;
+      if (o.json) {
+        json j{{"query", words}, {"k", o.k}, {"neighbours", neighboursJson(rows)}};
+        out = json(j).dump() + "\n";
+      } else {
+        out = "query: " + line + "\n" + table(rows) + "\n";
+      }
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      std::fflush(stdout);
+    } catch (const InputError& err) {
+      ++failed;
+      std::fprintf(stderr, "posvec: error: query %zu: %s\n", queries, err.what());
+    }
+  }
+  noteBuilt(q);
+  if (failed > 0)
+    throw InputError(std::to_string(failed) + " of " + std::to_string(queries) +
+                     " queries could not be answered (each named above)");
+}
+
 static Registrar similarReg(31, [](CLI::App& app) {
   auto* sub = app.add_subcommand(
       "similar",
@@ -146,8 +189,9 @@ static Registrar similarReg(31, [](CLI::App& app) {
   auto negative = std::make_shared<std::vector<std::string>>();
   addVectorsArg(sub, o);
   sub->add_option("words", o->words,
-                  "The word, or several: the mean of their unit vectors (gensim's positive)")
-      ->required();
+                  "The word, or several: the mean of their unit vectors (gensim's positive); "
+                  "none: one query a line from standard input (as fastText's nn), the model "
+                  "loaded once");
   sub->add_option("--negative", *negative,
                   "Words whose unit vectors are subtracted (gensim's negative): every word "
                   "up to the next option")
@@ -157,6 +201,12 @@ static Registrar similarReg(31, [](CLI::App& app) {
       ->check(CLI::Range(1, 1000000));
   sub->add_flag("--json", o->json, "Print JSON");
   sub->callback([o, negative] {
+    if (o->words.empty()) {
+      if (!negative->empty())
+        throw ConfigError("--negative needs the query's words on the command line");
+      similarFromInput(*o);
+      return;
+    }
     QueryVectors q = loadQueryVectors(o->vectors, o->load);
     const Embeddings& e = q.vectors;
     std::vector<Neighbour> rows;

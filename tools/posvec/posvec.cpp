@@ -462,6 +462,123 @@ std::string word2vecAnswer(const std::vector<std::string>& args, const std::stri
          (note.empty() ? std::string() : " (" + note + ")");
 }
 
+// fastText's options (one dash, a value each), with posvec's spelling; nullptr: nothing
+// alike in posvec (supervised or logging options).
+const Word2vecOption kFastTextOptions[] = {{"-input", ""},
+                                           {"-output", "-o"},
+                                           {"-dim", "--dim"},
+                                           {"-ws", "--window"},
+                                           {"-epoch", "--epochs"},
+                                           {"-minCount", "--min-count"},
+                                           {"-neg", "--negative"},
+                                           {"-lr", "--alpha"},
+                                           {"-thread", "--threads"},
+                                           {"-minn", "--minn"},
+                                           {"-maxn", "--maxn"},
+                                           {"-bucket", "--bucket"},
+                                           {"-t", "--sample"},
+                                           {"-loss", "--hs"},
+                                           {"-wordNgrams", nullptr},
+                                           {"-verbose", nullptr},
+                                           {"-lrUpdateRate", nullptr},
+                                           {"-minCountLabel", nullptr},
+                                           {"-label", nullptr},
+                                           {"-pretrainedVectors", nullptr},
+                                           {"-saveOutput", nullptr}};
+
+const Word2vecOption* fastTextOption(const std::string& arg) {
+  for (const auto& w : kFastTextOptions)
+    if (arg == w.name) return &w;
+  return nullptr;
+}
+
+// An option only fastText has (-output is word2vec.c's too, -t posvec's --threads).
+bool fastTextOnly(const std::string& arg) {
+  return arg != "-output" && arg != "-t" && fastTextOption(arg) != nullptr;
+}
+
+// A fastText command line (fasttext skipgram -input c.txt -output ft -minn 3 ...) in
+// posvec's spelling, or "" when the arguments hold no fastText-only option and
+// `command` is not skipgram or cbow. fastText's defaults are spelled out where posvec's
+// differ (-dim 100, -lr 0.05, -t 1e-4); the output PREFIX becomes PREFIX.bin, which a
+// subword training writes in fastText's format.
+std::string translateFastText(const std::string& command, const std::vector<std::string>& args,
+                              std::string* note = nullptr) {
+  bool any = command == "skipgram" || command == "cbow";
+  for (const auto& a : args) any = any || fastTextOnly(a);
+  if (!any) return {};
+  auto given = [&](const char* name) -> const std::string* {
+    for (std::size_t i = 0; i + 1 < args.size(); ++i)
+      if (args[i] == name) return &args[i + 1];
+    return nullptr;
+  };
+  std::string corpus, rest = " --subwords";
+  std::vector<std::string> notes;
+  if (command == "cbow") rest += " --cbow";
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const Word2vecOption* w = fastTextOption(args[i]);
+    if (!w) {
+      rest += " " + args[i];
+      continue;
+    }
+    const std::string value = i + 1 < args.size() ? args[i + 1] : "";
+    ++i;
+    if (!w->posvec) {
+      notes.push_back(std::string(w->name) + " is not used (posvec trains word vectors)");
+      continue;
+    }
+    const std::string to = w->posvec;
+    if (to.empty()) {
+      corpus = " " + value;
+    } else if (to == "-o") {
+      rest += " -o " + value + ".bin";
+      notes.push_back("fastText also writes " + value + ".vec; posvec vector " + value +
+                      ".bin prints the vectors");
+    } else if (to == "--hs") {
+      if (value != "ns")
+        notes.push_back("-loss " + value +
+                        ": posvec's subword training uses negative sampling (-loss ns)");
+    } else {
+      rest += " " + to + " " + value;
+    }
+  }
+  if (!given("-dim")) rest += " --dim 100";
+  if (!given("-lr")) rest += " --alpha 0.05";
+  if (!given("-t")) rest += " --sample 0.0001";
+  if (note)
+    for (const auto& n : notes) *note += (note->empty() ? "" : "; ") + n;
+  return "posvec train" + corpus + rest;
+}
+
+// The error a fastText command line gets: its translation, and what differs.
+std::string fastTextAnswer(const std::string& command, const std::vector<std::string>& args,
+                           const std::string& where) {
+  std::string note;
+  const std::string translated = translateFastText(command, args, &note);
+  if (translated.empty()) return {};
+  return where + "these are fastText's options; in posvec's spelling: " + translated +
+         (note.empty() ? std::string() : " (" + note + ")");
+}
+
+// fastText's commands other than training, with posvec's counterpart; "" for another word.
+std::string fastTextCommand(const std::string& command) {
+  if (command == "nn")
+    return "'nn' is fastText's; posvec's is: posvec similar MODEL.bin WORD (without words it "
+           "reads one query a line from standard input, the model loaded once)";
+  if (command == "print-word-vectors")
+    return "'print-word-vectors' is fastText's; posvec's is: posvec vector MODEL.bin [WORD ...] "
+           "(without words it reads them from standard input)";
+  if (command == "analogies")
+    return "'analogies' is fastText's; posvec's is: posvec analogy MODEL.bin A B C";
+  if (command == "supervised" || command == "test" || command == "predict" ||
+      command == "predict-prob" || command == "quantize" || command == "test-label" ||
+      command == "print-sentence-vectors" || command == "dump")
+    return "'" + command +
+           "' is fastText's; posvec trains and queries word vectors only (posvec train "
+           "--subwords, similar, vector, analogy)";
+  return {};
+}
+
 // What to change when `command` runs out of memory, as " (try ...)".
 std::string outOfMemoryRemedy(const std::string& command) {
   if (command == "train")
@@ -479,8 +596,11 @@ std::string outOfMemoryRemedy(const std::string& command) {
 
 std::string optionHint(const CLI::App* sub, const std::vector<std::string>& args) {
   const std::string command = sub->get_name();
-  if (command == "train")
+  if (command == "train") {
+    // fastText's first: its -output is word2vec.c's too.
+    if (std::string answer = fastTextAnswer("", args, "train: "); !answer.empty()) return answer;
     if (std::string answer = word2vecAnswer(args, "train: "); !answer.empty()) return answer;
+  }
   const std::vector<std::string> names = optionNames(sub);
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -658,12 +778,29 @@ int runCommandLine(int argc, char** argv) {
     if (arg == "-q" || arg == "--quiet") continue;
     // word2vec.c's command line with no command ("posvec -train c.txt ..."): CLI11
     // would read "-hs" as -h s and print the help.
+    if (fastTextOnly(arg)) {
+      printError(fastTextAnswer("", std::vector<std::string>(argv + i, argv + argc), ""));
+      return static_cast<int>(ExitCode::Usage);
+    }
     if (word2vecOption(arg)) {
       printError(word2vecAnswer(std::vector<std::string>(argv + i, argv + argc), ""));
       return static_cast<int>(ExitCode::Usage);
     }
     if (!arg.empty() && arg[0] == '-') break;
-    if (std::find(names.begin(), names.end(), arg) == names.end()) return unknown(arg);
+    if (std::find(names.begin(), names.end(), arg) == names.end()) {
+      // fastText's command words: its training as posvec's train, the others' counterparts.
+      if (arg == "skipgram" || arg == "cbow") {
+        printError("'" + arg + "' is fastText's command; " +
+                   fastTextAnswer(arg, std::vector<std::string>(argv + i + 1, argv + argc), "")
+                       .substr(std::string("these are fastText's options; ").size()));
+        return static_cast<int>(ExitCode::Usage);
+      }
+      if (std::string answer = fastTextCommand(arg); !answer.empty()) {
+        printError(answer);
+        return static_cast<int>(ExitCode::Usage);
+      }
+      return unknown(arg);
+    }
     // Under mpirun only train runs across processes. Another command started in the
     // same job (mpirun -np 1 posvec train ... : -np 1 posvec vector ...) never joined
     // it, and the train ranks waited for it forever: it joins now, and every rank

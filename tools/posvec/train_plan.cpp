@@ -159,7 +159,10 @@ std::string resumeCommand(const Options& o, const std::string& checkpoint) {
 Plan prepare(const Options& o, Cluster* cluster, bool writer) {
   Plan plan;
   // Standard output has no extension: word2vec text, as word2vec.c writes by default.
-  plan.fastText = o.format == "fasttext";
+  // A subword training written to FILE.bin keeps its n-gram rows: fastText's .bin (a
+  // word2vec .bin would drop them, and with them the vectors of unseen words).
+  const bool binFile = o.output.size() > 4 && o.output.compare(o.output.size() - 4, 4, ".bin") == 0;
+  plan.fastText = o.format == "fasttext" || (o.format.empty() && o.config.subwords && binFile);
   if (plan.fastText && o.resume.empty() && !o.config.subwords)
     throw ConfigError(kFastTextNeedsSubwords);
   plan.format = plan.fastText       ? VectorFormat::Word2VecBinary

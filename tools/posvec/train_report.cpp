@@ -207,6 +207,11 @@ void writeResults(const Options& o, ModelState& model, const Plan& plan, Cluster
     if (!o.saveModel.empty()) j["model"] = o.saveModel;
     std::cout << cli::jsonText(j) << "\n";
   } else if (!quiet) {
+    // A word2vec .bin of a subword training: the name fastText gives its full model.
+    if (o.config.subwords && !plan.fastText && plan.format == VectorFormat::Word2VecBinary)
+      std::fprintf(stderr,
+                   "note: word vectors only; the n-gram rows that build unseen words are not in "
+                   "this format (--format fasttext keeps them)\n");
     std::fprintf(stderr, "wrote %zu x %ld vectors to %s (%s); %.1f s in all\n",
                  summary["words"].get<std::size_t>(), summary["dim"].get<long>(),
                  o.output == "-" ? "standard output" : o.output.c_str(),
