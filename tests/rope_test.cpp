@@ -803,3 +803,25 @@ TEST_CASE("rope partial rotary factor with a non-integer product truncates as tr
   CHECK(j["dim"] == 38);
   requireClose(j["inv_freq"].get<std::vector<double>>(), refTheta(10000, 38));
 }
+
+TEST_CASE("rope refuses settings whose frequencies overflow or underflow", "[rope]") {
+  // NTK at d 4: base · factor^(4/2) = 1e4 · 1e600 overflows, so pair 1's θ = base'^(-1/2)
+  // is 0; a longrope short factor of 1e-320 makes pair 0's θ = 1 / 1e-320 infinite.
+  RopeConfig ntk = cfg(RopeType::Ntk, 4, 10000, 1e300);
+  CHECK_THROWS_WITH(ropeFrequencies(ntk), Catch::Contains("rotation pair 1 the frequency 0") &&
+                                              Catch::Contains("too extreme for the ntk rule"));
+  RopeConfig lr = cfg(RopeType::LongRope, 4, 10000);
+  lr.shortFactor = {1e-320, 1};
+  lr.longFactor = {1, 1};
+  lr.maxPositionEmbeddings = 100;
+  lr.originalMaxPositionEmbeddings = 10;
+  CHECK_THROWS_WITH(ropeFrequencies(lr), Catch::Contains("rotation pair 0 the frequency inf"));
+  // The CLI names the option, in one line.
+  const auto r = runCli("rope --type ntk --factor 1e300 --dim 4");
+  CHECK(r.status == 2);
+  CHECK(r.err.rfind("posvec: error: --factor: these settings give rotation pair 1", 0) == 0);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  // Extreme but representable values still work: base 1e308 at d 8 gives θ_1 = 1e-77.
+  CHECK(ropeFrequencies(cfg(RopeType::Default, 8, 1e308)).invFreq[1] ==
+        Approx(1e-77).epsilon(1e-12));
+}

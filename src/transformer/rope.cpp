@@ -503,6 +503,27 @@ RopeFrequencies ropeFrequencies(const RopeConfig& c) {
   }
   if (c.attentionFactor && c.type != RopeType::Yarn && c.type != RopeType::LongRope)
     r.attentionFactor = *c.attentionFactor;
+  // Settings each in range can still meet at a frequency that overflows or underflows
+  // (NTK's base·factor^(d/(d−2)), a longrope factor near zero): a pair that never turns,
+  // or turns by an infinite angle, is refused rather than handed on.
+  const char* culprit =
+      c.type == RopeType::Default ? "ropeBase"
+      : c.type == RopeType::LongRope
+          ? (c.seqLen > 0 && static_cast<double>(c.seqLen) > original ? "longFactor"
+                                                                      : "shortFactor")
+          : "ropeFactor";
+  for (std::size_t i = 0; i < r.invFreq.size(); ++i)
+    if (!(std::isfinite(r.invFreq[i]) && r.invFreq[i] > 0))
+      throw ConfigError(ErrorText::about(settingNamed(kRopeSettings, culprit), "")
+                        << "these settings give rotation pair " + std::to_string(i) +
+                               " the frequency " + num(r.invFreq[i]) +
+                               " (it must be finite and above 0): a value is too extreme for "
+                               "the " +
+                               ropeTypeName(c.type) + " rule");
+  if (!(std::isfinite(r.attentionFactor) && r.attentionFactor > 0))
+    throw ConfigError(ErrorText::about(settingNamed(kRopeSettings, "attentionFactor"), "")
+                      << "these settings give the attention factor " + num(r.attentionFactor) +
+                             " (it must be finite and above 0)");
   return r;
 }
 
