@@ -265,3 +265,39 @@ TEST_CASE("cli: train --ns-exponent reaches the model and bad values get one lin
   CHECK(bad.err == "posvec: error: --ns-exponent: noise distribution exponent must be between -10 "
                    "and 10 (word2vec's is 0.75; got 20)\n");
 }
+
+TEST_CASE("cli: train --dry-run states about how large each output format will be", "[cli]") {
+  TempDir dir;
+  // 300 words, each 3 to 40 times: far from the formats' fixed headers.
+  std::string text;
+  for (int line = 0; line < 40; ++line) {
+    for (int w = 0; w < 300; w += 1 + line % 5) text += "word" + std::to_string(w) + " ";
+    text += "\n";
+  }
+  writeText(dir.file("c.txt"), text);
+  const std::string common = "train " + quote(dir.file("c.txt")) + " --min-count 1 --dim 20 ";
+  // Each estimate against the file the same training then writes: within 3 % (the text
+  // format's printed values vary in length: 20 %).
+  struct Case {
+    std::string args, file, extra;
+    double tolerance;
+  };
+  for (const Case& c :
+       {Case{"-o " + quote(dir.file("a.bin")), "a.bin", "", 0.03},
+        Case{"-o " + quote(dir.file("a.txt")), "a.txt", "", 0.2},
+        Case{"-o " + quote(dir.file("a.npy")), "a.npy", "a.vocab", 0.03},
+        Case{"-o " + quote(dir.file("a.posvec")), "a.posvec", "", 0.03},
+        Case{"--subwords --bucket 500 -o " + quote(dir.file("s.bin")), "s.bin", "", 0.03}}) {
+    INFO(c.args);
+    const RunResult dry = runCli(common + c.args + " --dry-run --json");
+    REQUIRE(dry.status == 0);
+    const double estimate = nlohmann::json::parse(dry.out)["output_bytes"].get<double>();
+    const RunResult text = runCli(common + c.args + " --dry-run");
+    CHECK(text.out.find("output: about ") != std::string::npos);
+    REQUIRE(runCli("-q " + common + c.args + " --epochs 1 -t 1").status == 0);
+    double actual = static_cast<double>(std::filesystem::file_size(dir.file(c.file)));
+    if (!c.extra.empty())
+      actual += static_cast<double>(std::filesystem::file_size(dir.file(c.extra)));
+    CHECK(std::abs(estimate - actual) <= c.tolerance * actual);
+  }
+}

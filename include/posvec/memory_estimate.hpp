@@ -20,6 +20,7 @@ struct MemoryEstimate {
   std::uint64_t vocabulary = 0;  ///< words, counts, index, noise and subsampling tables
   std::uint64_t buffers = 0;     ///< per-thread scratch, an in-memory id stream
   std::uint64_t available = 0;   ///< physical memory, or TrainConfig::memoryLimit when set
+  std::uint64_t wordBytes = 0;   ///< the kept words' UTF-8 bytes (for the size of an output file)
   /// Bytes training needs: matrices + vocabulary + buffers.
   std::uint64_t total() const { return matrices + vocabulary + buffers; }
 };

@@ -83,6 +83,32 @@ std::string vocabularyWarning(const CorpusCounts& c, const TrainConfig& config) 
 }  // namespace
 
 // --dry-run: the memory estimate, nothing trained or written.
+namespace {
+
+// About how many bytes the output file(s) will take: the matrices as each format stores
+// them, the words, and the text format's printed values (about 12 characters each).
+std::uint64_t outputBytes(const Plan& plan, const MemoryEstimate& e, const TrainConfig& config) {
+  const std::uint64_t v = e.words, d = config.dim, words = e.wordBytes;
+  if (plan.fastText) {
+    // fastText's .bin: header, dictionary (word, count, type), the input matrix with the
+    // n-gram rows, the output matrix.
+    const std::uint64_t rows = v + static_cast<std::uint64_t>(config.bucket);
+    return 100 + words + 10 * v + 16 + rows * d * 4 + 1 + 16 + v * d * 4;
+  }
+  switch (plan.format) {
+    case VectorFormat::Word2VecText:
+      return 24 + words + v * (1 + d * 12);
+    case VectorFormat::Npy:
+      return 128 + v * d * 4 + words + v * 4;  // FILE.npy and FILE.vocab ("word count")
+    case VectorFormat::Model:
+      return 512 + e.matrices + words + 9 * v;  // configuration text, words, counts
+    default:
+      return 24 + words + v * (2 + d * 4);
+  }
+}
+
+}  // namespace
+
 void printDryRun(const Options& o, const Plan& plan) {
   const CorpusSource& corpus = plan.corpus;
   TrainConfig config = o.config;
@@ -110,6 +136,7 @@ void printDryRun(const Options& o, const Plan& plan) {
     j["total_bytes"] = e.total();
     j["available_bytes"] = e.available;
     j["fits"] = e.total() <= e.available;
+    j["output_bytes"] = outputBytes(plan, e, config);
     std::cout << cli::jsonText(j) << "\n";
   } else {
     std::printf("vocabulary: %zu words, dim %zu\n", e.words, config.dim);
@@ -124,6 +151,11 @@ void printDryRun(const Options& o, const Plan& plan) {
                   weightTypeName(config.weights));
     std::printf("available: %s (%s)\n", bytesText(e.available).c_str(),
                 e.total() <= e.available ? "fits" : "does NOT fit");
+    const std::uint64_t out = outputBytes(plan, e, config);
+    std::printf("output: about %s (%s)\n",
+                out < (1u << 20) ? (std::to_string((out + 512) / 1024) + " KiB").c_str()
+                                 : bytesText(out).c_str(),
+                plan.fastText ? "fasttext" : formatName(plan.format).c_str());
   }
 }
 
