@@ -39,6 +39,9 @@ struct BinSpec {
   std::int32_t nlabels = 0;
   std::int8_t lastType = 0;
   std::uint8_t quantIn = 0, quantOut = 0;
+  /// 12 or 11: fastText 0.9's layout with that version; 0: the layout before 0.9 (no
+  /// magic, no version, no pruned-bucket size, no quantisation flags).
+  std::int32_t version = 12;
 };
 
 template <typename T>
@@ -49,8 +52,11 @@ void put(std::string& b, T v) {
 // Input row r holds (r + 1, -(r + 1) / 4); the output matrix is all 0.5.
 std::string makeBin(const BinSpec& s) {
   std::string b;
-  put<std::int32_t>(b, 793712314);
-  put<std::int32_t>(b, 12);
+  const bool old = s.version == 0;
+  if (!old) {
+    put<std::int32_t>(b, 793712314);
+    put<std::int32_t>(b, s.version);
+  }
   const std::int32_t args[12] = {s.dim,  5,       1,        1,      5,      1,
                                  s.loss, s.model, s.bucket, s.minn, s.maxn, 100};
   for (auto a : args) put(b, a);
@@ -60,21 +66,21 @@ std::string makeBin(const BinSpec& s) {
   put<std::int32_t>(b, n - s.nlabels);
   put<std::int32_t>(b, s.nlabels);
   put<std::int64_t>(b, 1000);
-  put<std::int64_t>(b, -1);
+  if (!old) put<std::int64_t>(b, -1);
   for (std::size_t i = 0; i < s.words.size(); ++i) {
     b += s.words[i];
     b += '\0';
     put<std::int64_t>(b, 100 - static_cast<std::int64_t>(i));
     put<std::int8_t>(b, i + 1 == s.words.size() ? s.lastType : 0);
   }
-  put<std::uint8_t>(b, s.quantIn);
+  if (!old) put<std::uint8_t>(b, s.quantIn);
   const std::int64_t rows = n + s.bucket;
   put<std::int64_t>(b, rows);
   put<std::int64_t>(b, s.dim);
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int32_t c = 0; c < s.dim; ++c)
       put<float>(b, c == 0 ? static_cast<float>(r + 1) : -static_cast<float>(r + 1) / 4);
-  put<std::uint8_t>(b, s.quantOut);
+  if (!old) put<std::uint8_t>(b, s.quantOut);
   put<std::int64_t>(b, n);
   put<std::int64_t>(b, s.dim);
   for (std::int64_t i = 0; i < std::int64_t{n} * s.dim; ++i) put<float>(b, 0.5f);
@@ -223,7 +229,7 @@ TEST_CASE("fastText .bin: every header field and every truncation gives one clea
     return errorOf(b);
   };
   CHECK_THAT(with(0, std::int32_t{1234}), Contains("bad magic"));
-  CHECK_THAT(with(4, std::int32_t{11}), Contains("version 11 is not supported"));
+  CHECK_THAT(with(4, std::int32_t{10}), Contains("version 10 is not supported"));
   CHECK_THAT(with(8, std::int32_t{0}), Contains("dimension 0"));
   CHECK_THAT(with(8, std::int32_t{3}), Contains("input matrix is"));
   CHECK_THAT(with(32, std::int32_t{9}), Contains("unknown loss 9"));
@@ -519,7 +525,7 @@ TEST_CASE("posvec vector: a corrupt or unsupported .bin is one error line", "[su
   };
   for (std::size_t len : {2, 6, 30, 80, 110, 140, 200}) cases.emplace_back(good.substr(0, len), "");
   cases.emplace_back(patched(0, std::int32_t{1}), "");
-  cases.emplace_back(patched(4, std::int32_t{11}), "version 11");
+  cases.emplace_back(patched(4, std::int32_t{10}), "version 10");
   cases.emplace_back(patched(32, std::int32_t{9}), "unknown loss 9");
   cases.emplace_back(patched(36, std::int32_t{7}), "unknown model type 7");
   cases.emplace_back(patched(36, std::int32_t{3}), "supervised model");
@@ -539,4 +545,50 @@ TEST_CASE("posvec vector: a corrupt or unsupported .bin is one error line", "[su
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     CHECK(r.err.find(says) != std::string::npos);
   }
+}
+
+TEST_CASE("fastText .bin: version 11, the layout before 0.9 and the empty word are read",
+          "[subwords]") {
+  posvec::test::TempDir tmp;
+  const auto write = [&](const std::string& name, const BinSpec& spec) {
+    posvec::test::writeText(tmp.file(name), makeBin(spec));
+    return tmp.file(name);
+  };
+  BinSpec v12;
+  BinSpec v11 = v12;
+  v11.version = 11;
+  BinSpec pre = v12;
+  pre.version = 0;
+  const SubwordModel a = SubwordModel::load(write("v12.bin", v12));
+  // The three layouts hold the same model: the same words and, word by word and for a
+  // word built from n-grams alone, the same vectors.
+  for (const auto& other :
+       {SubwordModel::load(write("v11.bin", v11)), SubwordModel::load(write("pre.bin", pre))}) {
+    CHECK(other.words() == a.words());
+    for (const char* w : {"ab", "\xC3\xA9", "abab", "zz"}) {
+      INFO(w);
+      const Eigen::RowVectorXf x = a.vector(w), y = other.vector(w);
+      REQUIRE(x.size() == y.size());
+      CHECK((x - y).cwiseAbs().maxCoeff() == 0.0f);
+    }
+  }
+  CHECK(SubwordModel::isFastTextFile(tmp.file("pre.bin")));
+  // "ab" is word 1: its row is (2, -0.5); with n-grams of 2 to 3 its vector is the mean of
+  // its row and its n-gram rows, so it differs from the row unless no n-gram exists.
+  CHECK(a.vector("ab").size() == 2);
+  // fastText writes an empty word for some -pretrainedVectors files: read, not refused.
+  BinSpec empty = v12;
+  empty.words = {"</s>", "", "ab"};
+  const SubwordModel e = SubwordModel::load(write("empty.bin", empty));
+  CHECK(e.words().size() == 3);
+  CHECK(e.words()[1].empty());
+  // A damaged file of the old layout says which layout it was read as.
+  posvec::test::writeText(tmp.file("cut.bin"), makeBin(pre).substr(0, 100));
+  CHECK_THROWS_WITH(SubwordModel::load(tmp.file("cut.bin")),
+                    Catch::Contains("no magic number, read as fastText's layout from before 0.9"));
+  // The CLI reads the old layout like the new.
+  const auto r = posvec::test::runCli("vector " + posvec::test::quote(tmp.file("pre.bin")) + " ab");
+  const auto s = posvec::test::runCli("vector " + posvec::test::quote(tmp.file("v12.bin")) + " ab");
+  CHECK(r.status == 0);
+  CHECK(r.out == s.out);
 }

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
+#include <cstring>
 #include <fstream>
 
 #include "formats_detail.hpp"
@@ -97,23 +99,60 @@ class Fields {
     return detail::fromLittle(v);
   }
   [[noreturn]] void fail(const std::string& what) const {
-    throw FormatError(inQuotes(path_) + ": " + what);
+    throw FormatError(inQuotes(path_) + ": " + context_ + what);
   }
 
  private:
   std::string path_;
   detail::ChunkReader r_;
+
+ public:
+  /// Said before every failure from here on (the layout the file is being read as).
+  void setContext(std::string context) { context_ = std::move(context); }
+
+ private:
+  std::string context_;
 };
 
 std::string num(std::int64_t v) { return std::to_string(v); }
 
 }  // namespace
 
+namespace {
+
+// fastText before 0.9 wrote no magic number and no version: the file opens with the
+// training settings (dim ws epoch minCount neg wordNgrams loss model bucket minn maxn
+// lrUpdateRate as int32, t as a double). These 56 bytes are that when every field is in
+// the range fastText allows; a word2vec file's opening digits ("100 ...") read as a
+// dimension above 2^29, far outside.
+bool looksLikeOldFastText(const char* p, std::size_t n) {
+  if (n < 56) return false;
+  std::int32_t a[12];
+  double t = 0;
+  std::memcpy(a, p, sizeof a);
+  std::memcpy(&t, p + 48, sizeof t);
+  for (auto& v : a) v = detail::fromLittle(v);
+  t = detail::fromLittle(t);
+  const auto in = [](std::int32_t v, std::int32_t lo, std::int32_t hi) {
+    return v >= lo && v <= hi;
+  };
+  return in(a[0], 1, 1 << 20) && in(a[1], 1, 1 << 16) && in(a[2], 1, 1 << 24) &&
+         in(a[3], 0, 1 << 30) && in(a[4], 0, 1 << 16) && in(a[5], 1, 64) && in(a[6], 1, 4) &&
+         in(a[7], 1, 3) && a[8] >= 0 && in(a[9], 0, 1024) && in(a[10], 0, 1024) && a[11] >= 0 &&
+         std::isfinite(t) && t >= 0 && t <= 1;
+}
+
+}  // namespace
+
 bool SubwordModel::isFastTextFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
+  char head[56];
+  in.read(head, sizeof head);
+  const auto n = static_cast<std::size_t>(in.gcount());
   std::int32_t magic = 0;
-  if (!in.read(reinterpret_cast<char*>(&magic), sizeof magic)) return false;
-  return detail::fromLittle(magic) == kMagic;
+  if (n < sizeof magic) return false;
+  std::memcpy(&magic, head, sizeof magic);
+  return detail::fromLittle(magic) == kMagic || looksLikeOldFastText(head, n);
 }
 
 // An open file read with pread (thread-safe: no shared position).
@@ -152,19 +191,38 @@ namespace {
 
 const std::string kKind = "fastText model: ";
 
-// Magic, version and the Args block, each field checked for what it can hold.
-FastTextArgs readHeader(Fields& f) {
-  if (f.reader().fileSize() < 4 || f.get<std::int32_t>("the magic number") != kMagic)
-    f.fail("not a fastText .bin model (bad magic number; expected 793712314)");
-  const std::int32_t version = f.get<std::int32_t>("the version");
-  if (version != kVersion)
-    f.fail(kKind + "version " + num(version) +
-           " is not supported (posvec reads version 12, written by fastText 0.9)");
-
-  // Args: dim ws epoch minCount neg wordNgrams loss model bucket minn maxn lrUpdateRate, t.
+// Magic, version and the Args block, each field checked for what it can hold. `old`:
+// the file is fastText's layout before 0.9 (no magic, no version; its dictionary has no
+// pruned-bucket size and its matrices no quantisation flag).
+FastTextArgs readHeader(Fields& f, bool& old) {
   const char* argsWhat = "the training settings";
   std::int32_t a[12];
-  for (auto& v : a) v = f.get<std::int32_t>(argsWhat);
+  old = false;
+  const std::int32_t first =
+      f.reader().fileSize() >= 4 ? f.get<std::int32_t>("the magic number") : 0;
+  if (first == kMagic) {
+    const std::int32_t version = f.get<std::int32_t>("the version");
+    // 11 and 12 share the unsupervised layout (11's supervised models had no n-grams).
+    if (version != kVersion && version != 11)
+      f.fail(kKind + "version " + num(version) +
+             " is not supported (posvec reads versions 11 and 12, and fastText's files from "
+             "before 0.9, which have no version)");
+    for (auto& v : a) v = f.get<std::int32_t>(argsWhat);
+  } else {
+    // Not the magic number: fastText before 0.9, if the file opens with a settings block
+    // (the first int32 then is the dimension).
+    std::ifstream in(f.path(), std::ios::binary);
+    char head[56] = {};
+    in.read(head, sizeof head);
+    if (!looksLikeOldFastText(head, static_cast<std::size_t>(in.gcount())))
+      f.fail("not a fastText .bin model (bad magic number; expected 793712314)");
+    old = true;
+    f.setContext("no magic number, read as fastText's layout from before 0.9: ");
+    a[0] = first;
+    for (int i = 1; i < 12; ++i) a[i] = f.get<std::int32_t>(argsWhat);
+  }
+
+  // Args: dim ws epoch minCount neg wordNgrams loss model bucket minn maxn lrUpdateRate, t.
   const double t = f.get<double>(argsWhat);
   const std::int32_t dim = a[0], loss = a[6], model = a[7], bucket = a[8], minn = a[9],
                      maxn = a[10];
@@ -216,7 +274,7 @@ void readEntry(Fields& f, std::int32_t i, Dictionary& d) {
     f.fail(kKind + "dictionary entry " + num(i + 1) +
            (tooLong ? " is not NUL-terminated within 64 KiB (corrupt file)"
                     : " is cut short (truncated file)"));
-  if (w.empty()) f.fail(kKind + "dictionary entry " + num(i + 1) + " is empty (corrupt file)");
+  // An empty word is legal: fastText writes one from -pretrainedVectors files.
   std::string word(w);
   const std::int64_t count = f.get<std::int64_t>("the dictionary");
   const std::int8_t type = f.get<std::int8_t>("the dictionary");
@@ -236,14 +294,14 @@ void readEntry(Fields& f, std::int32_t i, Dictionary& d) {
 }
 
 // The dictionary header, its entries and the pruned-bucket table.
-Dictionary readDictionary(Fields& f) {
+Dictionary readDictionary(Fields& f, bool old) {
   auto& r = f.reader();
   const char* dictWhat = "the dictionary header";
   const std::int32_t size = f.get<std::int32_t>(dictWhat);
   const std::int32_t nwords = f.get<std::int32_t>(dictWhat);
   const std::int32_t nlabels = f.get<std::int32_t>(dictWhat);
   const std::int64_t ntokens = f.get<std::int64_t>(dictWhat);
-  const std::int64_t pruneSize = f.get<std::int64_t>(dictWhat);
+  const std::int64_t pruneSize = old ? -1 : f.get<std::int64_t>(dictWhat);
   if (nlabels > 0)
     f.fail(kKind + "its dictionary has " + num(nlabels) +
            " labels: a supervised model (a text classifier); posvec reads unsupervised "
@@ -291,12 +349,13 @@ struct MatrixLayout {
   std::int64_t rows = 0, cols = 0;  // of the input matrix
   std::uint64_t inputAt = 0;        // file offset of its first value
   std::uint64_t inBytes = 0, outBytes = 0;
+  bool old = false;  // fastText before 0.9: no quantisation flags
 };
 
-MatrixLayout readInputHeader(Fields& f, const FastTextArgs& args, const Dictionary& d) {
+MatrixLayout readInputHeader(Fields& f, const FastTextArgs& args, const Dictionary& d, bool old) {
   auto& r = f.reader();
-  // The input matrix: a quantization flag, rows and columns as int64, floats.
-  if (f.get<std::uint8_t>("the input matrix header") != 0) failQuantized(f);
+  // The input matrix: a quantization flag (not before 0.9), rows and columns as int64, floats.
+  if (!old && f.get<std::uint8_t>("the input matrix header") != 0) failQuantized(f);
   MatrixLayout m;
   m.rows = f.get<std::int64_t>("the input matrix header");
   m.cols = f.get<std::int64_t>("the input matrix header");
@@ -320,7 +379,8 @@ MatrixLayout readInputHeader(Fields& f, const FastTextArgs& args, const Dictiona
       mulChecked(static_cast<std::uint64_t>(nwords), static_cast<std::uint64_t>(dim), overflow), 4,
       overflow);
   const std::uint64_t need =
-      addChecked(addChecked(m.inBytes, 1 + 16, overflow), m.outBytes, overflow);
+      addChecked(addChecked(m.inBytes, (old ? 0 : 1) + 16, overflow), m.outBytes, overflow);
+  m.old = old;
   if (overflow || need != r.remaining())
     f.fail(kKind + "header describes " + num(m.rows) + " x " + num(m.cols) + " input and " +
            num(nwords) + " x " + num(dim) + " output values (" +
@@ -334,15 +394,16 @@ MatrixLayout readInputHeader(Fields& f, const FastTextArgs& args, const Dictiona
 void checkOutputHeader(const Fields& f, std::ifstream& in, const MatrixLayout& m,
                        std::int64_t nwords, std::int64_t dim) {
   in.seekg(static_cast<std::streamoff>(m.inputAt + m.inBytes));
-  unsigned char tail[17];
-  if (!in.read(reinterpret_cast<char*>(tail), sizeof tail))
+  unsigned char tail[17] = {};  // the quantisation flag (not before 0.9), rows, columns
+  const std::size_t flag = m.old ? 0 : 1;
+  if (!in.read(reinterpret_cast<char*>(tail), static_cast<std::streamsize>(flag + 16)))
     f.fail(kKind + "truncated: the file ends inside the output matrix header");
   std::int64_t oRows, oCols;
-  std::memcpy(&oRows, tail + 1, 8);
-  std::memcpy(&oCols, tail + 9, 8);
+  std::memcpy(&oRows, tail + flag, 8);
+  std::memcpy(&oCols, tail + flag + 8, 8);
   oRows = detail::fromLittle(oRows);
   oCols = detail::fromLittle(oCols);
-  if (tail[0] != 0) failQuantized(f);
+  if (!m.old && tail[0] != 0) failQuantized(f);
   if (oRows != nwords || oCols != dim)
     f.fail(kKind + "output matrix is " + num(oRows) + " x " + num(oCols) + ", expected " +
            num(nwords) + " x " + num(dim) + " (corrupt file)");
@@ -364,9 +425,10 @@ MatrixF readFloats(const std::string& path, std::ifstream& in, std::uint64_t at,
 
 SubwordModel SubwordModel::read(const std::string& path, bool matrix) {
   Fields f(path);
-  const FastTextArgs args = readHeader(f);
-  Dictionary d = readDictionary(f);
-  const MatrixLayout layout = readInputHeader(f, args, d);
+  bool old = false;
+  const FastTextArgs args = readHeader(f, old);
+  Dictionary d = readDictionary(f, old);
+  const MatrixLayout layout = readInputHeader(f, args, d, old);
   const auto nwords = static_cast<std::int64_t>(d.words.size());
 
   SubwordModel m;
@@ -391,9 +453,9 @@ SubwordModel SubwordModel::read(const std::string& path, bool matrix) {
   }
   m.input_ = readFloats(path, in, layout.inputAt, static_cast<std::uint64_t>(layout.rows),
                         static_cast<std::uint64_t>(layout.cols), "input");
-  m.output_ =
-      readFloats(path, in, layout.inputAt + layout.inBytes + 17, static_cast<std::uint64_t>(nwords),
-                 static_cast<std::uint64_t>(args.dim), "output");
+  m.output_ = readFloats(path, in, layout.inputAt + layout.inBytes + (layout.old ? 16 : 17),
+                         static_cast<std::uint64_t>(nwords), static_cast<std::uint64_t>(args.dim),
+                         "output");
   return m;
 }
 
