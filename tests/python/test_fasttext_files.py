@@ -4,8 +4,9 @@ for words in the vocabulary and for unknown words built from character n-grams.
 
 fastText trains a small model here; posvec's writer (through the test helper
 posvec_fasttext_resave) writes it again with its input matrix doubled and no output
-layer, so the file under test is posvec's, not a copy of fastText's. Skips when
-fastText, gensim or the helper is absent."""
+layer, so the file under test is posvec's, not a copy of fastText's. fastText's own file,
+rewritten as version 11 and as the layout before 0.9, is read by posvec as fastText prints
+it and as gensim reads it. Skips when fastText, gensim or the helper is absent."""
 
 import os
 import shutil
@@ -81,3 +82,53 @@ def test_posvecs_file_holds_the_doubled_vectors(files):
     # The output layer posvec left out is zeros.
     model = gm.load_facebook_model(ours)
     assert not np.any(model.syn1neg)
+
+
+def older_layouts(path, directory):
+    """fastText's own .bin rewritten as version 11 and as the layout before 0.9 (no magic
+    and version, no pruned-bucket size after the token count, no quantisation flag before
+    each matrix), from the layout as gensim's reader describes it."""
+    import struct
+    b = open(path, "rb").read()
+    magic, version = struct.unpack_from("<2i", b, 0)
+    assert (magic, version) == (793712314, 12)
+    at = 8 + 12 * 4 + 8                      # the settings block
+    size, nwords, nlabels = struct.unpack_from("<3i", b, at)
+    ntokens_at = at + 12
+    prune_at = ntokens_at + 8
+    (prune,) = struct.unpack_from("<q", b, prune_at)
+    assert prune == -1
+    p = prune_at + 8
+    for _ in range(size):                    # word, NUL, int64 count, int8 type
+        p = b.index(b"\0", p) + 1 + 9
+    dim = struct.unpack_from("<i", b, 8)[0]
+    rows, cols = struct.unpack_from("<2q", b, p + 1)
+    out_flag = p + 1 + 16 + rows * cols * 4
+    v11 = b[:4] + struct.pack("<i", 11) + b[8:]
+    old = (b[8:prune_at] + b[prune_at + 8:p] + b[p + 1:out_flag] + b[out_flag + 1:])
+    assert cols == dim
+    paths = {}
+    for name, data in (("v11.bin", v11), ("old.bin", old)):
+        paths[name] = str(directory / name)
+        with open(paths[name], "wb") as f:
+            f.write(data)
+    return paths
+
+
+def test_older_fasttext_layouts_read_as_fasttext_and_gensim_read_them(files, tmp_path):
+    cli = os.environ.get("POSVEC_CLI")
+    if not cli or not os.path.exists(cli):
+        pytest.skip("the posvec command line is not built (POSVEC_CLI unset)")
+    theirs, _ = files
+    expected = printed_vectors(theirs, QUERIES)
+    for name, path in older_layouts(theirs, tmp_path).items():
+        out = subprocess.run([cli, "vector", path] + QUERIES, capture_output=True, text=True,
+                             check=True).stdout
+        got = {line.split(" ")[0]: np.array([float(x) for x in line.split(" ")[1:]])
+               for line in out.splitlines()}
+        reference = gm.load_facebook_vectors(path)
+        for word in QUERIES:
+            want = expected[word]
+            assert np.all(np.abs(got[word] - want) <= 1e-5 + 5e-5 * np.abs(want)), (name, word)
+            assert np.all(np.abs(reference[word] - got[word]) <= 1e-6 + 1e-5 * np.abs(want)), \
+                (name, word)
