@@ -10,6 +10,7 @@
 #include "posvec/attention.hpp"
 #include "posvec/distributed.hpp"
 #include "posvec/formats.hpp"
+#include "posvec/phrases.hpp"
 #include "posvec/positional.hpp"
 #include "posvec/rope.hpp"
 #include "posvec/study.hpp"
@@ -34,6 +35,8 @@ void forEachSettingsTable(F&& f) {
   f(kLookupArguments);
   f(kStudySettings);
   f(kStudyArguments);
+  f(kPhraseSettings);
+  f(kPhraseArguments);
 }
 
 /// The spelling of the setting named `name` (Setting::name) in the first table that

@@ -1,0 +1,143 @@
+/// @file phrases.hpp
+/// Collocations joined into single tokens ("new_york"), as gensim 4's `Phrases` finds
+/// and applies them: unigram and bigram counts over the corpus (a bigram may hold
+/// connector words between its two ends: "bank_of_america"), each candidate scored by
+/// gensim's `original_scorer` or `npmi_scorer`, and a sentence rewritten left to right
+/// with the phrases that score above the threshold. The same corpus and settings give
+/// gensim's phrases and gensim's rewritten sentences.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "posvec/corpus.hpp"
+#include "posvec/settings.hpp"
+
+namespace posvec {
+
+/// How a candidate phrase is scored (gensim's `scoring`).
+enum class PhraseScoring {
+  Default,  ///< (bigram − min_count) / (count_a · count_b) · vocabulary size (gensim's original)
+  Npmi      ///< normalised pointwise mutual information, in [−1, 1]
+};
+/// The names of PhraseScoring's values in text.
+inline constexpr Choice<PhraseScoring> kPhraseScoringNames[] = {{PhraseScoring::Default, "default"},
+                                                                {PhraseScoring::Npmi, "npmi"}};
+
+/// gensim 4's ENGLISH_CONNECTOR_WORDS: articles, some prepositions and conjunctions.
+std::vector<std::string> englishConnectorWords();
+
+/// The settings of phrase detection; defaults are gensim 4.2's.
+struct PhraseOptions {
+  std::int64_t minCount = 5;  ///< bigrams seen fewer times are never phrases (at least 1)
+  double threshold = 10.0;    ///< a phrase scores above it (npmi: in [−1, 1]; default: above 0)
+  PhraseScoring scoring = PhraseScoring::Default;  ///< the scorer
+  std::string delimiter = "_";                     ///< joins a phrase's words (not empty)
+  /// Counting prunes rare entries (gensim's rule: counts below 1, 2, 3, ... in turn) whenever
+  /// the unigrams and bigrams counted exceed this many (at least 1).
+  std::int64_t maxVocab = 40000000;
+  /// Words that may sit inside a phrase but never start or end one (none by default).
+  std::vector<std::string> connectorWords;
+  /// Throws ConfigError naming the setting out of range.
+  void validate() const;
+};
+
+/// PhraseOptions' settings, a row each (settings.hpp); connector words are a list,
+/// spelled by the front ends (kPhraseArguments).
+inline constexpr auto kPhraseSettings = std::tuple{
+    SettingRow<PhraseOptions, std::int64_t>{
+        .member = &PhraseOptions::minCount,
+        .setting = {"phraseMinCount", "the phrases' minimum count"},
+        .key = "min_count",
+        .spelled = {"--min-count", "min_count"},
+        .help = "Bigrams seen fewer times are never phrases",
+        .bounds = atLeast(1)},
+    SettingRow<PhraseOptions, double>{
+        .member = &PhraseOptions::threshold,
+        .setting = {"phraseThreshold", "the phrase threshold"},
+        .key = "threshold",
+        .spelled = {"--threshold", "threshold"},
+        .help = "A phrase scores above this (npmi: between -1 and 1)"},
+    SettingRow<PhraseOptions, PhraseScoring>{
+        .member = &PhraseOptions::scoring,
+        .setting = {"phraseScoring", "the phrase scoring"},
+        .key = "scoring",
+        .spelled = {"--scoring", "scoring"},
+        .help = "default (gensim's original scorer) or npmi",
+        .choices = kPhraseScoringNames},
+    SettingRow<PhraseOptions, std::string>{
+        .member = &PhraseOptions::delimiter,
+        .setting = {"phraseDelimiter", "the phrase delimiter"},
+        .key = "delimiter",
+        .spelled = {"--delimiter", "delimiter"},
+        .help = "Joins a phrase's words"},
+    SettingRow<PhraseOptions, std::int64_t>{
+        .member = &PhraseOptions::maxVocab,
+        .setting = {"phraseMaxVocab", "the phrase vocabulary's limit"},
+        .key = "max_vocab_size",
+        .spelled = {"--max-vocab", "max_vocab_size"},
+        .help = "Prune rare counts (gensim's rule) past this many unigrams and bigrams",
+        .bounds = atLeast(1)},
+};
+
+/// The list setting the front ends spell themselves.
+inline constexpr auto kPhraseArguments = std::tuple{
+    ArgumentRow{.setting = {"connectorWords", "the connector words"},
+                .spelled = {"--connector-words", "connector_words"},
+                .help = "english (gensim's list), none, or a file of words"},
+};
+
+/// A phrase found in the counts, with its score.
+struct FoundPhrase {
+  std::string phrase;  ///< its words joined by the delimiter
+  double score = 0;
+};
+
+/// Counts and the rules that turn them into phrases (gensim's `Phrases`).
+class Phrases {
+ public:
+  /// Validates `options`.
+  explicit Phrases(PhraseOptions options = {});
+
+  /// Counts one sentence's unigrams and bigrams (gensim's learning pass, pruning
+  /// included: the same sentences in the same order give gensim's counts).
+  void addSentence(const std::vector<std::string>& sentence);
+  /// Counts every sentence of a corpus.
+  void addCorpus(const CorpusSource& corpus);
+
+  /// The phrase joining `a`, `between` and `b`, and its score, when it scores above
+  /// the threshold; nullopt otherwise (gensim's score_candidate).
+  std::optional<FoundPhrase> score(const std::string& a, const std::string& b,
+                                   const std::vector<std::string>& between = {}) const;
+  /// The sentence with its phrases joined, left to right (gensim's phrases[sentence]).
+  std::vector<std::string> apply(const std::vector<std::string>& sentence) const;
+  /// Hands each sentence of `corpus`, its phrases joined, to `sink` (a second read).
+  void applyCorpus(const CorpusSource& corpus,
+                   const std::function<void(const std::vector<std::string>&)>& sink) const;
+  /// Every counted bigram that scores as a phrase, sorted by score (highest first, then
+  /// by phrase) (gensim's export_phrases, ordered).
+  std::vector<FoundPhrase> exportPhrases() const;
+
+  const PhraseOptions& options() const { return options_; }
+  /// Unigrams and bigrams counted (gensim's len(vocab)).
+  std::size_t vocabularySize() const { return vocab_.size(); }
+  /// Words read, connector words included (gensim's corpus_word_count).
+  std::int64_t corpusWords() const { return corpusWords_; }
+  /// The count of a unigram or of a joined bigram; 0 when absent.
+  std::int64_t count(const std::string& token) const;
+
+ private:
+  PhraseOptions options_;
+  std::unordered_set<std::string> connectors_;
+  std::unordered_map<std::string, std::int64_t> vocab_;
+  std::int64_t corpusWords_ = 0;
+  std::int64_t minReduce_ = 1;
+};
+
+}  // namespace posvec

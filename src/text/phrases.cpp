@@ -1,0 +1,191 @@
+// Phrase detection with gensim 4's rules (gensim/models/phrases.py, 4.2): the learning
+// pass counts every non-connector word and every "start (connectors) end" span as one
+// delimiter-joined key, pruning the counts below 1, 2, 3, ... in turn whenever more
+// than max_vocab_size keys are held after a sentence; a candidate is a phrase when its
+// two ends and the joined key were all counted and its score is above the threshold.
+// Keys are the joined strings, as in gensim, so a corpus token that contains the
+// delimiter is counted and looked up exactly as gensim does.
+#include "posvec/phrases.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "corpus_detail.hpp"
+#include "posvec/error.hpp"
+
+namespace posvec {
+
+std::vector<std::string> englishConnectorWords() {
+  return {"a", "an", "the", "for", "of", "with", "without", "at",
+          "from", "to", "in", "on", "by", "and", "or"};
+}
+
+void PhraseOptions::validate() const {
+  checkSettings(kPhraseSettings, *this);
+  const auto about = [](std::string_view name) {
+    return ErrorText::about(settingNamed(kPhraseSettings, name), "");
+  };
+  if (!std::isfinite(threshold))
+    throw ConfigError(about("phraseThreshold") << "the phrase threshold must be a finite number");
+  if (scoring == PhraseScoring::Npmi && (threshold < -1 || threshold > 1))
+    throw ConfigError(about("phraseThreshold")
+                      << "with npmi scoring the phrase threshold must be between -1 and 1 (got " +
+                             std::to_string(threshold) + ")");
+  if (scoring == PhraseScoring::Default && threshold <= 0)
+    throw ConfigError(about("phraseThreshold")
+                      << "with default scoring the phrase threshold must be above 0 (got " +
+                             std::to_string(threshold) + ")");
+  if (delimiter.empty())
+    throw ConfigError(about("phraseDelimiter") << "the phrase delimiter must not be empty");
+}
+
+Phrases::Phrases(PhraseOptions options) : options_(std::move(options)) {
+  options_.validate();
+  connectors_.insert(options_.connectorWords.begin(), options_.connectorWords.end());
+}
+
+void Phrases::addSentence(const std::vector<std::string>& sentence) {
+  const std::string& delim = options_.delimiter;
+  const std::string* start = nullptr;
+  std::string key;
+  std::size_t between = 0;  // connector words since `start`
+  for (std::size_t i = 0; i < sentence.size(); ++i) {
+    const std::string& word = sentence[i];
+    if (!connectors_.count(word)) {
+      ++vocab_[word];
+      if (start) {
+        key = *start;
+        for (std::size_t j = i - between; j < i; ++j) key += delim + sentence[j];
+        key += delim + word;
+        ++vocab_[key];
+      }
+      start = &word;
+      between = 0;
+    } else if (start) {
+      ++between;
+    }
+    ++corpusWords_;
+  }
+  if (static_cast<std::int64_t>(vocab_.size()) > options_.maxVocab) {
+    // gensim's prune_vocab: keep the counts of at least min_reduce.
+    for (auto it = vocab_.begin(); it != vocab_.end();)
+      it = it->second < minReduce_ ? vocab_.erase(it) : std::next(it);
+    ++minReduce_;
+  }
+}
+
+void Phrases::addCorpus(const CorpusSource& corpus) {
+  std::vector<std::string> sentence;
+  detail::forEachToken(
+      corpus, [&](std::string_view w) { sentence.emplace_back(w); },
+      [&] {
+        addSentence(sentence);
+        sentence.clear();
+      });
+}
+
+void Phrases::applyCorpus(const CorpusSource& corpus,
+                          const std::function<void(const std::vector<std::string>&)>& sink) const {
+  std::vector<std::string> sentence;
+  detail::forEachToken(
+      corpus, [&](std::string_view w) { sentence.emplace_back(w); },
+      [&] {
+        sink(apply(sentence));
+        sentence.clear();
+      });
+}
+
+std::int64_t Phrases::count(const std::string& token) const {
+  const auto it = vocab_.find(token);
+  return it == vocab_.end() ? 0 : it->second;
+}
+
+std::optional<FoundPhrase> Phrases::score(const std::string& a, const std::string& b,
+                                          const std::vector<std::string>& between) const {
+  const std::int64_t ca = count(a);
+  if (ca <= 0) return std::nullopt;
+  const std::int64_t cb = count(b);
+  if (cb <= 0) return std::nullopt;
+  std::string phrase = a;
+  for (const auto& w : between) phrase += options_.delimiter + w;
+  phrase += options_.delimiter + b;
+  const std::int64_t cab = count(phrase);
+  if (cab <= 0) return std::nullopt;
+  double s = -std::numeric_limits<double>::infinity();
+  if (options_.scoring == PhraseScoring::Default) {
+    // (bigram - min_count) / float(a * b) * len(vocab), in gensim's order.
+    const double denom = static_cast<double>(ca * cb);
+    if (denom != 0)
+      s = static_cast<double>(cab - options_.minCount) / denom *
+          static_cast<double>(vocab_.size());
+  } else if (cab >= options_.minCount) {
+    const double n = static_cast<double>(corpusWords_);
+    const double pa = static_cast<double>(ca) / n, pb = static_cast<double>(cb) / n,
+                 pab = static_cast<double>(cab) / n;
+    s = std::log(pab / (pa * pb)) / -std::log(pab);
+  }
+  if (!(s > options_.threshold)) return std::nullopt;
+  return FoundPhrase{std::move(phrase), s};
+}
+
+std::vector<std::string> Phrases::apply(const std::vector<std::string>& sentence) const {
+  std::vector<std::string> out;
+  // gensim tests `if start_token:`, so an empty start word starts nothing.
+  std::string start;
+  bool open = false;
+  std::vector<std::string> between;
+  for (const std::string& word : sentence) {
+    if (!connectors_.count(word)) {
+      if (open && !start.empty()) {
+        if (auto p = score(start, word, between)) {
+          out.push_back(std::move(p->phrase));
+          open = false;
+          start.clear();
+          between.clear();
+        } else {
+          out.push_back(start);
+          for (auto& w : between) out.push_back(std::move(w));
+          between.clear();
+          start = word;
+        }
+      } else {
+        start = word;
+        open = true;
+        between.clear();
+      }
+    } else if (open && !start.empty()) {
+      between.push_back(word);
+    } else {
+      out.push_back(word);
+    }
+  }
+  if (open && !start.empty()) {
+    out.push_back(start);
+    for (auto& w : between) out.push_back(std::move(w));
+  }
+  return out;
+}
+
+std::vector<FoundPhrase> Phrases::exportPhrases() const {
+  std::vector<FoundPhrase> out;
+  const std::string& delim = options_.delimiter;
+  for (const auto& [token, n] : vocab_) {
+    std::vector<std::string> parts;
+    for (std::size_t at = 0;;) {
+      const std::size_t next = token.find(delim, at);
+      parts.push_back(token.substr(at, next == std::string::npos ? std::string::npos : next - at));
+      if (next == std::string::npos) break;
+      at = next + delim.size();
+    }
+    if (parts.size() < 2) continue;
+    const std::vector<std::string> between(parts.begin() + 1, parts.end() - 1);
+    if (auto p = score(parts.front(), parts.back(), between)) out.push_back(std::move(*p));
+  }
+  std::sort(out.begin(), out.end(), [](const FoundPhrase& x, const FoundPhrase& y) {
+    return x.score != y.score ? x.score > y.score : x.phrase < y.phrase;
+  });
+  return out;
+}
+
+}  // namespace posvec

@@ -1,0 +1,120 @@
+"""posvec phrases against gensim 4's Phrases (Debian's python3-gensim), an independent
+implementation of the same rules: the same corpus and settings give the same phrases with
+the same scores and the same rewritten sentences, for the default and npmi scorers, with
+and without connector words, and with max_vocab_size pruning. A small corpus is generated
+here (collocations among random words); Brown too when tools/bench/data/brown.txt has been
+fetched. Skips when gensim or the CLI is absent."""
+
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+phrases_mod = pytest.importorskip("gensim.models.phrases",
+                                  reason="gensim is not installed (python3-gensim)")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope="module")
+def cli():
+    exe = os.environ.get("POSVEC_CLI")
+    if not exe or not os.path.exists(exe):
+        pytest.skip("the posvec command line is not built (POSVEC_CLI unset)")
+    return exe
+
+
+def generated_corpus():
+    rng = np.random.default_rng(5)
+    words = [f"w{i}" for i in range(300)]
+    colloc = [["new", "york"], ["machine", "learning"], ["bank", "of", "america"],
+              ["the", "white", "house"], ["san", "francisco", "bay"]]
+    connectors = ["the", "of", "and", "a", "in"]
+    sentences = []
+    for _ in range(3000):
+        s = []
+        for _ in range(rng.integers(3, 15)):
+            r = rng.random()
+            if r < 0.08:
+                s += colloc[rng.integers(len(colloc))]
+            elif r < 0.25:
+                s.append(connectors[rng.integers(len(connectors))])
+            else:
+                s.append(words[int(rng.zipf(1.3)) % len(words)])
+        sentences.append(s)
+    return sentences
+
+
+def run_posvec(cli, tmp_path, sentences, args):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(" ".join(s) for s in sentences) + "\n", encoding="utf-8")
+    out, table = tmp_path / "out.txt", tmp_path / "table.tsv"
+    subprocess.run([cli, "-q", "phrases", str(corpus), "--pretokenized", "-o", str(out),
+                    "--save-table", str(table)] + args, check=True)
+    found = {}
+    for line in table.read_text(encoding="utf-8").splitlines()[1:]:
+        phrase, count, score = line.split("\t")
+        found[phrase] = float(score)
+    return found, [line.split(" ") for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+CASES = {
+    "default": ({}, []),
+    "npmi": ({"scoring": "npmi", "threshold": 0.3}, ["--scoring", "npmi", "--threshold", "0.3"]),
+    "connectors": ({"connector_words": phrases_mod.ENGLISH_CONNECTOR_WORDS, "threshold": 5.0},
+                   ["--connector-words", "english", "--threshold", "5"]),
+    "npmi-connectors": ({"scoring": "npmi", "threshold": 0.2,
+                         "connector_words": phrases_mod.ENGLISH_CONNECTOR_WORDS},
+                        ["--scoring", "npmi", "--threshold", "0.2", "--connector-words", "english"]),
+    # 7,348 unigrams and bigrams unpruned: 6,000 prunes them, and a phrase survives.
+    "pruned": ({"max_vocab_size": 6000, "min_count": 3}, ["--max-vocab", "6000", "--min-count", "3"]),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_phrases_equal_gensim(cli, tmp_path, case):
+    kwargs, args = CASES[case]
+    sentences = generated_corpus()
+    model = phrases_mod.Phrases(sentences, **kwargs)
+    want = model.export_phrases()
+    got, rewritten = run_posvec(cli, tmp_path, sentences, args)
+    assert len(want) > 0
+    assert set(got) == set(want)
+    for phrase, score in want.items():
+        assert got[phrase] == pytest.approx(score, rel=1e-12, abs=0), phrase
+    expected = [model[s] for s in sentences]
+    assert rewritten == [s for s in expected if s]
+
+
+def test_brown_phrases_equal_gensim(cli, tmp_path):
+    brown = os.path.join(ROOT, "tools", "bench", "data", "brown.txt")
+    if not os.path.exists(brown):
+        pytest.skip("Brown is not fetched (tools/scripts/fetch-brown.sh)")
+    with open(brown, encoding="utf-8") as f:
+        sentences = [line.split() for line in f if line.split()][:20000]
+    model = phrases_mod.Phrases(sentences)
+    got, rewritten = run_posvec(cli, tmp_path, sentences, [])
+    want = model.export_phrases()
+    assert set(got) == set(want)
+    assert rewritten == [model[s] for s in sentences]
+
+
+def test_bad_settings_are_one_line(cli, tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("a b\n")
+    for args, says in ((["--scoring", "npmi", "--threshold", "2"], "between -1 and 1"),
+                       (["--threshold", "0"], "above 0"),
+                       (["--min-count", "0"], "--min-count"),
+                       (["--connector-words", str(tmp_path / "missing")], "cannot open")):
+        r = subprocess.run([cli, "phrases", str(corpus), "--pretokenized", "-o",
+                            str(tmp_path / "o.txt")] + args, capture_output=True, text=True)
+        assert r.returncode != 0
+        assert says in r.stderr
+        assert r.stderr.count("\n") == 1
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    r = subprocess.run([cli, "phrases", str(empty), "--pretokenized", "-o", str(tmp_path / "o.txt")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "no words" in r.stderr
+    assert not (tmp_path / "o.txt").exists()

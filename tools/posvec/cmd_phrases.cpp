@@ -1,0 +1,142 @@
+// posvec phrases: collocations joined into single tokens (posvec/phrases.hpp), gensim 4's
+// Phrases on the command line. The corpus is read twice (counting, then rewriting); a
+// corpus on standard input is copied to a temporary file first. --passes N repeats the
+// whole on the previous pass's output, as word2phrase's demo runs it twice for trigrams.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "posvec/corpus.hpp"
+#include "posvec/error.hpp"
+#include "posvec/io.hpp"
+#include "posvec/phrases.hpp"
+#include "posvec/tokenizer.hpp"
+
+namespace posvec::cli {
+namespace {
+
+struct Options {
+  std::vector<std::string> inputs;
+  std::string output = "-";
+  std::string table;
+  std::string connectors = "none";
+  int passes = 1;
+  PhraseOptions phrases;
+  TokenizerOptions tokenizer;
+};
+
+// --connector-words: english (gensim's list), none, or a file of words (whitespace-separated).
+std::vector<std::string> connectorWords(const std::string& spec) {
+  if (spec == "none") return {};
+  if (spec == "english") return englishConnectorWords();
+  std::ifstream in(spec);
+  if (!in)
+    throw IoError("--connector-words: cannot open '" + spec +
+                  "' (give english, none or a file of words)");
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+// The phrase table: a header line with the settings, then "phrase<TAB>count<TAB>score".
+std::string tableText(const Phrases& p) {
+  const PhraseOptions& o = p.options();
+  std::ostringstream out;
+  out.precision(17);
+  out << "# posvec phrases: min_count=" << o.minCount << " threshold=" << o.threshold
+      << " scoring=" << (o.scoring == PhraseScoring::Npmi ? "npmi" : "default")
+      << " delimiter=" << o.delimiter << " corpus_words=" << p.corpusWords()
+      << " vocabulary=" << p.vocabularySize() << "\n";
+  for (const FoundPhrase& f : p.exportPhrases())
+    out << f.phrase << '\t' << p.count(f.phrase) << '\t' << f.score << '\n';
+  return out.str();
+}
+
+void run(const Options& o) {
+  PhraseOptions po = o.phrases;
+  po.connectorWords = connectorWords(o.connectors);
+  po.validate();
+  if (o.passes < 1 || o.passes > 10) throw ConfigError("--passes must be between 1 and 10");
+  std::vector<std::string> inputs = o.inputs;
+  for (auto& in : inputs) in = seekableInput(in);
+  refuseOutputOverInput(o.output, "output", inputs);
+  const auto start = std::chrono::steady_clock::now();
+  // --pretokenized is the tokenizer table's Whitespace mode, as train reads it.
+  CorpusSource corpus = CorpusSource::fromFiles(
+      inputs, o.tokenizer.mode == TokenizerOptions::Mode::Whitespace, o.tokenizer);
+  noteSkippedPaths(corpus.skippedPaths());
+  std::string previous;  // the last pass's output, a temporary file
+  std::size_t found = 0;
+  std::int64_t words = 0;
+  for (int pass = 1; pass <= o.passes; ++pass) {
+    Phrases phrases(po);
+    phrases.addCorpus(corpus);
+    if (phrases.corpusWords() == 0) throw InputError("the corpus holds no words");
+    found = phrases.exportPhrases().size();
+    words = phrases.corpusWords();
+    if (pass == o.passes && !o.table.empty()) writeOutput(o.table, tableText(phrases));
+    const bool last = pass == o.passes;
+    const std::string target =
+        last ? o.output : (o.output == "-" ? std::string("posvec-phrases") : o.output) +
+                              ".pass" + std::to_string(pass) + ".tmp";
+    writeToPathOrStdout(target, [&](std::ostream& out) {
+      std::string line;
+      phrases.applyCorpus(corpus, [&](const std::vector<std::string>& joined) {
+        line.clear();
+        for (const std::string& t : joined) {
+          if (!line.empty()) line += ' ';
+          line += t;
+        }
+        if (!line.empty()) out << line << '\n';
+      });
+    });
+    if (!previous.empty()) std::remove(previous.c_str());
+    if (!last) {
+      previous = target;
+      corpus = CorpusSource::fromFiles({target}, true);
+    }
+  }
+  if (!previous.empty()) std::remove(previous.c_str());
+  if (!globals().quiet) {
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "phrases: %lld words, %zu phrases in the last pass's counts; %d pass%s in %.2f s\n",
+                 static_cast<long long>(words), found, o.passes, o.passes == 1 ? "" : "es", secs);
+  }
+}
+
+Registrar reg(15, [](CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  auto* sub = app.add_subcommand(
+      "phrases",
+      "Join frequent collocations into single tokens (new_york), as gensim's Phrases finds them; "
+      "writes the corpus one sentence a line");
+  sub->add_option("input", o->inputs,
+                  "Corpus files or directories ('-' reads standard input); raw text goes "
+                  "through the tokenizer unless --pretokenized")
+      ->required();
+  sub->add_option("-o,--output", o->output,
+                  "The rewritten corpus, one sentence a line ('-' is standard output)")
+      ->capture_default_str();
+  sub->add_option("--save-table", o->table,
+                  "Also write the phrases found: a settings line, then phrase, count and score "
+                  "a line");
+  sub->add_option("--connector-words", o->connectors,
+                  "english (gensim's ENGLISH_CONNECTOR_WORDS: bank_of_america), none, or a file "
+                  "of words")
+      ->capture_default_str();
+  sub->add_option("--passes", o->passes,
+                  "Run N times, each on the last one's output (2: trigrams, as word2phrase)")
+      ->capture_default_str();
+  addSettings(sub, kPhraseSettings, o->phrases);
+  addSettings(sub, kTokenizerSettings, o->tokenizer);
+  sub->callback([o] { run(*o); });
+});
+
+}  // namespace
+}  // namespace posvec::cli
