@@ -96,7 +96,7 @@ inline constexpr auto kPhraseArguments = std::tuple{
 /// A phrase found in the counts, with its score.
 struct FoundPhrase {
   std::string phrase;  ///< its words joined by the delimiter
-  double score = 0;
+  double score = 0;    ///< its score under the options' scorer
 };
 
 /// Counts and the rules that turn them into phrases (gensim's `Phrases`).
@@ -124,6 +124,7 @@ class Phrases {
   /// by phrase) (gensim's export_phrases, ordered).
   std::vector<FoundPhrase> exportPhrases() const;
 
+  /// The options it was built with (validated).
   const PhraseOptions& options() const { return options_; }
   /// Unigrams and bigrams counted (gensim's len(vocab)).
   std::size_t vocabularySize() const { return vocab_.size(); }

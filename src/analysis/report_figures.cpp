@@ -560,6 +560,7 @@ std::vector<Figure> positionFigures(const StudyResults& r, svg::DocumentIds& ids
   if (pc.models.empty()) return out;
   svg::LineChart models = farChart;
   models.title = "Models at their own size, theta and context";
+  models.yLabel = "mean_cos(k)";
   models.series.clear();
   models.markers.clear();
   double top = 1;
