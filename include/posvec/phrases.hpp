@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -95,8 +96,9 @@ inline constexpr auto kPhraseArguments = std::tuple{
 
 /// A phrase found in the counts, with its score.
 struct FoundPhrase {
-  std::string phrase;  ///< its words joined by the delimiter
-  double score = 0;    ///< its score under the options' scorer
+  std::string phrase;      ///< its words joined by the delimiter
+  double score = 0;        ///< its score under the options' scorer
+  std::int64_t count = 0;  ///< how many times the joined span was counted
 };
 
 /// Counts and the rules that turn them into phrases (gensim's `Phrases`).
@@ -124,6 +126,14 @@ class Phrases {
   /// by phrase) (gensim's export_phrases, ordered).
   std::vector<FoundPhrase> exportPhrases() const;
 
+  /// A frozen copy (gensim's freeze()): the phrases and their scores, no other counts. It
+  /// rewrites sentences as this model does and counts nothing more.
+  Phrases freeze() const;
+  /// A frozen model of `phrases` (a saved table), applied with `options`.
+  static Phrases frozen(PhraseOptions options, const std::vector<FoundPhrase>& phrases);
+  /// True for a frozen model (freeze(), frozen(), readPhraseTable()).
+  bool isFrozen() const { return frozen_ != nullptr; }
+
   /// The options it was built with (validated).
   const PhraseOptions& options() const { return options_; }
   /// Unigrams and bigrams counted (gensim's len(vocab)).
@@ -139,6 +149,16 @@ class Phrases {
   std::unordered_map<std::string, std::int64_t> vocab_;
   std::int64_t corpusWords_ = 0;
   std::int64_t minReduce_ = 1;
+  // A frozen model's phrases: joined phrase -> (score, count).
+  std::shared_ptr<const std::unordered_map<std::string, FoundPhrase>> frozen_;
 };
+
+/// Writes the phrase table: "# posvec phrases: " and the settings, "# connector_words:" and
+/// the connector words, then "phrase<TAB>count<TAB>score" a line, highest score first
+/// (atomically; "-" is standard output).
+void savePhraseTable(const std::string& path, const Phrases& phrases);
+/// Reads a table savePhraseTable() wrote as a frozen model; FormatError naming the line
+/// for anything else, IoError when it cannot be read.
+Phrases readPhraseTable(const std::string& path);
 
 }  // namespace posvec

@@ -788,6 +788,7 @@ void bindPositional(py::module_& m) {
 void bindStudy(py::module_& m);  // study.cpp
 void bindRope(py::module_& m);   // rope.cpp
 void bindAttention(py::module_& m);  // attention.cpp
+void bindPhrases(py::module_& m);    // phrases.cpp
 void bindFastText(py::module_& m);  // fasttext.cpp
 
 }  // namespace posvec::python
@@ -809,6 +810,7 @@ PYBIND11_MODULE(_posvec, m) {
   bindStudy(m);
   bindRope(m);
   bindAttention(m);
+  bindPhrases(m);
   bindFastText(m);
   m.def(
       "detect_format",

@@ -9,10 +9,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
+#include <sstream>
 
 #include "corpus_detail.hpp"
 #include "posvec/error.hpp"
+#include "posvec/io.hpp"
 
 namespace posvec {
 
@@ -45,7 +48,21 @@ Phrases::Phrases(PhraseOptions options) : options_(std::move(options)) {
   connectors_.insert(options_.connectorWords.begin(), options_.connectorWords.end());
 }
 
+Phrases Phrases::freeze() const { return frozen(options_, exportPhrases()); }
+
+Phrases Phrases::frozen(PhraseOptions options, const std::vector<FoundPhrase>& phrases) {
+  Phrases p(std::move(options));
+  auto table = std::make_shared<std::unordered_map<std::string, FoundPhrase>>();
+  for (const FoundPhrase& f : phrases) (*table)[f.phrase] = f;
+  p.frozen_ = std::move(table);
+  return p;
+}
+
 void Phrases::addSentence(const std::vector<std::string>& sentence) {
+  if (frozen_)
+    throw ConfigError(
+        "a frozen phrase model counts nothing more: add sentences to the model "
+        "it was frozen from");
   const std::string& delim = options_.delimiter;
   const std::string* start = nullptr;
   std::string key;
@@ -103,6 +120,15 @@ std::int64_t Phrases::count(const std::string& token) const {
 
 std::optional<FoundPhrase> Phrases::score(const std::string& a, const std::string& b,
                                           const std::vector<std::string>& between) const {
+  if (frozen_) {
+    // gensim's FrozenPhrases: the joined span's score, when above the threshold.
+    std::string phrase = a;
+    for (const auto& w : between) phrase += options_.delimiter + w;
+    phrase += options_.delimiter + b;
+    const auto it = frozen_->find(phrase);
+    if (it == frozen_->end() || !(it->second.score > options_.threshold)) return std::nullopt;
+    return it->second;
+  }
   const std::int64_t ca = count(a);
   if (ca <= 0) return std::nullopt;
   const std::int64_t cb = count(b);
@@ -126,7 +152,7 @@ std::optional<FoundPhrase> Phrases::score(const std::string& a, const std::strin
     s = std::log(pab / (pa * pb)) / -std::log(pab);
   }
   if (!(s > options_.threshold)) return std::nullopt;
-  return FoundPhrase{std::move(phrase), s};
+  return FoundPhrase{std::move(phrase), s, cab};
 }
 
 std::vector<std::string> Phrases::apply(const std::vector<std::string>& sentence) const {
@@ -169,6 +195,14 @@ std::vector<std::string> Phrases::apply(const std::vector<std::string>& sentence
 
 std::vector<FoundPhrase> Phrases::exportPhrases() const {
   std::vector<FoundPhrase> out;
+  if (frozen_) {
+    for (const auto& [phrase, f] : *frozen_)
+      if (f.score > options_.threshold) out.push_back(f);
+    std::sort(out.begin(), out.end(), [](const FoundPhrase& x, const FoundPhrase& y) {
+      return x.score != y.score ? x.score > y.score : x.phrase < y.phrase;
+    });
+    return out;
+  }
   const std::string& delim = options_.delimiter;
   for (const auto& [token, n] : vocab_) {
     std::vector<std::string> parts;
@@ -186,6 +220,88 @@ std::vector<FoundPhrase> Phrases::exportPhrases() const {
     return x.score != y.score ? x.score > y.score : x.phrase < y.phrase;
   });
   return out;
+}
+
+// ---- the phrase table --------------------------------------------------------
+
+void savePhraseTable(const std::string& path, const Phrases& p) {
+  const PhraseOptions& o = p.options();
+  writeToPathOrStdout(path, [&](std::ostream& out) {
+    out.precision(17);
+    out << "# posvec phrases: min_count=" << o.minCount << " threshold=" << o.threshold
+        << " scoring=" << (o.scoring == PhraseScoring::Npmi ? "npmi" : "default")
+        << " delimiter=" << o.delimiter << " corpus_words=" << p.corpusWords()
+        << " vocabulary=" << p.vocabularySize() << "\n# connector_words:";
+    for (const auto& w : o.connectorWords) out << ' ' << w;
+    out << '\n';
+    for (const FoundPhrase& f : p.exportPhrases())
+      out << f.phrase << '\t' << f.count << '\t' << f.score << '\n';
+  });
+}
+
+Phrases readPhraseTable(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw IoError("cannot open the phrase table '" + path + "'");
+  const auto bad = [&](std::size_t line, const std::string& what) {
+    return FormatError("'" + path + "' line " + std::to_string(line) + ": " + what +
+                       " (not a phrase table written by posvec phrases --save-table)");
+  };
+  std::string line;
+  PhraseOptions o;
+  if (!std::getline(in, line) || line.rfind("# posvec phrases: ", 0) != 0)
+    throw bad(1, "the first line is not '# posvec phrases: ...'");
+  {
+    std::istringstream fields(line.substr(18));
+    for (std::string kv; fields >> kv;) {
+      const auto eq = kv.find('=');
+      if (eq == std::string::npos) throw bad(1, "'" + kv + "' is not key=value");
+      const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+      try {
+        if (key == "min_count")
+          o.minCount = std::stoll(value);
+        else if (key == "threshold")
+          o.threshold = std::stod(value);
+        else if (key == "scoring") {
+          if (value != "default" && value != "npmi")
+            throw bad(1, "unknown scoring '" + value + "'");
+          o.scoring = value == "npmi" ? PhraseScoring::Npmi : PhraseScoring::Default;
+        } else if (key == "delimiter")
+          o.delimiter = value;
+      } catch (const std::logic_error&) {
+        throw bad(1, "'" + kv + "' does not hold a number");
+      }
+    }
+  }
+  if (!std::getline(in, line) || line.rfind("# connector_words:", 0) != 0)
+    throw bad(2, "the second line is not '# connector_words: ...'");
+  {
+    std::istringstream words(line.substr(18));
+    for (std::string w; words >> w;) o.connectorWords.push_back(w);
+  }
+  std::vector<FoundPhrase> phrases;
+  for (std::size_t n = 3; std::getline(in, line); ++n) {
+    const auto t1 = line.find('\t');
+    const auto t2 = t1 == std::string::npos ? t1 : line.find('\t', t1 + 1);
+    if (t2 == std::string::npos) throw bad(n, "expected phrase, count and score");
+    FoundPhrase f;
+    f.phrase = line.substr(0, t1);
+    try {
+      std::size_t used = 0;
+      f.count = std::stoll(line.substr(t1 + 1, t2 - t1 - 1), &used);
+      f.score = std::stod(line.substr(t2 + 1), &used);
+      if (used != line.size() - t2 - 1) throw std::invalid_argument("trailing");
+    } catch (const std::logic_error&) {
+      throw bad(n, "the count or score is not a number");
+    }
+    if (f.phrase.empty() || !std::isfinite(f.score))
+      throw bad(n, "an empty phrase or a non-finite score");
+    phrases.push_back(std::move(f));
+  }
+  try {
+    return Phrases::frozen(std::move(o), phrases);
+  } catch (const ConfigError& e) {
+    throw FormatError("'" + path + "': " + e.what());
+  }
 }
 
 }  // namespace posvec

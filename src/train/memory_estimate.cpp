@@ -91,7 +91,8 @@ MemoryEstimate estimateMemory(const PreparedCorpus& corpus, const TrainConfig& c
   MemoryEstimate e;
   const Vocabulary& vocab = corpus.vocabulary;
   e.words = vocab.size();
-  for (WordId i = 0; i < vocab.size(); ++i) e.wordBytes += vocab.word(i).size();
+  for (std::size_t i = 0; i < vocab.size(); ++i)
+    e.wordBytes += vocab.word(static_cast<WordId>(i)).size();
   const std::uint64_t v = vocab.size(), d = config.dim;
   const std::uint64_t outRows = config.loss == Loss::HierarchicalSoftmax && v > 0 ? v - 1 : v;
   // Subword training: the input matrix has a row per n-gram bucket too, unless the

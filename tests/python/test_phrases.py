@@ -53,7 +53,9 @@ def run_posvec(cli, tmp_path, sentences, args):
     subprocess.run([cli, "-q", "phrases", str(corpus), "--pretokenized", "-o", str(out),
                     "--save-table", str(table)] + args, check=True)
     found = {}
-    for line in table.read_text(encoding="utf-8").splitlines()[1:]:
+    for line in table.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            continue  # the settings and the connector words
         phrase, count, score = line.split("\t")
         found[phrase] = float(score)
     return found, [line.split(" ") for line in out.read_text(encoding="utf-8").splitlines()]
@@ -118,3 +120,64 @@ def test_bad_settings_are_one_line(cli, tmp_path):
                        capture_output=True, text=True)
     assert r.returncode != 0 and "no words" in r.stderr
     assert not (tmp_path / "o.txt").exists()
+
+
+def test_python_phrases_equal_gensim_and_feed_word2vec(tmp_path):
+    posvec = pytest.importorskip("posvec", reason="the posvec Python package is not built")
+    sentences = generated_corpus()
+    for kwargs in ({}, {"scoring": "npmi", "threshold": 0.3},
+                   {"connector_words": phrases_mod.ENGLISH_CONNECTOR_WORDS, "threshold": 5.0},
+                   {"max_vocab_size": 6000, "min_count": 3}):
+        theirs = phrases_mod.Phrases(sentences, **kwargs)
+        ours = posvec.Phrases(sentences, **kwargs)
+        assert len(ours) == len(theirs.vocab)
+        assert ours.corpus_word_count == theirs.corpus_word_count
+        want, got = theirs.export_phrases(), ours.export_phrases()
+        assert set(got) == set(want)
+        for phrase in want:
+            assert got[phrase] == pytest.approx(want[phrase], rel=1e-12, abs=0)
+        assert [ours[s] for s in sentences[:500]] == [theirs[s] for s in sentences[:500]]
+        assert list(ours[sentences[:50]]) == list(theirs[sentences[:50]])
+        frozen = ours.freeze()
+        assert [frozen[s] for s in sentences[:500]] == [theirs.freeze()[s] for s in sentences[:500]]
+        frozen.save(tmp_path / "t.tsv")
+        loaded = posvec.FrozenPhrases.load(tmp_path / "t.tsv")
+        assert [loaded[s] for s in sentences[:500]] == [frozen[s] for s in sentences[:500]]
+        assert loaded.connector_words == frozenset(kwargs.get("connector_words", ()))
+    # add_vocab in two parts counts as one call does (no pruning here).
+    half = len(sentences) // 2
+    parts = posvec.Phrases(sentences[:half])
+    parts.add_vocab(sentences[half:])
+    assert parts.export_phrases() == posvec.Phrases(sentences).export_phrases()
+    # The rewritten corpus trains.
+    frozen = posvec.Phrases(sentences).freeze()
+    model = posvec.Word2Vec(list(frozen[sentences]), vector_size=8, min_count=1, epochs=1,
+                            workers=1)
+    assert "new_york" in model.wv.key_to_index
+    with pytest.raises(NotImplementedError, match="freeze"):
+        ours.save(tmp_path / "x")
+    with pytest.raises(ValueError, match="between -1 and 1"):
+        posvec.Phrases(sentences, scoring="npmi", threshold=3)
+
+
+def test_train_phrases_joins_as_the_table_says(cli, tmp_path):
+    sentences = generated_corpus()
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(" ".join(s) for s in sentences) + "\n", encoding="utf-8")
+    subprocess.run([cli, "-q", "phrases", str(corpus), "--pretokenized", "-o",
+                    str(tmp_path / "joined.txt"), "--save-table", str(tmp_path / "t.tsv")],
+                   check=True)
+    common = ["--pretokenized", "--min-count", "1", "--dim", "8", "--epochs", "1", "-t", "1",
+              "--format", "text"]
+    subprocess.run([cli, "-q", "train", str(corpus), "--phrases", str(tmp_path / "t.tsv"), "-o",
+                    str(tmp_path / "a.txt")] + common, check=True)
+    subprocess.run([cli, "-q", "train", str(tmp_path / "joined.txt"), "-o",
+                    str(tmp_path / "b.txt")] + common, check=True)
+    # Joining on the fly trains what the rewritten corpus trains, bit for bit.
+    assert (tmp_path / "a.txt").read_bytes() == (tmp_path / "b.txt").read_bytes()
+    assert b"\nnew_york " in (tmp_path / "a.txt").read_bytes()
+    (tmp_path / "bad.tsv").write_text("not a table\n")
+    r = subprocess.run([cli, "train", str(corpus), "--phrases", str(tmp_path / "bad.tsv"), "-o",
+                        str(tmp_path / "c.txt.out")] + common, capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "not a phrase table" in r.stderr and r.stderr.count("\n") == 1

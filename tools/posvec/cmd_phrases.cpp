@@ -43,20 +43,6 @@ std::vector<std::string> connectorWords(const std::string& spec) {
   return words;
 }
 
-// The phrase table: a header line with the settings, then "phrase<TAB>count<TAB>score".
-std::string tableText(const Phrases& p) {
-  const PhraseOptions& o = p.options();
-  std::ostringstream out;
-  out.precision(17);
-  out << "# posvec phrases: min_count=" << o.minCount << " threshold=" << o.threshold
-      << " scoring=" << (o.scoring == PhraseScoring::Npmi ? "npmi" : "default")
-      << " delimiter=" << o.delimiter << " corpus_words=" << p.corpusWords()
-      << " vocabulary=" << p.vocabularySize() << "\n";
-  for (const FoundPhrase& f : p.exportPhrases())
-    out << f.phrase << '\t' << p.count(f.phrase) << '\t' << f.score << '\n';
-  return out.str();
-}
-
 void run(const Options& o) {
   PhraseOptions po = o.phrases;
   po.connectorWords = connectorWords(o.connectors);
@@ -79,7 +65,7 @@ void run(const Options& o) {
     if (phrases.corpusWords() == 0) throw InputError("the corpus holds no words");
     found = phrases.exportPhrases().size();
     words = phrases.corpusWords();
-    if (pass == o.passes && !o.table.empty()) writeOutput(o.table, tableText(phrases));
+    if (pass == o.passes && !o.table.empty()) savePhraseTable(o.table, phrases);
     const bool last = pass == o.passes;
     const std::string target =
         last ? o.output : (o.output == "-" ? std::string("posvec-phrases") : o.output) +

@@ -33,6 +33,7 @@ struct Options {
   bool recursive = false;
   bool dryRun = false;
   std::string memoryLimit;
+  std::string phrases;  // --phrases TABLE: a saved phrase table applied as the corpus is read
   // How the corpus is read: the rows of kTokenizerSettings but its threads and chunk
   // size are flags.
   TokenizerOptions tokenizer;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "posvec/phrases.hpp"
 #include "train_options.hpp"
 
 namespace posvec::cli::training {
@@ -239,6 +240,19 @@ Plan prepare(const Options& o, Cluster* cluster, bool writer) {
   plan.corpus = CorpusSource::fromFiles(
       o.corpus, o.tokenizer.mode == TokenizerOptions::Mode::Whitespace, tok, o.recursive);
   cli::noteSkippedPaths(plan.corpus.skippedPaths());
+  if (!o.phrases.empty()) {
+    if (cluster)
+      throw ConfigError(
+          "--phrases joins phrases in one process; under mpirun give the corpus "
+          "posvec phrases wrote");
+    // The table is read now (a bad one costs nothing); each sentence is rewritten as the
+    // counting pass reads it, and training reads the counted stream.
+    auto model = std::make_shared<const Phrases>(readPhraseTable(o.phrases));
+    const CorpusSource files = plan.corpus;
+    plan.corpus = CorpusSource::fromGenerator([model, files](const SentenceSink& sink) {
+      model->applyCorpus(files, [&](const std::vector<std::string>& s) { sink(Sentence(s)); });
+    });
+  }
   if (!cluster) return plan;
   if (o.resume.empty()) o.config.validate();
   if (o.resume.empty() && o.config.subwords)

@@ -25,6 +25,7 @@ from .attention import AttentionMaps, apply_rotary, attention
 from .fasttext import (FastText, FastTextKeyedVectors, load_facebook_model, load_facebook_vectors,
                        save_facebook_model)
 from .keyedvectors import KeyedVectors
+from .phrases import ENGLISH_CONNECTOR_WORDS, FrozenPhrases, Phraser, Phrases
 from .rope import RopeFrequencies, RopeProfile, alibi_bias, alibi_slopes, rope_frequencies, rope_profile
 from .study import Figure, StudyResult, study
 from .word2vec import Word2Vec
@@ -53,6 +54,10 @@ __all__ = [
     "attention",
     "apply_rotary",
     "AttentionMaps",
+    "Phrases",
+    "FrozenPhrases",
+    "Phraser",
+    "ENGLISH_CONNECTOR_WORDS",
     "RopeFrequencies",
     "RopeProfile",
     "Figure",
