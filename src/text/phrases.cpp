@@ -72,9 +72,9 @@ void Phrases::addSentence(const std::vector<std::string>& sentence) {
     if (!connectors_.count(word)) {
       ++vocab_[word];
       if (start) {
-        key = *start;
-        for (std::size_t j = i - between; j < i; ++j) key += delim + sentence[j];
-        key += delim + word;
+        key.assign(*start);
+        for (std::size_t j = i - between; j < i; ++j) key.append(delim).append(sentence[j]);
+        key.append(delim).append(word);
         ++vocab_[key];
       }
       start = &word;
@@ -123,8 +123,8 @@ std::optional<FoundPhrase> Phrases::score(const std::string& a, const std::strin
   if (frozen_) {
     // gensim's FrozenPhrases: the joined span's score, when above the threshold.
     std::string phrase = a;
-    for (const auto& w : between) phrase += options_.delimiter + w;
-    phrase += options_.delimiter + b;
+    for (const auto& w : between) phrase.append(options_.delimiter).append(w);
+    phrase.append(options_.delimiter).append(b);
     const auto it = frozen_->find(phrase);
     if (it == frozen_->end() || !(it->second.score > options_.threshold)) return std::nullopt;
     return it->second;
@@ -134,8 +134,8 @@ std::optional<FoundPhrase> Phrases::score(const std::string& a, const std::strin
   const std::int64_t cb = count(b);
   if (cb <= 0) return std::nullopt;
   std::string phrase = a;
-  for (const auto& w : between) phrase += options_.delimiter + w;
-  phrase += options_.delimiter + b;
+  for (const auto& w : between) phrase.append(options_.delimiter).append(w);
+  phrase.append(options_.delimiter).append(b);
   const std::int64_t cab = count(phrase);
   if (cab <= 0) return std::nullopt;
   double s = -std::numeric_limits<double>::infinity();

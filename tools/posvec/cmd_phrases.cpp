@@ -63,7 +63,10 @@ void run(const Options& o) {
     Phrases phrases(po);
     phrases.addCorpus(corpus);
     if (phrases.corpusWords() == 0) throw InputError("the corpus holds no words");
-    found = phrases.exportPhrases().size();
+    // The rewriting looks up the phrases alone (a few thousand), not every count: the same
+    // decisions, since a frozen model holds exactly the candidates that score as phrases.
+    const Phrases frozen = phrases.freeze();
+    found = frozen.exportPhrases().size();
     words = phrases.corpusWords();
     if (pass == o.passes && !o.table.empty()) savePhraseTable(o.table, phrases);
     const bool last = pass == o.passes;
@@ -72,7 +75,7 @@ void run(const Options& o) {
                               ".pass" + std::to_string(pass) + ".tmp";
     writeToPathOrStdout(target, [&](std::ostream& out) {
       std::string line;
-      phrases.applyCorpus(corpus, [&](const std::vector<std::string>& joined) {
+      frozen.applyCorpus(corpus, [&](const std::vector<std::string>& joined) {
         line.clear();
         for (const std::string& t : joined) {
           if (!line.empty()) line += ' ';
