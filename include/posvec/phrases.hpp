@@ -101,11 +101,19 @@ struct FoundPhrase {
   std::int64_t count = 0;  ///< how many times the joined span was counted
 };
 
-/// Counts and the rules that turn them into phrases (gensim's `Phrases`).
+namespace detail {
+class PhraseCounts;
+}
+
+/// Counts and the rules that turn them into phrases (gensim's `Phrases`). Movable, not
+/// copyable (its counts can be large); freeze() gives the phrases alone.
 class Phrases {
  public:
   /// Validates `options`.
   explicit Phrases(PhraseOptions options = {});
+  ~Phrases();
+  Phrases(Phrases&&) noexcept;
+  Phrases& operator=(Phrases&&) noexcept;
 
   /// Counts one sentence's unigrams and bigrams (gensim's learning pass, pruning
   /// included: the same sentences in the same order give gensim's counts).
@@ -137,7 +145,7 @@ class Phrases {
   /// The options it was built with (validated).
   const PhraseOptions& options() const { return options_; }
   /// Unigrams and bigrams counted (gensim's len(vocab)).
-  std::size_t vocabularySize() const { return vocab_.size(); }
+  std::size_t vocabularySize() const;
   /// Words read, connector words included (gensim's corpus_word_count).
   std::int64_t corpusWords() const { return corpusWords_; }
   /// The count of a unigram or of a joined bigram; 0 when absent.
@@ -146,7 +154,7 @@ class Phrases {
  private:
   PhraseOptions options_;
   std::unordered_set<std::string> connectors_;
-  std::unordered_map<std::string, std::int64_t> vocab_;
+  std::unique_ptr<detail::PhraseCounts> counts_;
   std::int64_t corpusWords_ = 0;
   std::int64_t minReduce_ = 1;
   // A frozen model's phrases: joined phrase -> (score, count).

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "corpus_detail.hpp"
+#include "phrase_counts.hpp"
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
 
@@ -43,10 +44,17 @@ void PhraseOptions::validate() const {
     throw ConfigError(about("phraseDelimiter") << "the phrase delimiter must not be empty");
 }
 
-Phrases::Phrases(PhraseOptions options) : options_(std::move(options)) {
+Phrases::Phrases(PhraseOptions options)
+    : options_(std::move(options)), counts_(std::make_unique<detail::PhraseCounts>()) {
   options_.validate();
   connectors_.insert(options_.connectorWords.begin(), options_.connectorWords.end());
 }
+
+Phrases::~Phrases() = default;
+Phrases::Phrases(Phrases&&) noexcept = default;
+Phrases& Phrases::operator=(Phrases&&) noexcept = default;
+
+std::size_t Phrases::vocabularySize() const { return counts_->size(); }
 
 Phrases Phrases::freeze() const { return frozen(options_, exportPhrases()); }
 
@@ -70,12 +78,12 @@ void Phrases::addSentence(const std::vector<std::string>& sentence) {
   for (std::size_t i = 0; i < sentence.size(); ++i) {
     const std::string& word = sentence[i];
     if (!connectors_.count(word)) {
-      ++vocab_[word];
+      counts_->increment(word);
       if (start) {
         key.assign(*start);
         for (std::size_t j = i - between; j < i; ++j) key.append(delim).append(sentence[j]);
         key.append(delim).append(word);
-        ++vocab_[key];
+        counts_->increment(key);
       }
       start = &word;
       between = 0;
@@ -84,10 +92,9 @@ void Phrases::addSentence(const std::vector<std::string>& sentence) {
     }
     ++corpusWords_;
   }
-  if (static_cast<std::int64_t>(vocab_.size()) > options_.maxVocab) {
+  if (static_cast<std::int64_t>(counts_->size()) > options_.maxVocab) {
     // gensim's prune_vocab: keep the counts of at least min_reduce.
-    for (auto it = vocab_.begin(); it != vocab_.end();)
-      it = it->second < minReduce_ ? vocab_.erase(it) : std::next(it);
+    counts_->pruneBelow(minReduce_);
     ++minReduce_;
   }
 }
@@ -113,10 +120,7 @@ void Phrases::applyCorpus(const CorpusSource& corpus,
       });
 }
 
-std::int64_t Phrases::count(const std::string& token) const {
-  const auto it = vocab_.find(token);
-  return it == vocab_.end() ? 0 : it->second;
-}
+std::int64_t Phrases::count(const std::string& token) const { return counts_->get(token); }
 
 std::optional<FoundPhrase> Phrases::score(const std::string& a, const std::string& b,
                                           const std::vector<std::string>& between) const {
@@ -144,7 +148,7 @@ std::optional<FoundPhrase> Phrases::score(const std::string& a, const std::strin
     const double denom = static_cast<double>(ca * cb);
     if (denom != 0)
       s = static_cast<double>(cab - options_.minCount) / denom *
-          static_cast<double>(vocab_.size());
+          static_cast<double>(counts_->size());
   } else if (cab >= options_.minCount) {
     const double n = static_cast<double>(corpusWords_);
     const double pa = static_cast<double>(ca) / n, pb = static_cast<double>(cb) / n,
@@ -204,18 +208,19 @@ std::vector<FoundPhrase> Phrases::exportPhrases() const {
     return out;
   }
   const std::string& delim = options_.delimiter;
-  for (const auto& [token, n] : vocab_) {
+  counts_->forEach([&](std::string_view token, std::int64_t) {
     std::vector<std::string> parts;
     for (std::size_t at = 0;;) {
       const std::size_t next = token.find(delim, at);
-      parts.push_back(token.substr(at, next == std::string::npos ? std::string::npos : next - at));
+      parts.emplace_back(
+          token.substr(at, next == std::string::npos ? std::string::npos : next - at));
       if (next == std::string::npos) break;
       at = next + delim.size();
     }
-    if (parts.size() < 2) continue;
+    if (parts.size() < 2) return;
     const std::vector<std::string> between(parts.begin() + 1, parts.end() - 1);
     if (auto p = score(parts.front(), parts.back(), between)) out.push_back(std::move(*p));
-  }
+  });
   std::sort(out.begin(), out.end(), [](const FoundPhrase& x, const FoundPhrase& y) {
     return x.score != y.score ? x.score > y.score : x.phrase < y.phrase;
   });
