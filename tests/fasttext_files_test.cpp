@@ -520,16 +520,17 @@ TEST_CASE("a fastText command line gets posvec's spelling, which trains what fas
   CHECK(r.status == 2);
   CHECK(r.err ==
         "posvec: error: train: these are fastText's options; in posvec's spelling: posvec train "
-        "c.txt --subwords -o ft.bin --minn 3 --maxn 6 --dim 50 --epochs 2 --alpha 0.05 --sample "
-        "0.0001 (fastText also writes ft.vec; posvec vector ft.bin prints the vectors)\n");
+        "c.txt --subwords -o ft.bin --also-vec --minn 3 --maxn 6 --dim 50 --epochs 2 --alpha 0.05 "
+        "--sample 0.0001\n");
   const auto sg = run("skipgram -input c.txt -output ft -lr 0.1 -t 0.001 -thread 2");
   CHECK(sg.status == 2);
   CHECK(sg.err ==
         "posvec: error: 'skipgram' is fastText's command; in posvec's spelling: posvec train "
-        "c.txt --subwords -o ft.bin --alpha 0.1 --sample 0.001 --threads 2 --dim 100 (fastText "
-        "also writes ft.vec; posvec vector ft.bin prints the vectors)\n");
+        "c.txt --subwords -o ft.bin --also-vec --alpha 0.1 --sample 0.001 --threads 2 --dim "
+        "100\n");
   const auto cb = run("cbow -input c.txt -output ft -loss hs -wordNgrams 2");
-  CHECK_THAT(cb.err, Catch::Matchers::Contains("posvec train c.txt --subwords --cbow -o ft.bin"));
+  CHECK_THAT(cb.err, Catch::Matchers::Contains(
+                         "posvec train c.txt --subwords --cbow -o ft.bin --also-vec"));
   CHECK_THAT(cb.err, Catch::Matchers::Contains("-loss hs: posvec's subword training uses "
                                                "negative sampling"));
   CHECK_THAT(cb.err, Catch::Matchers::Contains("-wordNgrams is not used"));
@@ -551,14 +552,28 @@ TEST_CASE("a fastText command line gets posvec's spelling, which trains what fas
   TempDir tmp;
   posvec::test::writeText(tmp.file("c.txt"),
                           "the black cat sat on the mat\nthe brown dog sat on the rug\n");
-  const std::string translated =
-      r.err.substr(r.err.find("posvec train ") + 13,
-                   r.err.find(" (fastText") - r.err.find("posvec train ") - 13);
+  const std::string translated = r.err.substr(r.err.find("posvec train ") + 13,
+                                              r.err.size() - 1 - r.err.find("posvec train ") - 13);
   std::string line = translated;
   line.replace(line.find("c.txt"), 5, posvec::test::quote(tmp.file("c.txt")));
   line.replace(line.find("ft.bin"), 6, posvec::test::quote(tmp.file("ft.bin")));
   const auto trained = run("-q train " + line + " --min-count 1 --bucket 1000 -t 1");
   REQUIRE(trained.status == 0);
+  // --also-vec: fastText's .vec beside the .bin, the vectors posvec vector prints.
+  const std::string vec = posvec::test::readText(tmp.file("ft.vec"));
+  const auto printed = run("vector " + posvec::test::quote(tmp.file("ft.bin")) + " black");
+  REQUIRE(printed.status == 0);
+  const std::size_t at = vec.find("\nblack ");
+  REQUIRE(at != std::string::npos);
+  std::istringstream fromVec(vec.substr(at + 7)), fromPrint(printed.out.substr(6));
+  for (int i = 0; i < 50; ++i) {
+    double a = 0, b = 0;
+    fromVec >> a;
+    fromPrint >> b;
+    CHECK(std::abs(a - b) <= 1e-5 * std::max(1.0, std::abs(b)));
+  }
+  CHECK(run("train c.txt -o x.bin --also-vec").err.find("--also-vec writes FILE.vec") !=
+        std::string::npos);
   if (posvec::test::runShell("command -v fasttext").status != 0) {
     WARN("skipped fastText's reading: `fasttext` is not installed (Debian package fasttext)");
     return;

@@ -268,6 +268,9 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
                   "atomically, to --save-model or OUT.posvec");
   sub->add_option("--save-vocab", opts->saveVocab,
                   "Write the vocabulary in word2vec.c's format (\"word count\" lines)");
+  sub->add_flag("--also-vec", opts->alsoVec,
+                "With fastText's .bin output, also write the word vectors to FILE.vec (word2vec "
+                "text), as fastText does");
   sub->add_option("--phrases", opts->phrases,
                   "A phrase table (posvec phrases --save-table): its phrases are joined as the "
                   "corpus is read (new_york)");

@@ -531,9 +531,7 @@ std::string translateFastText(const std::string& command, const std::vector<std:
     if (to.empty()) {
       corpus = " " + value;
     } else if (to == "-o") {
-      rest += " -o " + value + ".bin";
-      notes.push_back("fastText also writes " + value + ".vec; posvec vector " + value +
-                      ".bin prints the vectors");
+      rest += " -o " + value + ".bin --also-vec";  // fastText writes PREFIX.bin and PREFIX.vec
     } else if (to == "--hs") {
       if (value != "ns")
         notes.push_back("-loss " + value +

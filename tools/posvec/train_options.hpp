@@ -33,6 +33,7 @@ struct Options {
   bool recursive = false;
   bool dryRun = false;
   std::string memoryLimit;
+  bool alsoVec = false;  // --also-vec: FILE.vec beside a fastText .bin, as fastText writes
   std::string phrases;  // --phrases TABLE: a saved phrase table applied as the corpus is read
   // How the corpus is read: the rows of kTokenizerSettings but its threads and chunk
   // size are flags.
@@ -61,6 +62,7 @@ extern const char* const kFastTextNeedsSubwords;
 struct Plan {
   VectorFormat format{};
   bool fastText = false;  // --format fasttext: fastText's .bin (format stays bin for the rest)
+  std::string vecOutput;  // --also-vec: the .vec beside the .bin
   CheckpointEvery every;
   std::string checkpoint;
   std::optional<Vocabulary> vocabulary;

@@ -200,6 +200,19 @@ Plan prepare(const Options& o, Cluster* cluster, bool writer) {
     outputs.emplace_back(npyVocabularyPath(o.output), "output vocabulary");
   outputs.emplace_back(o.saveModel, "--save-model");
   outputs.emplace_back(o.saveVocab, "--save-vocab");
+  if (o.alsoVec) {
+    if (!plan.fastText)
+      throw ConfigError(
+          "--also-vec writes FILE.vec beside fastText's .bin: it needs a subword "
+          "training written as FILE.bin or with --format fasttext");
+    if (o.output == "-")
+      throw ConfigError("--also-vec writes FILE.vec beside the output: give -o FILE.bin");
+    plan.vecOutput = (o.output.size() > 4 && o.output.compare(o.output.size() - 4, 4, ".bin") == 0
+                          ? o.output.substr(0, o.output.size() - 4)
+                          : o.output) +
+                     ".vec";
+    outputs.emplace_back(plan.vecOutput, "--also-vec output");
+  }
   if (plan.checkpoint != o.saveModel && plan.checkpoint != o.output)
     outputs.emplace_back(plan.checkpoint, "checkpoint");
   cli::refuseSameOutputs(outputs);

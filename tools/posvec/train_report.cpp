@@ -215,6 +215,9 @@ void writeResults(const Options& o, ModelState& model, const Plan& plan, Cluster
   };
   if (plan.fastText) {
     saveFastTextModel(model, o.output);  // 16-bit weights: widened as they are written
+    // fastText's .vec: the vocabulary's composed vectors as word2vec text.
+    if (!plan.vecOutput.empty())
+      saveVectors(embeddingsOf(model), plan.vecOutput, VectorFormat::Word2VecText);
   } else if (plan.format == VectorFormat::Model) {
     saveModel(model, o.output);
   } else if (static_cast<std::size_t>(model.input.rows()) != model.words.size()) {
