@@ -112,7 +112,9 @@ class Phrases {
   /// Validates `options`.
   explicit Phrases(PhraseOptions options = {});
   ~Phrases();
+  /// Takes over another model's counts.
   Phrases(Phrases&&) noexcept;
+  /// Takes over another model's counts.
   Phrases& operator=(Phrases&&) noexcept;
 
   /// Counts one sentence's unigrams and bigrams (gensim's learning pass, pruning
