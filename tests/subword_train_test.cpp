@@ -525,9 +525,7 @@ TEST_CASE("subword training resumed from a saved model equals an uninterrupted r
 // listed ones what training gave them.
 TEST_CASE("subword training keeps the rows no word uses at their drawn values",
           "[subword]") {
-  // Fewer sentences under AddressSanitizer: what is checked does not depend on the size.
-  const auto corpus =
-      CorpusSource::fromSentences(plantedCorpus(7, test::kAddressSanitizer ? 1500 : 4000));
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(7, 4000));
   // 20000 buckets: the words use under 1 % of the rows, which are gathered; 300:
   // they use about 40 %, which train in place (DenseRows::pays).
   for (const std::uint32_t buckets : {20000u, 300u})
@@ -603,9 +601,7 @@ TEST_CASE("subword training keeps the rows no word uses at their drawn values",
 // independent full draw, and placeRows() gives train()'s model.
 TEST_CASE("a subword model trained to be written gives the placed model's fastText file",
           "[subword]") {
-  // Fewer sentences under AddressSanitizer: the files compared do not depend on the size.
-  const auto corpus =
-      CorpusSource::fromSentences(plantedCorpus(9, test::kAddressSanitizer ? 1000 : 3000));
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(9, 3000));
   test::TempDir dir;
   const auto bytesOf = [](const std::string& path) {
     std::ifstream in(path, std::ios::binary);
