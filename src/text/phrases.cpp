@@ -249,7 +249,7 @@ Phrases readPhraseTable(const std::string& path) {
   if (!in) throw IoError("cannot open the phrase table '" + path + "'");
   const auto bad = [&](std::size_t line, const std::string& what) {
     return FormatError("'" + path + "' line " + std::to_string(line) + ": " + what +
-                       " (not a phrase table written by posvec phrases --save-table)");
+                       " (not a phrase table: a saved one opens with '# posvec phrases:')");
   };
   std::string line;
   PhraseOptions o;

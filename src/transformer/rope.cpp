@@ -430,11 +430,11 @@ RopeFrequencies ropeFrequencies(const RopeConfig& c) {
         r.notes.push_back(
             "transformers versions read this yarn config differently: 5 uses factor " +
             num(c.factor) + ", 4.50 to 4.x max_position_embeddings / original = " + num(ratio) +
-            " (--hf-version 4.50), 4.47 and earlier ignore the original context (--hf-version "
-            "4.47); these frequencies follow " +
-            (c.hfVersion == HfRules::V4_50   ? std::string("4.50")
-             : c.hfVersion == HfRules::V4_47 ? std::string("4.47")
-                                             : std::string("5")));
+            ", 4.47 and earlier ignore the original context (the hf_version setting chooses "
+            "their rules); these frequencies follow " +
+            std::string(std::find_if(std::begin(kHfRulesNames), std::end(kHfRulesNames),
+                                     [&](const auto& n) { return n.value == c.hfVersion; })
+                            ->name));
       const std::vector<double> extrapolated = baseInvFreq(c.base, d);
       double low = yarnCorrectionDim(c.betaFast, dd, c.base, context);
       double high = yarnCorrectionDim(c.betaSlow, dd, c.base, context);
