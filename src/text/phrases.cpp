@@ -124,11 +124,11 @@ std::int64_t Phrases::count(const std::string& token) const { return counts_->ge
 
 std::optional<FoundPhrase> Phrases::score(const std::string& a, const std::string& b,
                                           const std::vector<std::string>& between) const {
+  std::string phrase = a;
+  for (const auto& w : between) phrase.append(options_.delimiter).append(w);
+  phrase.append(options_.delimiter).append(b);
   if (frozen_) {
     // gensim's FrozenPhrases: the joined span's score, when above the threshold.
-    std::string phrase = a;
-    for (const auto& w : between) phrase.append(options_.delimiter).append(w);
-    phrase.append(options_.delimiter).append(b);
     const auto it = frozen_->find(phrase);
     if (it == frozen_->end() || !(it->second.score > options_.threshold)) return std::nullopt;
     return it->second;
@@ -137,9 +137,6 @@ std::optional<FoundPhrase> Phrases::score(const std::string& a, const std::strin
   if (ca <= 0) return std::nullopt;
   const std::int64_t cb = count(b);
   if (cb <= 0) return std::nullopt;
-  std::string phrase = a;
-  for (const auto& w : between) phrase.append(options_.delimiter).append(w);
-  phrase.append(options_.delimiter).append(b);
   const std::int64_t cab = count(phrase);
   if (cab <= 0) return std::nullopt;
   double s = -std::numeric_limits<double>::infinity();

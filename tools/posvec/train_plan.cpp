@@ -207,10 +207,7 @@ Plan prepare(const Options& o, Cluster* cluster, bool writer) {
           "training written as FILE.bin or with --format fasttext");
     if (o.output == "-")
       throw ConfigError("--also-vec writes FILE.vec beside the output: give -o FILE.bin");
-    plan.vecOutput = (o.output.size() > 4 && o.output.compare(o.output.size() - 4, 4, ".bin") == 0
-                          ? o.output.substr(0, o.output.size() - 4)
-                          : o.output) +
-                     ".vec";
+    plan.vecOutput = (binFile ? o.output.substr(0, o.output.size() - 4) : o.output) + ".vec";
     outputs.emplace_back(plan.vecOutput, "--also-vec output");
   }
   if (plan.checkpoint != o.saveModel && plan.checkpoint != o.output)
