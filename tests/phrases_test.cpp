@@ -6,10 +6,13 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "posvec/error.hpp"
+#include "test_util.hpp"
 
 using namespace posvec;
 
@@ -32,7 +35,126 @@ Words split(const std::string& s) {
   return out;
 }
 
+// Sentences of random words (2,000 of them) with collocations ("new york", "bank of america")
+// and connector words among them; `odd` adds a word that holds the delimiter.
+std::string generatedText(unsigned seed, int sentences, bool odd = false) {
+  std::mt19937 gen(seed);
+  const std::vector<std::string> colloc = {"new york", "machine learning", "bank of america",
+                                           "the white house", "san francisco bay"};
+  const std::vector<std::string> connectors = {"the", "of", "and", "a", "in"};
+  std::ostringstream text;
+  for (int s = 0; s < sentences; ++s) {
+    const int len = 2 + static_cast<int>(gen() % 14);
+    for (int t = 0; t < len; ++t) {
+      const unsigned r = gen() % 100;
+      if (t > 0) text << ' ';
+      if (r < 8)
+        text << colloc[gen() % colloc.size()];
+      else if (r < 25)
+        text << connectors[gen() % connectors.size()];
+      else if (odd && r < 27)
+        text << "new_york";
+      else
+        text << 'w' << gen() % 2000;
+    }
+    text << '\n';
+    if (s % 97 == 0) text << '\n';  // an empty line now and then
+  }
+  return text.str();
+}
+
+// What addCorpus, freeze and applyCorpus give: the phrases and the lines written.
+std::pair<std::vector<FoundPhrase>, std::string> viaStrings(const CorpusSource& corpus,
+                                                            const PhraseOptions& o) {
+  Phrases p(o);
+  p.addCorpus(corpus);
+  std::string lines;
+  p.freeze().applyCorpus(corpus, [&](const Words& joined) {
+    std::string line;
+    for (const auto& w : joined) line += (line.empty() ? "" : " ") + w;
+    if (!line.empty()) lines += line + "\n";
+  });
+  return {p.exportPhrases(), lines};
+}
+
+void checkSamePhrases(const std::vector<FoundPhrase>& got, const std::vector<FoundPhrase>& want) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    CHECK(got[i].phrase == want[i].phrase);
+    CHECK(got[i].count == want[i].count);
+    CHECK(got[i].score == want[i].score);  // the same formula on the same counts: bit for bit
+  }
+}
+
 }  // namespace
+
+TEST_CASE("phrases: findAndJoin gives the counting model's phrases and lines at any thread count",
+          "[phrases]") {
+  test::TempDir dir;
+  const std::string path = dir.file("corpus.txt");
+  test::writeText(path, generatedText(3, 4000));
+  const CorpusSource corpus = CorpusSource::fromFiles({path}, true);
+  struct Case {
+    const char* name;
+    PhraseScoring scoring;
+    double threshold;
+    bool connectors;
+  };
+  for (const Case& c : {Case{"default", PhraseScoring::Default, 10, false},
+                        Case{"npmi", PhraseScoring::Npmi, 0.3, false},
+                        Case{"default, connector words", PhraseScoring::Default, 5, true},
+                        Case{"npmi, connector words", PhraseScoring::Npmi, 0.2, true}}) {
+    INFO(c.name);
+    PhraseOptions o;
+    o.scoring = c.scoring;
+    o.threshold = c.threshold;
+    if (c.connectors) o.connectorWords = englishConnectorWords();
+    const auto [want, wantLines] = viaStrings(corpus, o);
+    REQUIRE(want.size() > 3);
+    Phrases counted(o);
+    counted.addCorpus(corpus);
+    for (const int threads : {1, 2, 3}) {
+      INFO(threads << " threads");
+      o.threads = threads;
+      std::ostringstream out;
+      const Phrases got = Phrases::findAndJoin(corpus, o, out);
+      CHECK(got.isFrozen());
+      checkSamePhrases(got.exportPhrases(), want);
+      CHECK(out.str() == wantLines);
+      CHECK(got.corpusWords() == counted.corpusWords());
+      CHECK(got.vocabularySize() == counted.vocabularySize());
+    }
+  }
+}
+
+TEST_CASE("phrases: findAndJoin counts a word holding the delimiter, and prunes, as gensim does",
+          "[phrases]") {
+  test::TempDir dir;
+  const std::string path = dir.file("corpus.txt");
+  // "new_york" as a word is the key the pair "new york" joins to: one count between them.
+  test::writeText(path, generatedText(4, 3000, true));
+  const CorpusSource corpus = CorpusSource::fromFiles({path}, true);
+  PhraseOptions o;
+  {
+    const auto [want, wantLines] = viaStrings(corpus, o);
+    std::ostringstream out;
+    checkSamePhrases(Phrases::findAndJoin(corpus, o, out).exportPhrases(), want);
+    CHECK(out.str() == wantLines);
+  }
+  // Pruning, which depends on the order of the sentences.
+  test::writeText(path, generatedText(5, 3000));
+  o.maxVocab = 3000;
+  o.minCount = 3;
+  o.threshold = 1;
+  Phrases counted(o);
+  counted.addCorpus(corpus);
+  REQUIRE(counted.vocabularySize() < 3000);  // it was pruned
+  const auto [want, wantLines] = viaStrings(corpus, o);
+  REQUIRE_FALSE(want.empty());
+  std::ostringstream out;
+  checkSamePhrases(Phrases::findAndJoin(corpus, o, out).exportPhrases(), want);
+  CHECK(out.str() == wantLines);
+}
 
 TEST_CASE("phrases: hand-counted scores for both scorers", "[phrases]") {
   // "new york" 3 times, "new" 4 times, "york" 3 times; 4 sentences, 14 words.

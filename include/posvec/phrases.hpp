@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,8 @@ struct PhraseOptions {
   std::int64_t maxVocab = 40000000;
   /// Words that may sit inside a phrase but never start or end one (none by default).
   std::vector<std::string> connectorWords;
+  /// Threads of Phrases::findAndJoin() (0: all cores); the phrases do not depend on it.
+  int threads = 0;
   /// Throws ConfigError naming the setting out of range.
   void validate() const;
 };
@@ -65,19 +68,17 @@ inline constexpr auto kPhraseSettings = std::tuple{
         .key = "threshold",
         .spelled = {"--threshold", "threshold"},
         .help = "A phrase scores above this (npmi: between -1 and 1)"},
-    SettingRow<PhraseOptions, PhraseScoring>{
-        .member = &PhraseOptions::scoring,
-        .setting = {"phraseScoring", "the phrase scoring"},
-        .key = "scoring",
-        .spelled = {"--scoring", "scoring"},
-        .help = "default (gensim's original scorer) or npmi",
-        .choices = kPhraseScoringNames},
-    SettingRow<PhraseOptions, std::string>{
-        .member = &PhraseOptions::delimiter,
-        .setting = {"phraseDelimiter", "the phrase delimiter"},
-        .key = "delimiter",
-        .spelled = {"--delimiter", "delimiter"},
-        .help = "Joins a phrase's words"},
+    SettingRow<PhraseOptions, PhraseScoring>{.member = &PhraseOptions::scoring,
+                                             .setting = {"phraseScoring", "the phrase scoring"},
+                                             .key = "scoring",
+                                             .spelled = {"--scoring", "scoring"},
+                                             .help = "default (gensim's original scorer) or npmi",
+                                             .choices = kPhraseScoringNames},
+    SettingRow<PhraseOptions, std::string>{.member = &PhraseOptions::delimiter,
+                                           .setting = {"phraseDelimiter", "the phrase delimiter"},
+                                           .key = "delimiter",
+                                           .spelled = {"--delimiter", "delimiter"},
+                                           .help = "Joins a phrase's words"},
     SettingRow<PhraseOptions, std::int64_t>{
         .member = &PhraseOptions::maxVocab,
         .setting = {"phraseMaxVocab", "the phrase vocabulary's limit"},
@@ -85,6 +86,12 @@ inline constexpr auto kPhraseSettings = std::tuple{
         .spelled = {"--max-vocab", "max_vocab_size"},
         .help = "Prune rare counts (gensim's rule) past this many unigrams and bigrams",
         .bounds = atLeast(1)},
+    SettingRow<PhraseOptions, int>{
+        .member = &PhraseOptions::threads,
+        .setting = {"phraseThreads", "the phrase threads"},
+        .spelled = {"--threads", "", {}, "-t"},
+        .help = "Threads counting and rewriting (0: all cores); the phrases are the same",
+        .bounds = between(0, 4096)},
 };
 
 /// The list setting the front ends spell themselves.
@@ -139,14 +146,26 @@ class Phrases {
   /// A frozen copy (gensim's freeze()): the phrases and their scores, no other counts. It
   /// rewrites sentences as this model does and counts nothing more.
   Phrases freeze() const;
-  /// A frozen model of `phrases` (a saved table), applied with `options`.
-  static Phrases frozen(PhraseOptions options, const std::vector<FoundPhrase>& phrases);
+  /// A frozen model of `phrases` (a saved table), applied with `options`; `corpusWords` and
+  /// `countedKeys` are what its corpusWords() and vocabularySize() report.
+  static Phrases frozen(PhraseOptions options, const std::vector<FoundPhrase>& phrases,
+                        std::int64_t corpusWords = 0, std::size_t countedKeys = 0);
+
+  /// Finds the phrases of `corpus` and writes the corpus to `out` with them joined, one
+  /// sentence a line, its tokens separated by a space (a sentence without words is not
+  /// written): the phrases and lines that addCorpus(), freeze() and applyCorpus() give,
+  /// from one read of the text. Its words are kept as ids (4 bytes a word, in a temporary
+  /// file for a corpus of files), counted and rewritten on `options.threads` threads; the
+  /// result is the same at any thread count. Returns the frozen phrases, reporting the
+  /// counts' corpusWords() and vocabularySize().
+  static Phrases findAndJoin(const CorpusSource& corpus, PhraseOptions options, std::ostream& out);
   /// True for a frozen model (freeze(), frozen(), readPhraseTable()).
   bool isFrozen() const { return frozen_ != nullptr; }
 
   /// The options it was built with (validated).
   const PhraseOptions& options() const { return options_; }
-  /// Unigrams and bigrams counted (gensim's len(vocab)).
+  /// Unigrams and bigrams counted (gensim's len(vocab)); a frozen model: those of the
+  /// model it was frozen from.
   std::size_t vocabularySize() const;
   /// Words read, connector words included (gensim's corpus_word_count).
   std::int64_t corpusWords() const { return corpusWords_; }
@@ -159,6 +178,7 @@ class Phrases {
   std::unique_ptr<detail::PhraseCounts> counts_;
   std::int64_t corpusWords_ = 0;
   std::int64_t minReduce_ = 1;
+  std::size_t countedKeys_ = 0;  // a frozen model: its counting model's vocabularySize()
   // A frozen model's phrases: joined phrase -> (score, count).
   std::shared_ptr<const std::unordered_map<std::string, FoundPhrase>> frozen_;
 };

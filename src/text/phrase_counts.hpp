@@ -11,7 +11,17 @@
 #include <string_view>
 #include <vector>
 
+namespace posvec {
+struct PhraseOptions;
+}
+
 namespace posvec::detail {
+
+// gensim's scorers (original_scorer, npmi_scorer) for a span counted `cab` times whose two
+// ends were counted `ca` and `cb` times, among `keys` unigrams and bigrams counted over
+// `words` words read: the options' scorer, -infinity where gensim's gives it.
+double phraseScore(const PhraseOptions& options, std::int64_t ca, std::int64_t cb, std::int64_t cab,
+                   std::size_t keys, std::int64_t words);
 
 class PhraseCounts {
  public:

@@ -20,6 +20,25 @@
 
 namespace posvec {
 
+namespace detail {
+
+double phraseScore(const PhraseOptions& o, std::int64_t ca, std::int64_t cb, std::int64_t cab,
+                   std::size_t keys, std::int64_t words) {
+  if (o.scoring == PhraseScoring::Default) {
+    // (bigram - min_count) / float(a * b) * len(vocab), in gensim's order.
+    const double denom = static_cast<double>(ca * cb);
+    if (denom == 0) return -std::numeric_limits<double>::infinity();
+    return static_cast<double>(cab - o.minCount) / denom * static_cast<double>(keys);
+  }
+  if (cab < o.minCount) return -std::numeric_limits<double>::infinity();
+  const double n = static_cast<double>(words);
+  const double pa = static_cast<double>(ca) / n, pb = static_cast<double>(cb) / n,
+               pab = static_cast<double>(cab) / n;
+  return std::log(pab / (pa * pb)) / -std::log(pab);
+}
+
+}  // namespace detail
+
 std::vector<std::string> englishConnectorWords() {
   return {"a", "an", "the", "for", "of", "with", "without", "at",
           "from", "to", "in", "on", "by", "and", "or"};
@@ -54,12 +73,17 @@ Phrases::~Phrases() = default;
 Phrases::Phrases(Phrases&&) noexcept = default;
 Phrases& Phrases::operator=(Phrases&&) noexcept = default;
 
-std::size_t Phrases::vocabularySize() const { return counts_->size(); }
+std::size_t Phrases::vocabularySize() const { return frozen_ ? countedKeys_ : counts_->size(); }
 
-Phrases Phrases::freeze() const { return frozen(options_, exportPhrases()); }
+Phrases Phrases::freeze() const {
+  return frozen(options_, exportPhrases(), corpusWords_, vocabularySize());
+}
 
-Phrases Phrases::frozen(PhraseOptions options, const std::vector<FoundPhrase>& phrases) {
+Phrases Phrases::frozen(PhraseOptions options, const std::vector<FoundPhrase>& phrases,
+                        std::int64_t corpusWords, std::size_t countedKeys) {
   Phrases p(std::move(options));
+  p.corpusWords_ = corpusWords;
+  p.countedKeys_ = countedKeys;
   auto table = std::make_shared<std::unordered_map<std::string, FoundPhrase>>();
   for (const FoundPhrase& f : phrases) (*table)[f.phrase] = f;
   p.frozen_ = std::move(table);
@@ -139,19 +163,7 @@ std::optional<FoundPhrase> Phrases::score(const std::string& a, const std::strin
   if (cb <= 0) return std::nullopt;
   const std::int64_t cab = count(phrase);
   if (cab <= 0) return std::nullopt;
-  double s = -std::numeric_limits<double>::infinity();
-  if (options_.scoring == PhraseScoring::Default) {
-    // (bigram - min_count) / float(a * b) * len(vocab), in gensim's order.
-    const double denom = static_cast<double>(ca * cb);
-    if (denom != 0)
-      s = static_cast<double>(cab - options_.minCount) / denom *
-          static_cast<double>(counts_->size());
-  } else if (cab >= options_.minCount) {
-    const double n = static_cast<double>(corpusWords_);
-    const double pa = static_cast<double>(ca) / n, pb = static_cast<double>(cb) / n,
-                 pab = static_cast<double>(cab) / n;
-    s = std::log(pab / (pa * pb)) / -std::log(pab);
-  }
+  const double s = detail::phraseScore(options_, ca, cb, cab, counts_->size(), corpusWords_);
   if (!(s > options_.threshold)) return std::nullopt;
   return FoundPhrase{std::move(phrase), s, cab};
 }
@@ -250,6 +262,8 @@ Phrases readPhraseTable(const std::string& path) {
   };
   std::string line;
   PhraseOptions o;
+  std::int64_t corpusWords = 0;
+  std::size_t countedKeys = 0;
   if (!std::getline(in, line) || line.rfind("# posvec phrases: ", 0) != 0)
     throw bad(1, "the first line is not '# posvec phrases: ...'");
   {
@@ -269,6 +283,10 @@ Phrases readPhraseTable(const std::string& path) {
           o.scoring = value == "npmi" ? PhraseScoring::Npmi : PhraseScoring::Default;
         } else if (key == "delimiter")
           o.delimiter = value;
+        else if (key == "corpus_words")
+          corpusWords = std::stoll(value);
+        else if (key == "vocabulary")
+          countedKeys = std::stoull(value);
       } catch (const std::logic_error&) {
         throw bad(1, "'" + kv + "' does not hold a number");
       }
@@ -300,7 +318,7 @@ Phrases readPhraseTable(const std::string& path) {
     phrases.push_back(std::move(f));
   }
   try {
-    return Phrases::frozen(std::move(o), phrases);
+    return Phrases::frozen(std::move(o), phrases, corpusWords, countedKeys);
   } catch (const ConfigError& e) {
     throw FormatError("'" + path + "': " + e.what());
   }

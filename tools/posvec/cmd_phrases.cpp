@@ -1,11 +1,13 @@
 // posvec phrases: collocations joined into single tokens (posvec/phrases.hpp), gensim 4's
-// Phrases on the command line. The corpus is read twice (counting, then rewriting); a
-// corpus on standard input is copied to a temporary file first. --passes N repeats the
-// whole on the previous pass's output, as word2phrase's demo runs it twice for trigrams.
+// Phrases on the command line (Phrases::findAndJoin: one read of the corpus, counted and
+// rewritten on threads); a corpus on standard input is copied to a temporary file first. --passes N
+// repeats the whole on the previous pass's output, as word2phrase's demo runs it twice for
+// trigrams.
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -53,37 +55,25 @@ void run(const Options& o) {
   refuseOutputOverInput(o.output, "output", inputs);
   const auto start = std::chrono::steady_clock::now();
   // --pretokenized is the tokenizer table's Whitespace mode, as train reads it.
+  TokenizerOptions tokenizer = o.tokenizer;
+  tokenizer.threads = po.threads;
   CorpusSource corpus = CorpusSource::fromFiles(
-      inputs, o.tokenizer.mode == TokenizerOptions::Mode::Whitespace, o.tokenizer);
+      inputs, tokenizer.mode == TokenizerOptions::Mode::Whitespace, tokenizer);
   noteSkippedPaths(corpus.skippedPaths());
   std::string previous;  // the last pass's output, a temporary file
   std::size_t found = 0;
   std::int64_t words = 0;
   for (int pass = 1; pass <= o.passes; ++pass) {
-    Phrases phrases(po);
-    phrases.addCorpus(corpus);
-    if (phrases.corpusWords() == 0) throw InputError("the corpus holds no words");
-    // The rewriting looks up the phrases alone (a few thousand), not every count: the same
-    // decisions, since a frozen model holds exactly the candidates that score as phrases.
-    const Phrases frozen = phrases.freeze();
-    found = frozen.exportPhrases().size();
-    words = phrases.corpusWords();
-    if (pass == o.passes && !o.table.empty()) savePhraseTable(o.table, phrases);
     const bool last = pass == o.passes;
     const std::string target =
         last ? o.output : (o.output == "-" ? std::string("posvec-phrases") : o.output) +
                               ".pass" + std::to_string(pass) + ".tmp";
-    writeToPathOrStdout(target, [&](std::ostream& out) {
-      std::string line;
-      frozen.applyCorpus(corpus, [&](const std::vector<std::string>& joined) {
-        line.clear();
-        for (const std::string& t : joined) {
-          if (!line.empty()) line += ' ';
-          line += t;
-        }
-        if (!line.empty()) out << line << '\n';
-      });
-    });
+    std::optional<Phrases> frozen;
+    writeToPathOrStdout(target,
+                        [&](std::ostream& out) { frozen = Phrases::findAndJoin(corpus, po, out); });
+    found = frozen->exportPhrases().size();
+    words = frozen->corpusWords();
+    if (last && !o.table.empty()) savePhraseTable(o.table, *frozen);
     if (!previous.empty()) std::remove(previous.c_str());
     if (!last) {
       previous = target;
@@ -123,7 +113,8 @@ Registrar reg(15, [](CLI::App& app) {
                   "Run N times, each on the last one's output (2: trigrams, as word2phrase)")
       ->capture_default_str();
   addSettings(sub, kPhraseSettings, o->phrases);
-  addSettings(sub, kTokenizerSettings, o->tokenizer);
+  // --threads (the phrase table's) runs the tokenizer too.
+  addSettings(sub, kTokenizerSettings, o->tokenizer, {"tokenizerThreads"});
   sub->callback([o] { run(*o); });
 });
 
