@@ -426,7 +426,10 @@ TEST_CASE("subword training puts planted classes together and an unknown word ne
 
 TEST_CASE("subword training in 16 bits: planted classes, one seed's bits, composed vectors",
           "[subword][half]") {
-  const auto corpus = CorpusSource::fromSentences(plantedCorpus(3, 1500));
+  // Under AddressSanitizer a fifth of the text: the memory checks need the 16-bit
+  // kernels to run, not to learn; the planted classes are checked in Release.
+  const auto corpus =
+      CorpusSource::fromSentences(plantedCorpus(3, test::kAddressSanitizer ? 300 : 1500));
   for (const WeightType type : {WeightType::Bf16, WeightType::Fp16}) {
     INFO(weightTypeName(type));
     TrainConfig c = subwordConfig();
@@ -452,7 +455,7 @@ TEST_CASE("subword training in 16 bits: planted classes, one seed's bits, compos
                 1e-6 * (1 + std::fabs(mean)));
       }
     }
-    CHECK(plantedAccuracy(m) >= 0.9);
+    if (!test::kAddressSanitizer) CHECK(plantedAccuracy(m) >= 0.9);
     // One seed, one thread: the same bits.
     const ModelState again = train(corpus, c);
     CHECK(std::memcmp(m.input.data(), again.input.data(),
