@@ -293,9 +293,35 @@ struct TokenText {
     chars.append(token);
     at.push_back(chars.size());
   }
-  void appendTo(std::string& text, std::size_t token) const {
-    text.append(chars, at[token], at[token + 1] - at[token]);
+  // After the last add(): 16 bytes to read past the last token (TextOut::put).
+  void finish() { chars.append(16, '\0'); }
+};
+
+// Text built a token at a time into a buffer that grows: a token of up to 16 bytes is
+// copied as 16 (a fixed-size copy, no call), which the buffer's and TokenText's slack allow.
+class TextOut {
+ public:
+  void put(const char* s, std::size_t n) {
+    reserve(n);
+    if (n <= 16)
+      std::memcpy(buf_.data() + used_, s, 16);
+    else
+      std::memcpy(buf_.data() + used_, s, n);
+    used_ += n;
   }
+  void put(char c) {
+    reserve(1);
+    buf_[used_++] = c;
+  }
+  std::string_view text() const { return {buf_.data(), used_}; }
+  void clear() { used_ = 0; }
+
+ private:
+  void reserve(std::size_t n) {
+    if (used_ + n + 16 > buf_.size()) buf_.resize(std::max(2 * buf_.size(), used_ + n + (1 << 20)));
+  }
+  std::vector<char> buf_;
+  std::size_t used_ = 0;
 };
 
 // Phrases::apply on ids, appending each sentence of [begin, end) as a line of text.
@@ -304,14 +330,14 @@ struct TokenText {
 void joinSpans(const IdStream& stream, std::int64_t begin, std::int64_t end,
                const std::vector<char>& flags, const TokenText& tokens,
                const PairFilter& pairFilter, const PairTable& pairPhrases,
-               const SpanTable& spanPhrases, std::string& text) {
+               const SpanTable& spanPhrases, TextOut& text) {
   const std::size_t words = flags.size();
   std::int32_t start = -1;
   std::vector<std::int32_t> between;
   bool lineOpen = false;
   const auto emit = [&](std::size_t token) {
-    if (lineOpen) text += ' ';
-    tokens.appendTo(text, token);
+    if (lineOpen) text.put(' ');
+    text.put(tokens.chars.data() + tokens.at[token], tokens.at[token + 1] - tokens.at[token]);
     lineOpen = true;
   };
   const auto giveBack = [&] {
@@ -323,7 +349,7 @@ void joinSpans(const IdStream& stream, std::int64_t begin, std::int64_t end,
     if (id == IdStream::kEnd) {
       if (start >= 0) giveBack();
       start = -1;
-      if (lineOpen) text += '\n';
+      if (lineOpen) text.put('\n');
       lineOpen = false;
       return;
     }
@@ -450,6 +476,7 @@ Phrases Phrases::findAndJoin(const CorpusSource& corpus, PhraseOptions options, 
   TokenText tokens;
   for (const std::string& w : words.words()) tokens.add(w);
   for (const FoundPhrase& f : found) tokens.add(f.phrase);
+  tokens.finish();
   // The pairs were scored first: the i-th pair phrase is found[i].
   PairTable phrasePairs(foundPairs.size());
   PairFilter pairFilter;
@@ -462,20 +489,23 @@ Phrases Phrases::findAndJoin(const CorpusSource& corpus, PhraseOptions options, 
   // written in corpus order.
   const std::int64_t blocks =
       std::max<std::int64_t>(threads, (stream.size() + (1 << 20) - 1) >> 20);
-  std::vector<std::string> text(static_cast<std::size_t>(threads));
+  std::vector<TextOut> text(static_cast<std::size_t>(threads));
   for (std::int64_t first = 0; first < blocks; first += threads) {
     const int round = static_cast<int>(std::min<std::int64_t>(threads, blocks - first));
 #pragma omp parallel for num_threads(round) schedule(static, 1)
     for (int k = 0; k < round; ++k)
       errors.run([&] {
-        std::string& t = text[static_cast<std::size_t>(k)];
+        TextOut& t = text[static_cast<std::size_t>(k)];
         t.clear();
         const auto [begin, end] =
             stream.shard(static_cast<int>(first + k), static_cast<int>(blocks));
         joinSpans(stream, begin, end, flags, tokens, pairFilter, phrasePairs, phraseSpans, t);
       });
     errors.rethrow();
-    for (int k = 0; k < round; ++k) out << text[static_cast<std::size_t>(k)];
+    for (int k = 0; k < round; ++k) {
+      const std::string_view t = text[static_cast<std::size_t>(k)].text();
+      out.write(t.data(), static_cast<std::streamsize>(t.size()));
+    }
   }
 
   std::sort(found.begin(), found.end(), [](const FoundPhrase& x, const FoundPhrase& y) {
