@@ -63,13 +63,14 @@ std::string generatedText(unsigned seed, int sentences, bool odd = false) {
   return text.str();
 }
 
-// What addCorpus, freeze and applyCorpus give: the phrases and the lines written.
+// What addCorpus and applyCorpus give (gensim's Phrases and Phrases[sentence]): the
+// phrases and the lines written.
 std::pair<std::vector<FoundPhrase>, std::string> viaStrings(const CorpusSource& corpus,
                                                             const PhraseOptions& o) {
   Phrases p(o);
   p.addCorpus(corpus);
   std::string lines;
-  p.freeze().applyCorpus(corpus, [&](const Words& joined) {
+  p.applyCorpus(corpus, [&](const Words& joined) {
     std::string line;
     for (const auto& w : joined) line += (line.empty() ? "" : " ") + w;
     if (!line.empty()) lines += line + "\n";
@@ -103,7 +104,8 @@ TEST_CASE("phrases: findAndJoin gives the counting model's phrases and lines at 
   for (const Case& c : {Case{"default", PhraseScoring::Default, 10, false},
                         Case{"npmi", PhraseScoring::Npmi, 0.3, false},
                         Case{"default, connector words", PhraseScoring::Default, 5, true},
-                        Case{"npmi, connector words", PhraseScoring::Npmi, 0.2, true}}) {
+                        Case{"npmi, connector words", PhraseScoring::Npmi, 0.2, true},
+                        Case{"word2phrase", PhraseScoring::Word2phrase, 30, false}}) {
     INFO(c.name);
     PhraseOptions o;
     o.scoring = c.scoring;
@@ -225,6 +227,40 @@ TEST_CASE("phrases: pruning drops counts below 1, then 2, ... as gensim's rule d
   CHECK(p.vocabularySize() == 3);
   CHECK(p.count("a_b") == 2);
   CHECK(p.count("c") == 0);
+}
+
+TEST_CASE("phrases: word2phrase scoring counts across sentence ends and scores in floats",
+          "[phrases]") {
+  // "b c" 3 times inside sentences and once across a sentence end ("... b" / "c ...").
+  const std::vector<Words> corpus = {split("a b c d"), split("b c b"), split("c e b c"),
+                                     split("e e")};
+  PhraseOptions o;
+  o.scoring = PhraseScoring::Word2phrase;
+  o.minCount = 2;
+  o.threshold = 1;
+  Phrases p(o);
+  for (const auto& s : corpus) p.addSentence(s);
+  // 13 words; b 4, c 4, b_c 3 within sentences + 1 across ("b" ends sentence 2, "c" opens 3).
+  CHECK(p.corpusWords() == 13);
+  CHECK(p.count("b_c") == 4);
+  CHECK(p.count("b_b") == 0);
+  CHECK(p.count("b_e") == 0);  // "e e" follows "c", not "b"
+  CHECK(p.count("c_e") == 2);  // once inside, once across ("c" ends sentence 3, "e" opens 4)
+  // word2phrase.c: (pab - min_count) / pa / pb * train_words, each step in float.
+  const float want = static_cast<float>(4 - 2) / 4.0f / 4.0f * 13.0f;
+  const auto bc = p.score("b", "c");
+  REQUIRE(bc);
+  CHECK(bc->score == static_cast<double>(want));
+  CHECK_FALSE(p.score("c", "e"));  // (2 - 2) / ...: 0, not above the threshold
+  CHECK(p.apply(split("a b c d")) == Words{"a", "b_c", "d"});
+  // The threshold is compared in float too: just above the score's float is no phrase.
+  o.threshold = static_cast<double>(want);
+  Phrases q(o);
+  for (const auto& s : corpus) q.addSentence(s);
+  CHECK_FALSE(q.score("b", "c"));
+  // No connector words with word2phrase's rule.
+  o.connectorWords = {"of"};
+  CHECK_THROWS_WITH(Phrases(o), Catch::Contains("connector words"));
 }
 
 TEST_CASE("phrases: settings out of range are refused naming the setting", "[phrases]") {

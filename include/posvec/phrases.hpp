@@ -26,11 +26,17 @@ namespace posvec {
 /// How a candidate phrase is scored (gensim's `scoring`).
 enum class PhraseScoring {
   Default,  ///< (bigram − min_count) / (count_a · count_b) · vocabulary size (gensim's original)
-  Npmi      ///< normalised pointwise mutual information, in [−1, 1]
+  Npmi,     ///< normalised pointwise mutual information, in [−1, 1]
+  /// word2phrase.c's rule: (bigram − min_count) / count_a / count_b · words read, in
+  /// single precision, for a bigram and two words each counted at least min_count times;
+  /// its counting pairs the last word of a sentence with the first of the next.
+  Word2phrase
 };
 /// The names of PhraseScoring's values in text.
-inline constexpr Choice<PhraseScoring> kPhraseScoringNames[] = {{PhraseScoring::Default, "default"},
-                                                                {PhraseScoring::Npmi, "npmi"}};
+inline constexpr Choice<PhraseScoring> kPhraseScoringNames[] = {
+    {PhraseScoring::Default, "default"},
+    {PhraseScoring::Npmi, "npmi"},
+    {PhraseScoring::Word2phrase, "word2phrase"}};
 
 /// gensim 4's ENGLISH_CONNECTOR_WORDS: articles, some prepositions and conjunctions.
 std::vector<std::string> englishConnectorWords();
@@ -68,12 +74,13 @@ inline constexpr auto kPhraseSettings = std::tuple{
         .key = "threshold",
         .spelled = {"--threshold", "threshold"},
         .help = "A phrase scores above this (npmi: between -1 and 1)"},
-    SettingRow<PhraseOptions, PhraseScoring>{.member = &PhraseOptions::scoring,
-                                             .setting = {"phraseScoring", "the phrase scoring"},
-                                             .key = "scoring",
-                                             .spelled = {"--scoring", "scoring"},
-                                             .help = "default (gensim's original scorer) or npmi",
-                                             .choices = kPhraseScoringNames},
+    SettingRow<PhraseOptions, PhraseScoring>{
+        .member = &PhraseOptions::scoring,
+        .setting = {"phraseScoring", "the phrase scoring"},
+        .key = "scoring",
+        .spelled = {"--scoring", "scoring"},
+        .help = "default (gensim's original scorer), npmi, or word2phrase (word2phrase.c's rule)",
+        .choices = kPhraseScoringNames},
     SettingRow<PhraseOptions, std::string>{.member = &PhraseOptions::delimiter,
                                            .setting = {"phraseDelimiter", "the phrase delimiter"},
                                            .key = "delimiter",
@@ -179,6 +186,7 @@ class Phrases {
   std::int64_t corpusWords_ = 0;
   std::int64_t minReduce_ = 1;
   std::size_t countedKeys_ = 0;  // a frozen model: its counting model's vocabularySize()
+  std::string lastWord_;  // word2phrase scoring: the last word counted, which pairs with the next
   // A frozen model's phrases: joined phrase -> (score, count).
   std::shared_ptr<const std::unordered_map<std::string, FoundPhrase>> frozen_;
 };

@@ -242,13 +242,18 @@ void forEachId(const IdStream& stream, std::int64_t begin, std::int64_t end, F&&
 enum WordFlags : char { kConnector = 1, kStartsPair = 2 };
 
 // Spans with connector words between their ends go to `spans`, the others to `pairs`.
+// `carry` (word2phrase's counting): a sentence's first word pairs with the last word
+// before it, in this shard or the one before.
 void countSpans(const IdStream& stream, std::int64_t begin, std::int64_t end,
-                const std::vector<char>& flags, PairCounts& pairs, SpanTable& spans) {
+                const std::vector<char>& flags, bool carry, PairCounts& pairs, SpanTable& spans) {
   std::int32_t start = -1;
+  if (carry)
+    for (std::int64_t at = begin - 1; at >= 0 && start < 0; --at)
+      if (stream.read(at, &start, 1) != 1) start = -1;  // kEnd reads as -1 too: go on back
   std::vector<std::int32_t> between;
   forEachId(stream, begin, end, [&](std::int32_t id) {
     if (id == IdStream::kEnd) {
-      start = -1;
+      if (!carry) start = -1;
       between.clear();
     } else if (!(flags[static_cast<std::size_t>(id)] & kConnector)) {
       if (start >= 0) {
@@ -391,9 +396,11 @@ Phrases Phrases::findAndJoin(const CorpusSource& corpus, PhraseOptions options, 
   const auto viaStrings = [&] {
     Phrases counting(options);
     counting.addCorpus(corpus);
-    Phrases frozen = counting.freeze();
+    // The counting model rewrites (gensim's Phrases[sentence]): where words hold the
+    // delimiter, the frozen phrases (export_phrases splits each key at every delimiter)
+    // can decide otherwise, in gensim too.
     std::string line;
-    frozen.applyCorpus(corpus, [&](const std::vector<std::string>& joined) {
+    counting.applyCorpus(corpus, [&](const std::vector<std::string>& joined) {
       line.clear();
       for (const std::string& t : joined) {
         if (!line.empty()) line += ' ';
@@ -401,7 +408,7 @@ Phrases Phrases::findAndJoin(const CorpusSource& corpus, PhraseOptions options, 
       }
       if (!line.empty()) out << line << '\n';
     });
-    return frozen;
+    return counting.freeze();
   };
 
   // Every word with its count (no minimum, no limit) and the corpus as ids.
@@ -432,7 +439,8 @@ Phrases Phrases::findAndJoin(const CorpusSource& corpus, PhraseOptions options, 
     errors.run([&] {
       const auto [begin, end] = stream.shard(k, threads);
       const auto at = static_cast<std::size_t>(k);
-      countSpans(stream, begin, end, flags, pairs[at], spans[at]);
+      countSpans(stream, begin, end, flags, options.scoring == PhraseScoring::Word2phrase,
+                 pairs[at], spans[at]);
     });
   errors.rethrow();
   for (std::size_t k = 1; k < spans.size(); ++k) {

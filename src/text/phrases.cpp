@@ -30,6 +30,16 @@ double phraseScore(const PhraseOptions& o, std::int64_t ca, std::int64_t cb, std
     if (denom == 0) return -std::numeric_limits<double>::infinity();
     return static_cast<double>(cab - o.minCount) / denom * static_cast<double>(keys);
   }
+  if (o.scoring == PhraseScoring::Word2phrase) {
+    // word2phrase.c: counts below min_count are not in its vocabulary (score 0); the
+    // score and its comparison with the threshold are single precision.
+    if (ca < o.minCount || cb < o.minCount || cab < o.minCount)
+      return -std::numeric_limits<double>::infinity();
+    const float s = static_cast<float>(cab - o.minCount) / static_cast<float>(ca) /
+                    static_cast<float>(cb) * static_cast<float>(words);
+    // Above the float threshold: above the double one too (the float is the nearest).
+    return s > static_cast<float>(o.threshold) ? s : -std::numeric_limits<double>::infinity();
+  }
   if (cab < o.minCount) return -std::numeric_limits<double>::infinity();
   const double n = static_cast<double>(words);
   const double pa = static_cast<double>(ca) / n, pb = static_cast<double>(cb) / n,
@@ -55,10 +65,17 @@ void PhraseOptions::validate() const {
     throw ConfigError(about("phraseThreshold")
                       << "with npmi scoring the phrase threshold must be between -1 and 1 (got " +
                              std::to_string(threshold) + ")");
-  if (scoring == PhraseScoring::Default && threshold <= 0)
+  if (scoring != PhraseScoring::Npmi && threshold <= 0)
     throw ConfigError(about("phraseThreshold")
-                      << "with default scoring the phrase threshold must be above 0 (got " +
+                      << std::string("with ") +
+                             (scoring == PhraseScoring::Default ? "default" : "word2phrase") +
+                             " scoring the phrase threshold must be above 0 (got " +
                              std::to_string(threshold) + ")");
+  if (scoring == PhraseScoring::Word2phrase && !connectorWords.empty())
+    throw ConfigError(ErrorText("word2phrase scoring takes no ")
+                      << std::get<0>(kPhraseArguments).setting
+                      << " (word2phrase.c pairs adjacent words only): give none, or another "
+                         "scoring");
   if (delimiter.empty())
     throw ConfigError(about("phraseDelimiter") << "the phrase delimiter must not be empty");
 }
@@ -96,7 +113,9 @@ void Phrases::addSentence(const std::vector<std::string>& sentence) {
         "a frozen phrase model counts nothing more: add sentences to the model "
         "it was frozen from");
   const std::string& delim = options_.delimiter;
-  const std::string* start = nullptr;
+  // word2phrase's counting pairs the last word of the previous sentence with the first.
+  const bool carry = options_.scoring == PhraseScoring::Word2phrase;
+  const std::string* start = carry && !lastWord_.empty() ? &lastWord_ : nullptr;
   std::string key;
   std::size_t between = 0;  // connector words since `start`
   for (std::size_t i = 0; i < sentence.size(); ++i) {
@@ -116,6 +135,7 @@ void Phrases::addSentence(const std::vector<std::string>& sentence) {
     }
     ++corpusWords_;
   }
+  if (carry && start) lastWord_ = *start;
   if (static_cast<std::int64_t>(counts_->size()) > options_.maxVocab) {
     // gensim's prune_vocab: keep the counts of at least min_reduce.
     counts_->pruneBelow(minReduce_);
@@ -243,7 +263,10 @@ void savePhraseTable(const std::string& path, const Phrases& p) {
   writeToPathOrStdout(path, [&](std::ostream& out) {
     out.precision(17);
     out << "# posvec phrases: min_count=" << o.minCount << " threshold=" << o.threshold
-        << " scoring=" << (o.scoring == PhraseScoring::Npmi ? "npmi" : "default")
+        << " scoring="
+        << std::find_if(std::begin(kPhraseScoringNames), std::end(kPhraseScoringNames),
+                        [&](const auto& c) { return c.value == o.scoring; })
+               ->name
         << " delimiter=" << o.delimiter << " corpus_words=" << p.corpusWords()
         << " vocabulary=" << p.vocabularySize() << "\n# connector_words:";
     for (const auto& w : o.connectorWords) out << ' ' << w;
@@ -278,9 +301,11 @@ Phrases readPhraseTable(const std::string& path) {
         else if (key == "threshold")
           o.threshold = std::stod(value);
         else if (key == "scoring") {
-          if (value != "default" && value != "npmi")
-            throw bad(1, "unknown scoring '" + value + "'");
-          o.scoring = value == "npmi" ? PhraseScoring::Npmi : PhraseScoring::Default;
+          const auto* c =
+              std::find_if(std::begin(kPhraseScoringNames), std::end(kPhraseScoringNames),
+                           [&](const auto& n) { return n.name == value; });
+          if (c == std::end(kPhraseScoringNames)) throw bad(1, "unknown scoring '" + value + "'");
+          o.scoring = c->value;
         } else if (key == "delimiter")
           o.delimiter = value;
         else if (key == "corpus_words")
