@@ -104,6 +104,39 @@ TEST_CASE("cli: '-' reads vector and sentence files from stdin", "[cli]") {
   CHECK(both.err.find("only one input can be '-'") != std::string::npos);
 }
 
+TEST_CASE("cli: encode and attend join the phrases of a table", "[cli][phrases]") {
+  TempDir dir;
+  const std::string vec = dir.file("v.txt");
+  writeText(vec, "4 2\ni 1 0\nlove 0 1\nnew_york 1 1\ncity 0.5 0.5\n");
+  const std::string table = dir.file("phrases.tsv");
+  writeText(table,
+            "# posvec phrases: min_count=5 threshold=10 scoring=default delimiter=_\n"
+            "# connector_words:\nnew_york\t12\t250.5\n");
+  // Without the table "new" is no word of the vectors; with it the sentence is 3 tokens.
+  const RunResult without = runCli("encode " + quote(vec) + " -s 'I love New York' --json");
+  CHECK(without.status != 0);
+  CHECK(without.err.find("'new'") != std::string::npos);
+  const RunResult with =
+      runCli("encode " + quote(vec) + " -s 'I love New York' --json --phrases " + quote(table));
+  INFO(with.err);
+  REQUIRE(with.status == 0);
+  CHECK(with.out.find("\"new_york\"") != std::string::npos);
+  const RunResult same = runCli("encode " + quote(vec) + " -s 'i love new_york' --json");
+  REQUIRE(same.status == 0);
+  CHECK(with.out == same.out);
+  const RunResult attended =
+      runCli("attend " + quote(vec) + " -s 'I love New York' --json --phrases " + quote(table));
+  INFO(attended.err);
+  REQUIRE(attended.status == 0);
+  const RunResult attendedSame = runCli("attend " + quote(vec) + " -s 'i love new_york' --json");
+  CHECK(attended.out == attendedSame.out);
+  // Not a table: one line naming the file.
+  const RunResult bad = runCli("encode " + quote(vec) + " -s 'a' --phrases " + quote(vec));
+  CHECK(bad.status != 0);
+  CHECK(bad.err.find("phrase table") != std::string::npos);
+  CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+}
+
 TEST_CASE("cli: train -o - streams the vectors to stdout", "[cli]") {
   TempDir dir;
   const std::string corpus = dir.file("c.txt");

@@ -19,6 +19,11 @@
 #include "posvec/formats.hpp"
 #include "posvec/settings.hpp"
 
+namespace posvec {
+class Phrases;
+class Tokenizer;
+}  // namespace posvec
+
 namespace posvec::cli {
 
 // Each cmd_*.cpp registers its subcommands with a static Registrar; `order` sorts --help.
@@ -51,6 +56,13 @@ void noteSkippedPaths(const std::vector<std::string>& skipped);
 // The sentences of --sentence (in order), then the non-blank lines of --input FILE
 // when given (CRLF endings accepted).
 std::vector<std::string> sentencesOf(const std::vector<std::string>& given, const std::string& inputFile);
+
+// --phrases TABLE of encode and attend (a table posvec phrases --save-table wrote).
+void addPhrasesOption(CLI::App* sub, std::string& table);
+// The tokens of one text for encode and attend: its sentences (for ICU) in one sequence,
+// with the phrases of `phrases` joined when given.
+std::vector<std::string> textTokens(const Tokenizer& tokenizer, const std::string& text,
+                                    const Phrases* phrases);
 
 // --unicode-errors, --limit and --no-header (gensim's unicode_errors, limit and
 // no_header) for a command that reads a vectors file (defined in cmd_vectors.cpp).

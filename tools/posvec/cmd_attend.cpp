@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "posvec/error.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/io.hpp"
+#include "posvec/phrases.hpp"
 #include "posvec/positional.hpp"
 #include "posvec/report.hpp"
 #include "posvec/tokenizer.hpp"
@@ -30,6 +32,7 @@ struct AttendOptions {
   std::vector<std::string> sentences;
   std::string input;
   AttentionOptions attention;  // its table's rows are flags (kAttentionSettings)
+  std::string phrases;         // --phrases TABLE
   std::string encoding = "interleaved";
   double base = PositionalOptions{}.base;
   std::int64_t paddingIdx = PositionalOptions{}.paddingIdx;
@@ -357,13 +360,13 @@ void runAttend(const AttendOptions& o) {
   to.lowercase = !o.keepCase;
   to.keepPunctuation = !o.noPunctuation;
   const Tokenizer tokenizer(to);
+  const std::optional<Phrases> phrases =
+      o.phrases.empty() ? std::nullopt : std::optional<Phrases>(readPhraseTable(o.phrases));
   std::vector<Item> items;
   std::vector<std::string> built;  // words built from character n-grams
   std::size_t longest = 0;
   for (std::size_t s = 0; s < texts.size(); ++s) {
-    Sentence tokens;
-    for (Sentence& sentence : tokenizer.tokenize(texts[s]))
-      for (std::string& t : sentence) tokens.push_back(std::move(t));
+    const Sentence tokens = cli::textTokens(tokenizer, texts[s], phrases ? &*phrases : nullptr);
     if (tokens.empty()) throw InputError("sentence " + std::to_string(s + 1) + " has no tokens");
     Item it;
     try {
@@ -416,6 +419,7 @@ Registrar regAttend(42, [](CLI::App& app) {
                   "Text (tokenized like the corpus); repeat for a batch, padded to the longest")
       ->allow_extra_args(false);
   sub->add_option("-i,--input", o->input, "File with one sentence a line (a batch)");
+  cli::addPhrasesOption(sub, o->phrases);
   addSettings(sub, kAttentionSettings, o->attention, {"rotaryBase", "rotaryEncoding"});
   sub->add_option("--encoding", o->encoding,
                   "interleaved, concatenated, book, tutorial, timescale or fairseq (see posvec pe "

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -19,6 +20,7 @@
 #include "posvec/error.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/io.hpp"
+#include "posvec/phrases.hpp"
 #include "posvec/positional.hpp"
 #include "posvec/tokenizer.hpp"
 #include "posvec/word_lookup.hpp"
@@ -288,6 +290,7 @@ struct EncodeOptions {
   std::int64_t start = 0;
   std::string scale = "sqrt";
   std::string unk = "error";
+  std::string phrases;  // --phrases TABLE
   double base = PositionalOptions{}.base;
   std::string encoding = encodingName(PositionalOptions{}.encoding);
   bool padEncoding = false;
@@ -312,12 +315,12 @@ std::vector<Sequence> lookUp(const EncodeOptions& o, const LookupVectors& emb, U
   to.lowercase = !o.keepCase;
   to.keepPunctuation = !o.noPunctuation;
   const Tokenizer tokenizer(to);
+  const std::optional<Phrases> phrases =
+      o.phrases.empty() ? std::nullopt : std::optional<Phrases>(readPhraseTable(o.phrases));
   std::vector<Sequence> out;
   for (std::size_t s = 0; s < texts.size(); ++s) {
-    Sentence tokens;
     // The text may hold several sentences for ICU: one sequence of all their tokens.
-    for (Sentence& sentence : tokenizer.tokenize(texts[s]))
-      for (std::string& t : sentence) tokens.push_back(std::move(t));
+    const Sentence tokens = cli::textTokens(tokenizer, texts[s], phrases ? &*phrases : nullptr);
     if (tokens.empty())
       throw InputError("sentence " + std::to_string(s + 1) + " has no tokens to encode");
     // The same lookup and messages as `posvec attend`, prefixed with the sentence number.
@@ -430,6 +433,7 @@ Registrar regEncode(41, [](CLI::App& app) {
                   "Text to encode (tokenized like the corpus); repeat for a batch")
       ->allow_extra_args(false);
   sub->add_option("-i,--input", opts->input, "File with one sentence a line (a batch)");
+  cli::addPhrasesOption(sub, opts->phrases);
   sub->add_option("--start", opts->start, "Position of the first token")->capture_default_str();
   sub->add_option("--scale", opts->scale,
                   "Embedding scale: sqrt (sqrt(d_model)), none, or a number")

@@ -21,9 +21,11 @@
 #include "posvec/distributed.hpp"
 #include "posvec/error.hpp"
 #include "posvec/io.hpp"
+#include "posvec/phrases.hpp"
 #include "posvec/positional.hpp"
 #include "posvec/rope.hpp"
 #include "posvec/setting_tables.hpp"
+#include "posvec/tokenizer.hpp"
 
 namespace posvec::cli {
 
@@ -175,6 +177,21 @@ std::vector<std::string> sentencesOf(const std::vector<std::string>& given, cons
     pos = nl + 1;
   }
   return texts;
+}
+
+void addPhrasesOption(CLI::App* sub, std::string& table) {
+  sub->add_option("--phrases", table,
+                  "A phrase table (posvec phrases --save-table): its phrases are joined in each "
+                  "sentence's tokens (new york -> new_york), as in the corpus the vectors were "
+                  "trained on");
+}
+
+std::vector<std::string> textTokens(const Tokenizer& tokenizer, const std::string& text,
+                                    const Phrases* phrases) {
+  std::vector<std::string> tokens;
+  for (Sentence& sentence : tokenizer.tokenize(text))
+    for (std::string& t : sentence) tokens.push_back(std::move(t));
+  return phrases ? phrases->apply(tokens) : tokens;
 }
 
 std::string seekableInput(const std::string& path,
