@@ -76,6 +76,20 @@ def test_save_load_then_train_equals_training_on(tmp_path, pretokenized):
     assert not np.array_equal(a.wv.vectors, c.wv.vectors)
 
 
+def test_a_changed_alpha_between_train_calls_is_refused_not_ignored(pretokenized):
+    # gensim trains a later call from model.alpha to model.min_alpha (both 0: the vectors
+    # stay); posvec continues its stored schedule, so a changed alpha must not pass silently.
+    m = posvec.Word2Vec(corpus_file=pretokenized, pretokenized=True, **OPTS)
+    before = m.wv.vectors.copy()
+    m.alpha, m.min_alpha = 0.0, 0.0
+    with pytest.raises(ValueError, match="model.alpha was changed to 0.0"):
+        m.train(epochs=1)
+    assert np.array_equal(m.wv.vectors, before) and m.epochs_done == 2
+    m.alpha, m.min_alpha = OPTS.get("alpha", 0.025), OPTS.get("min_alpha", 0.0001)
+    m.train(epochs=1)
+    assert m.epochs_done == 3
+
+
 def test_callbacks_and_progress_fields(pretokenized):
     seen, epochs = [], []
 

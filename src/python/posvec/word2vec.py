@@ -647,6 +647,16 @@ class Word2Vec:
                 counted=counted)
             self.options["epochs"] = self._model.config["epochs"]
         else:  # model.epochs stays the constructor's, as in gensim (the file stores the total)
+            # gensim restarts alpha -> min_alpha on each train() call; posvec continues the
+            # schedule it stored, so a changed model.alpha would silently do nothing.
+            stored = self._model.config
+            for name in ("alpha", "min_alpha"):
+                if o[name] != stored[name]:
+                    raise ValueError(
+                        f"model.{name} was changed to {o[name]} after training began; posvec "
+                        f"continues the stored schedule (alpha {stored['alpha']} -> min_alpha "
+                        f"{stored['min_alpha']} over all epochs) and cannot follow it: set it "
+                        f"back, or build a new model with {name}={o[name]}")
             self._run(self._model.resume, run_epochs=n, sentences=self._sentences,
                       corpus_file=self._corpus_file,
                       pretokenized=self.pretokenized, epochs=n, lowercase=o["lowercase"],
