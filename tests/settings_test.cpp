@@ -276,7 +276,9 @@ TEST_CASE("settings: the docs' option tables name every flag with the struct's d
                         documentedDefaults("docs/cli.md", "`posvec attend`"),
                         {"rotaryBase", "rotaryEncoding"}) == 9);
   CHECK(checkDocumented(kStudySettings, StudyOptions{},
-                        documentedDefaults("docs/study.md", "## Options")) == 10);
+                        documentedDefaults("docs/study.md", "## Options")) == 11);
+  CHECK(checkDocumented(kPhraseSettings, PhraseOptions{},
+                        documentedDefaults("docs/phrases.md", "## The rules")) == 6);
 }
 
 TEST_CASE("settings: a name belongs to one row of all the tables", "[settings]") {

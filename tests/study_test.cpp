@@ -328,6 +328,43 @@ TEST_CASE("study library: vectors, refused options and the report from results",
   CHECK(test::readText(mine + "/index.html") == test::readText(theirs + "/index.html"));
 }
 
+TEST_CASE("study library: a phrase table joins phrases in the corpus, so a pair may name one",
+          "[study][phrases]") {
+  test::TempDir tmp;
+  std::string text;
+  for (int i = 0; i < 20; ++i)
+    text += "The black cat in New York sat on the couch and the brown dog slept in New York.\n";
+  const std::string corpus = tmp.file("corpus.txt");
+  test::writeText(corpus, text);
+  const std::string table = tmp.file("phrases.tsv");
+  test::writeText(table,
+                  "# posvec phrases: min_count=5 threshold=10 scoring=default delimiter=_\n"
+                  "# connector_words:\nnew_york\t40\t99.5\n");
+  StudyOptions o;
+  o.corpus = corpus;
+  o.dim = 8;
+  o.epochs = 1;
+  o.encodings = {Encoding::Interleaved};
+  o.pairs = {{"black", 2}, {"new_york", 5}};
+  // Without the table "new_york" is no word of the corpus.
+  CHECK_THROWS_WITH(runStudy(o), Catch::Contains("'new_york' is not in the vocabulary"));
+  StudyOptions plain = o;
+  plain.pairs = {{"black", 2}, {"cat", 3}};
+  const std::int64_t tokens = runStudy(plain).settings.corpusTokens;
+  o.phrases = table;
+  const StudyResults r = runStudy(o);
+  REQUIRE(r.pairs.size() == 1);
+  CHECK(r.pairs[0].b.word == "new_york");
+  // Every "new york" was joined, two a line: two tokens fewer a line.
+  CHECK(r.settings.corpusTokens == tokens - 2 * 20);
+  o.phrases = tmp.file("missing.tsv");
+  CHECK_THROWS_AS(runStudy(o), IoError);
+  o.phrases = table;
+  o.corpus.clear();
+  o.vectors = corpus;
+  CHECK_THROWS_WITH(runStudy(o), Catch::Contains("phrase table"));
+}
+
 TEST_CASE("study library: the attention section of the study sentence", "[study][attention]") {
   test::TempDir tmp;
   const std::string vec = tmp.file("v.txt");

@@ -38,6 +38,10 @@ struct StudyOptions {
   std::string vectors;
   /// Invalid UTF-8 in `corpus` becomes U+FFFD instead of stopping with an error.
   bool replaceInvalid = false;
+  /// A phrase table (`posvec phrases --save-table`, readPhraseTable) whose phrases are
+  /// joined in the corpus's sentences as they are read, so a placed word may be one
+  /// ("new_york@3"); only with a corpus to train on.
+  std::string phrases;
   /// How `vectors` is read (unicode errors, limit, headerless text).
   LoadOptions vectorsLoad;
   /// The placed words; every pair (i < j) is measured, the first two drive the
@@ -101,6 +105,12 @@ inline constexpr auto kStudySettings = std::tuple{
         .setting = {"studyReplaceInvalid", "the replace-invalid option"},
         .spelled = {.flag = "--replace-invalid"},
         .help = "--corpus: replace invalid UTF-8 with U+FFFD instead of stopping with an error"},
+    SettingRow<StudyOptions, std::string>{
+        .member = &StudyOptions::phrases,
+        .setting = {"studyPhrases", "the phrase table"},
+        .spelled = {.flag = "--phrases", .keyword = "phrases"},
+        .help = "A phrase table (posvec phrases --save-table): its phrases are joined in the "
+                "corpus as it is read, so --pair may name one (new_york@3)"},
     SettingRow<StudyOptions, std::vector<WordAt>>{.member = &StudyOptions::pairs,
                                                   .setting = {"pairs", "the placed words"},
                                                   .spelled = {.flag = "--pair", .keyword = "pairs"},

@@ -8,13 +8,15 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 
 #include "position_comparison.hpp"
 #include "posvec/attention.hpp"
-#include "posvec/error.hpp"
 #include "posvec/embeddings.hpp"
+#include "posvec/error.hpp"
 #include "posvec/formats.hpp"
 #include "posvec/io.hpp"
+#include "posvec/phrases.hpp"
 #include "posvec/report.hpp"
 #include "posvec/tokenizer.hpp"
 #include "posvec/word_lookup.hpp"
@@ -54,7 +56,7 @@ std::string shippedCorpus() {
 }
 
 std::vector<Sentence> readCorpus(const std::string& path, bool replaceInvalid,
-                                 const StudyObserver& observer) {
+                                 const Phrases* phrases, const StudyObserver& observer) {
   std::vector<Sentence> sentences;
   StudyProgress p;
   p.stage = StudyProgress::Stage::ReadingCorpus;
@@ -63,6 +65,7 @@ std::vector<Sentence> readCorpus(const std::string& path, bool replaceInvalid,
   tokenizerOptions.replaceInvalid = replaceInvalid;
   Tokenizer tokenizer(tokenizerOptions);
   tokenizer.tokenizeFile(path, [&](Sentence&& s) {
+    if (phrases) s = phrases->apply(s);
     p.tokens += static_cast<std::int64_t>(s.size());
     if (!s.empty()) sentences.push_back(std::move(s));
     if (sentences.size() % 4096 == 0) notify(observer, p);
@@ -257,6 +260,10 @@ void StudyOptions::validate() const {
   if (!corpus.empty() && !vectors.empty())
     throw StudyOptionError(
         "vectors", "a corpus and vectors are exclusive: train from a corpus or use vectors");
+  if (!phrases.empty() && !vectors.empty())
+    throw StudyOptionError("studyPhrases",
+                           "a phrase table joins phrases in the corpus the study trains on, "
+                           "not in given vectors: name the phrase as the vectors spell it");
   if (pairs.size() < 2)
     throw StudyOptionError("pairs",
                            "the study needs at least two placed words (WORD:POSITION, e.g. "
@@ -380,7 +387,9 @@ StudyResults runStudy(const StudyOptions& o, const StudyObserver& observer) {
     settings.source = o.vectors;
   } else {
     const std::string corpus = o.corpus.empty() ? shippedCorpus() : o.corpus;
-    sentences = readCorpus(corpus, o.replaceInvalid, observer);
+    const std::optional<Phrases> phrases =
+        o.phrases.empty() ? std::nullopt : std::optional<Phrases>(readPhraseTable(o.phrases));
+    sentences = readCorpus(corpus, o.replaceInvalid, phrases ? &*phrases : nullptr, observer);
     for (const auto& s : sentences) settings.corpusTokens += static_cast<std::int64_t>(s.size());
     const auto start = std::chrono::steady_clock::now();
     embeddings = trainOn(sentences, config, std::to_string(config.dim) + "-d", observer);
