@@ -222,9 +222,10 @@ class PairCounts {
   std::vector<std::vector<std::uint64_t>> buffers_;
 };
 
-// Reads ids [begin, end) of `stream` a chunk at a time, calling f(id) for each.
-template <typename F>
-void forEachId(const IdStream& stream, std::int64_t begin, std::int64_t end, F&& f) {
+// Reads ids [begin, end) of `stream` a chunk at a time, calling f(id) for each; stops
+// (returning false) when stop() says so after a chunk.
+template <typename F, typename Stop>
+bool forEachId(const IdStream& stream, std::int64_t begin, std::int64_t end, F&& f, Stop&& stop) {
   std::vector<std::int32_t> buf(IdStream::kChunk);
   for (std::int64_t pos = begin; pos < end;) {
     const auto want = static_cast<std::size_t>(
@@ -233,25 +234,34 @@ void forEachId(const IdStream& stream, std::int64_t begin, std::int64_t end, F&&
     if (got == 0) break;
     for (std::size_t i = 0; i < got; ++i) f(buf[i]);
     pos += static_cast<std::int64_t>(got);
+    if (stop()) return false;
   }
+  return true;
 }
 
-// gensim's learn_vocab on ids: each "start (connectors) end" span of a sentence, counted.
+template <typename F>
+void forEachId(const IdStream& stream, std::int64_t begin, std::int64_t end, F&& f) {
+  forEachId(stream, begin, end, std::forward<F>(f), [] { return false; });
+}
+
 // What the passes need to know of a word id, one byte each: a connector word; the start
 // of a two-word phrase (set after the counting).
 enum WordFlags : char { kConnector = 1, kStartsPair = 2 };
 
-// Spans with connector words between their ends go to `spans`, the others to `pairs`.
+// gensim's learn_vocab on ids: each "start (connectors) end" span of a sentence, counted;
+// spans with connector words between their ends go to `spans`, the others to `pairs`.
 // `carry` (word2phrase's counting): a sentence's first word pairs with the last word
-// before it, in this shard or the one before.
-void countSpans(const IdStream& stream, std::int64_t begin, std::int64_t end,
-                const std::vector<char>& flags, bool carry, PairCounts& pairs, SpanTable& spans) {
+// before it, in this shard or the one before. Stops, returning false, once the tables
+// hold more than `limit` spans (memory stays bounded by max_vocab_size).
+bool countSpans(const IdStream& stream, std::int64_t begin, std::int64_t end,
+                const std::vector<char>& flags, bool carry, std::size_t limit, PairCounts& pairs,
+                SpanTable& spans) {
   std::int32_t start = -1;
   if (carry)
     for (std::int64_t at = begin - 1; at >= 0 && start < 0; --at)
       if (stream.read(at, &start, 1) != 1) start = -1;  // kEnd reads as -1 too: go on back
   std::vector<std::int32_t> between;
-  forEachId(stream, begin, end, [&](std::int32_t id) {
+  const auto count = [&](std::int32_t id) {
     if (id == IdStream::kEnd) {
       if (!carry) start = -1;
       between.clear();
@@ -267,8 +277,11 @@ void countSpans(const IdStream& stream, std::int64_t begin, std::int64_t end,
     } else if (start >= 0) {
       between.push_back(id);
     }
-  });
+  };
+  const bool whole =
+      forEachId(stream, begin, end, count, [&] { return pairs.size() + spans.size() > limit; });
   pairs.finish();
+  return whole;
 }
 
 // A Bloom filter over pair keys (two bits a key, 128 KiB: it stays in cache where the
@@ -433,16 +446,23 @@ Phrases Phrases::findAndJoin(const CorpusSource& corpus, PhraseOptions options, 
   const IdStream& stream = prepared.stream;
   std::vector<PairCounts> pairs(static_cast<std::size_t>(threads));
   std::vector<SpanTable> spans(static_cast<std::size_t>(threads));
+  std::vector<char> whole(static_cast<std::size_t>(threads), 0);
+  // A shard alone past the limit: the whole is too (its unigrams aside).
+  const std::size_t limit = static_cast<std::size_t>(options.maxVocab) -
+                            std::min(unigrams, static_cast<std::size_t>(options.maxVocab));
   detail::ParallelErrors errors;
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
   for (int k = 0; k < threads; ++k)
     errors.run([&] {
       const auto [begin, end] = stream.shard(k, threads);
       const auto at = static_cast<std::size_t>(k);
-      countSpans(stream, begin, end, flags, options.scoring == PhraseScoring::Word2phrase,
-                 pairs[at], spans[at]);
+      whole[at] =
+          countSpans(stream, begin, end, flags, options.scoring == PhraseScoring::Word2phrase,
+                     limit, pairs[at], spans[at]);
     });
   errors.rethrow();
+  // More keys than the limit: gensim's pass pruned on the way, in sentence order.
+  if (std::count(whole.begin(), whole.end(), 0) > 0) return viaStrings();
   for (std::size_t k = 1; k < spans.size(); ++k) {
     pairs[0].merge(pairs[k]);
     pairs[k] = PairCounts();
