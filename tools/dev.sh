@@ -80,15 +80,20 @@ have_gcc_asan() {
     >/dev/null 2>&1
 }
 
+# configure_asan [DIR COVERAGE]: the ASan+UBSan build in DIR (default $build-asan), its
+# fuzz harnesses' coverage feedback in every target ON or OFF (default OFF: the test
+# command's harnesses fuzz for seconds, and coverage slows the unit tests by a quarter).
 configure_asan() {
+  local dir="${1:-$build-asan}" coverage="${2:-OFF}"
   if have_clang; then
-    cmake -S . -B "$build-asan" $(generator "$build-asan") "${san_flags[@]}" -DCMAKE_CXX_COMPILER=clang++ \
+    cmake -S . -B "$dir" $(generator "$dir") "${san_flags[@]}" -DCMAKE_CXX_COMPILER=clang++ \
       "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" -DPOSVEC_SANITIZE=address,undefined \
-      -DPOSVEC_FUZZ=ON "-DPOSVEC_FUZZ_SECONDS=$fuzz_seconds" >/dev/null
+      -DPOSVEC_FUZZ=ON "-DPOSVEC_FUZZ_COVERAGE=$coverage" "-DPOSVEC_FUZZ_SECONDS=$fuzz_seconds" \
+      >/dev/null
   elif have_gcc_asan; then
     echo "dev.sh: clang++ with libFuzzer not found: ASan+UBSan with g++, fuzz harnesses skipped" \
       "(tools/scripts/setup.sh --test installs clang)" >&2
-    cmake -S . -B "$build-asan" $(generator "$build-asan") "${san_flags[@]}" -DCMAKE_CXX_COMPILER=g++ \
+    cmake -S . -B "$dir" $(generator "$dir") "${san_flags[@]}" -DCMAKE_CXX_COMPILER=g++ \
       "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DPOSVEC_SANITIZE=address,undefined -DPOSVEC_FUZZ=OFF \
       >/dev/null
   else
@@ -131,17 +136,18 @@ fuzz() {
     echo "dev.sh: fuzzing needs clang++ with libFuzzer (tools/scripts/setup.sh --test)" >&2
     exit 1
   }
-  configure_asan
+  # A build of its own, with coverage feedback in everything the harnesses call.
+  configure_asan "$build-fuzz" ON
   local harnesses=()
   for src in tests/fuzz/*.cpp; do harnesses+=("fuzz_$(basename "$src" .cpp)"); done
-  cmake --build "$build-asan" -j "$jobs" --target "${harnesses[@]}"
+  cmake --build "$build-fuzz" -j "$jobs" --target "${harnesses[@]}"
   local failed=() log
   for h in "${harnesses[@]}"; do
-    log="$build-asan/fuzz-explore/${h#fuzz_}.log"
+    log="$build-fuzz/fuzz-explore/${h#fuzz_}.log"
     mkdir -p "$(dirname "$log")"
     echo "== $h: $seconds s (log: $log)"
     # A random seed each run; new inputs collect in fuzz-explore/NAME/corpus.
-    if bash tests/fuzz/run.sh "$build-asan/$h" "$seconds" "$build-asan/fuzz-explore/${h#fuzz_}" \
+    if bash tests/fuzz/run.sh "$build-fuzz/$h" "$seconds" "$build-fuzz/fuzz-explore/${h#fuzz_}" \
       >"$log" 2>&1; then
       grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$log" | tr '\n' ' '
       echo
