@@ -399,3 +399,20 @@ def test_fasttext_refuses_bad_settings():
         posvec.FastText(bucket="many")
     with pytest.raises(TypeError, match="posvec.FastText"):
         posvec.save_facebook_model(posvec.Word2Vec(), "x.bin")
+
+
+def test_a_supervised_model_is_not_implemented_as_in_gensim(tmp_path):
+    if FASTTEXT is None:
+        pytest.skip("fasttext is not on PATH (Debian package 'fasttext' 0.9.2 provides it)")
+    lines = ["__label__%s %s" % (k % 2, " ".join(["good", "bad", "fine"][: 1 + k % 3]))
+             for k in range(60)]
+    (tmp_path / "train.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    subprocess.run([FASTTEXT, "supervised", "-input", str(tmp_path / "train.txt"), "-output",
+                    str(tmp_path / "clf"), "-dim", "4", "-epoch", "1", "-thread", "1",
+                    "-verbose", "0"], check=True)
+    for load in (posvec.load_facebook_vectors, posvec.load_facebook_model):
+        with pytest.raises(NotImplementedError, match="supervised model"):
+            load(str(tmp_path / "clf.bin"))
+    gensim_fasttext = pytest.importorskip("gensim.models.fasttext")
+    with pytest.raises(NotImplementedError):
+        gensim_fasttext.load_facebook_vectors(str(tmp_path / "clf.bin"))

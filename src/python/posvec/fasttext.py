@@ -252,7 +252,13 @@ def save_facebook_model(model: FastText, path: Union[str, os.PathLike], encoding
 def _load(path: str) -> "_posvec.SubwordModel":
     if not os.path.exists(path):
         raise FileNotFoundError(f"'{path}' does not exist")
-    model = _posvec.SubwordModel.load(path)
+    try:
+        model = _posvec.SubwordModel.load(path)
+    except ValueError as e:
+        # gensim raises NotImplementedError for a supervised model (a text classifier).
+        if "a supervised model" in str(e):
+            raise NotImplementedError(str(e)) from None
+        raise
     # Words that are not UTF-8 (a corpus in another encoding) are keyed as gensim keys
     # them, their bytes decoded with errors="backslashreplace"; gensim logs each.
     try:
@@ -271,8 +277,8 @@ def _load(path: str) -> "_posvec.SubwordModel":
 def load_facebook_vectors(path: Union[str, os.PathLike], encoding: str = "utf-8") -> FastTextKeyedVectors:
     """The vectors of a fastText ``.bin`` model (skip-gram or CBOW, as fastText 0.9
     writes it), as gensim.models.fasttext.load_facebook_vectors reads them:
-    unknown words are built from their character n-grams. A supervised or
-    quantized model is refused (ValueError). A word that is not UTF-8 is keyed
+    unknown words are built from their character n-grams. A supervised model is
+    refused with NotImplementedError (as gensim), a quantized one with ValueError. A word that is not UTF-8 is keyed
     as gensim keys it (its bytes decoded with errors="backslashreplace", logged
     as a warning); its vector is fastText's, from its bytes."""
     if encoding.lower().replace("-", "") != "utf8":
