@@ -63,7 +63,10 @@ void bindPhrases(py::module_& m) {
       .def_property_readonly("threshold", [](const Phrases& p) { return p.options().threshold; })
       .def_property_readonly("delimiter", [](const Phrases& p) { return p.options().delimiter; })
       .def_property_readonly("scoring", [](const Phrases& p) {
-        return p.options().scoring == PhraseScoring::Npmi ? "npmi" : "default";
+        // A table posvec phrases saved may hold word2phrase's rule.
+        for (const auto& c : kPhraseScoringNames)
+          if (c.value == p.options().scoring) return std::string(c.name);
+        return std::string("default");
       })
       .def_property_readonly("connector_words",
                              [](const Phrases& p) { return p.options().connectorWords; })

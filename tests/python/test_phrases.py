@@ -181,3 +181,18 @@ def test_train_phrases_joins_as_the_table_says(cli, tmp_path):
                         str(tmp_path / "c.txt.out")] + common, capture_output=True, text=True)
     assert r.returncode != 0
     assert "not a phrase table" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_a_word2phrase_table_loads_with_its_scoring_and_rewrites_as_the_cli(cli, tmp_path):
+    import posvec
+    sentences = generated_corpus()
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(" ".join(s) for s in sentences) + "\n", encoding="utf-8")
+    subprocess.run([cli, "-q", "phrases", str(corpus), "--pretokenized", "--scoring",
+                    "word2phrase", "--threshold", "50", "-o", str(tmp_path / "joined.txt"),
+                    "--save-table", str(tmp_path / "t.tsv")], check=True)
+    frozen = posvec.FrozenPhrases.load(str(tmp_path / "t.tsv"))
+    assert frozen.scoring == "word2phrase"
+    joined = [line.split() for line in (tmp_path / "joined.txt").read_text().splitlines()]
+    assert any("_" in t for s in joined for t in s)
+    assert [frozen[s] for s in sentences if s] == joined
