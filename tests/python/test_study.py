@@ -81,3 +81,18 @@ def test_errors():
         posvec.study(corpus=CORPUS, dim=16, epochs=1, encodings=("spiral",))
     with pytest.raises(FileNotFoundError):
         posvec.study(corpus="/no/such/file.txt")
+
+
+def test_a_phrase_table_lets_a_pair_name_a_phrase(tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("The black cat in New York sat near the brown dog in New York.\n" * 20)
+    table = tmp_path / "t.tsv"
+    table.write_text("# posvec phrases: min_count=5 threshold=10 scoring=default delimiter=_\n"
+                     "# connector_words:\nnew_york\t40\t99.5\n")
+    pairs = [("black", 2), ("new_york", 5)]
+    with pytest.raises(ValueError, match="new_york"):
+        posvec.study(corpus=corpus, dim=8, epochs=1, pairs=pairs)
+    r = posvec.study(corpus=corpus, dim=8, epochs=1, pairs=pairs, phrases=table)
+    assert r.pairs[0]["b"] == "new_york" and r.pairs[0]["position_b"] == 5
+    plain = posvec.study(corpus=corpus, dim=8, epochs=1, pairs=[("black", 2), ("cat", 3)])
+    assert r.settings["corpus_tokens"] == plain.settings["corpus_tokens"] - 2 * 20

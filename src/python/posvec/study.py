@@ -94,6 +94,7 @@ def study(
     sweep: bool = False,
     report: Optional[Union[str, os.PathLike]] = None,
     progress: Optional[Callable[[Dict[str, Any]], None]] = None,
+    phrases: Optional[Union[str, os.PathLike]] = None,
 ) -> StudyResult:
     """Runs the black/brown study (as ``posvec study``): trains on ``corpus`` (the
     corpus shipped with posvec when neither it nor ``vectors`` is given) or uses
@@ -102,6 +103,8 @@ def study(
     positional experiments. ``dim=0``: 512 when training, the vectors' own
     otherwise. ``workers=1`` keeps the numbers reproducible. ``sweep`` also trains
     the report's extra models; ``report`` writes the HTML report there.
+    ``phrases``: a phrase table (``posvec phrases --save-table``) whose phrases are
+    joined in ``corpus`` as it is read, so a pair may name one (``("new_york", 5)``).
     """
     if corpus is None and vectors is None:
         shipped = os.path.join(os.path.dirname(os.path.abspath(__file__)), "posvec-corpus.txt")
@@ -116,5 +119,6 @@ def study(
         scale=scale if isinstance(scale, str) else repr(float(scale)),
         base=float(base), seed=int(seed), epochs=int(epochs), workers=int(workers),
         sweep=bool(sweep), report=os.fspath(report) if report is not None else "",
+        phrases=os.fspath(phrases) if phrases is not None else "",
     )
     return StudyResult(_posvec.run_study(options, progress))
