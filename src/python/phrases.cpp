@@ -52,8 +52,9 @@ void bindPhrases(py::module_& m) {
              return out;
            })
       .def("freeze", &Phrases::freeze)
-      .def("save_table", [](const Phrases& p, const std::string& path) { savePhraseTable(path, p); },
-           py::arg("path"))
+      .def(
+          "save_table", [](const Phrases& p, const std::string& path) { savePhraseTable(path, p); },
+          py::arg("path"))
       .def_static("read_table", &readPhraseTable, py::arg("path"))
       .def("count", &Phrases::count, py::arg("token"))
       .def_property_readonly("frozen", &Phrases::isFrozen)
@@ -62,15 +63,20 @@ void bindPhrases(py::module_& m) {
       .def_property_readonly("min_count", [](const Phrases& p) { return p.options().minCount; })
       .def_property_readonly("threshold", [](const Phrases& p) { return p.options().threshold; })
       .def_property_readonly("delimiter", [](const Phrases& p) { return p.options().delimiter; })
-      .def_property_readonly("scoring", [](const Phrases& p) {
-        // A table posvec phrases saved may hold word2phrase's rule.
-        for (const auto& c : kPhraseScoringNames)
-          if (c.value == p.options().scoring) return std::string(c.name);
-        return std::string("default");
-      })
+      .def_property_readonly("scoring",
+                             [](const Phrases& p) {
+                               // Its row's name for it (a table posvec phrases saved may hold
+                               // word2phrase's rule).
+                               std::string name;
+                               forEachSetting(kPhraseSettings, [&](const auto& row) {
+                                 if (row.key == "scoring") name = settingText(row, p.options());
+                               });
+                               return name;
+                             })
       .def_property_readonly("connector_words",
                              [](const Phrases& p) { return p.options().connectorWords; })
-      .def_property_readonly("max_vocab_size", [](const Phrases& p) { return p.options().maxVocab; });
+      .def_property_readonly("max_vocab_size",
+                             [](const Phrases& p) { return p.options().maxVocab; });
   m.def("english_connector_words", &englishConnectorWords);
 }
 

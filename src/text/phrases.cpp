@@ -49,6 +49,24 @@ double phraseScore(const PhraseOptions& o, std::int64_t ca, std::int64_t cb, std
 
 }  // namespace detail
 
+namespace {
+
+// Calls f with kPhraseSettings' scoring row (settingText and readSetting spell its values).
+template <typename F>
+void withScoringRow(F&& f) {
+  forEachSetting(kPhraseSettings, [&](const auto& row) {
+    if (row.key == "scoring") f(row);
+  });
+}
+
+std::string scoringName(const PhraseOptions& o) {
+  std::string name;
+  withScoringRow([&](const auto& row) { name = settingText(row, o); });
+  return name;
+}
+
+}  // namespace
+
 std::vector<std::string> englishConnectorWords() {
   return {"a", "an", "the", "for", "of", "with", "without", "at",
           "from", "to", "in", "on", "by", "and", "or"};
@@ -67,8 +85,7 @@ void PhraseOptions::validate() const {
                              std::to_string(threshold) + ")");
   if (scoring != PhraseScoring::Npmi && threshold <= 0)
     throw ConfigError(about("phraseThreshold")
-                      << std::string("with ") +
-                             (scoring == PhraseScoring::Default ? "default" : "word2phrase") +
+                      << "with " + scoringName(*this) +
                              " scoring the phrase threshold must be above 0 (got " +
                              std::to_string(threshold) + ")");
   if (scoring == PhraseScoring::Word2phrase && !connectorWords.empty())
@@ -263,12 +280,9 @@ void savePhraseTable(const std::string& path, const Phrases& p) {
   writeToPathOrStdout(path, [&](std::ostream& out) {
     out.precision(17);
     out << "# posvec phrases: min_count=" << o.minCount << " threshold=" << o.threshold
-        << " scoring="
-        << std::find_if(std::begin(kPhraseScoringNames), std::end(kPhraseScoringNames),
-                        [&](const auto& c) { return c.value == o.scoring; })
-               ->name
-        << " delimiter=" << o.delimiter << " corpus_words=" << p.corpusWords()
-        << " vocabulary=" << p.vocabularySize() << "\n# connector_words:";
+        << " scoring=" << scoringName(o) << " delimiter=" << o.delimiter
+        << " corpus_words=" << p.corpusWords() << " vocabulary=" << p.vocabularySize()
+        << "\n# connector_words:";
     for (const auto& w : o.connectorWords) out << ' ' << w;
     out << '\n';
     for (const FoundPhrase& f : p.exportPhrases())
@@ -301,11 +315,9 @@ Phrases readPhraseTable(const std::string& path) {
         else if (key == "threshold")
           o.threshold = std::stod(value);
         else if (key == "scoring") {
-          const auto* c =
-              std::find_if(std::begin(kPhraseScoringNames), std::end(kPhraseScoringNames),
-                           [&](const auto& n) { return n.name == value; });
-          if (c == std::end(kPhraseScoringNames)) throw bad(1, "unknown scoring '" + value + "'");
-          o.scoring = c->value;
+          bool known = false;
+          withScoringRow([&](const auto& row) { known = readSetting(row, value, o); });
+          if (!known) throw bad(1, "unknown scoring '" + value + "'");
         } else if (key == "delimiter")
           o.delimiter = value;
         else if (key == "corpus_words")
