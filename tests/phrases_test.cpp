@@ -4,14 +4,18 @@
 // is tests/python/test_phrases.py.
 #include "posvec/phrases.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "phrase_tables.hpp"
 #include "posvec/error.hpp"
+#include "posvec/tokenizer.hpp"
 #include "test_util.hpp"
 
 using namespace posvec;
@@ -94,39 +98,183 @@ TEST_CASE("phrases: findAndJoin gives the counting model's phrases and lines at 
   test::TempDir dir;
   const std::string path = dir.file("corpus.txt");
   test::writeText(path, generatedText(3, 4000));
-  const CorpusSource corpus = CorpusSource::fromFiles({path}, true);
+  // Pre-tokenized files go through the text pass (phrase_text_pass.cpp), raw text through
+  // the tokenizer and the id pass (phrase_pass.cpp).
+  for (const bool pretokenized : {true, false}) {
+    INFO((pretokenized ? "pre-tokenized" : "raw text"));
+    const CorpusSource corpus = CorpusSource::fromFiles({path}, pretokenized);
+    struct Case {
+      const char* name;
+      PhraseScoring scoring;
+      double threshold;
+      bool connectors;
+    };
+    for (const Case& c : {Case{"default", PhraseScoring::Default, 10, false},
+                          Case{"npmi", PhraseScoring::Npmi, 0.3, false},
+                          Case{"default, connector words", PhraseScoring::Default, 5, true},
+                          Case{"npmi, connector words", PhraseScoring::Npmi, 0.2, true},
+                          Case{"word2phrase", PhraseScoring::Word2phrase, 30, false}}) {
+      INFO(c.name);
+      PhraseOptions o;
+      o.scoring = c.scoring;
+      o.threshold = c.threshold;
+      if (c.connectors) o.connectorWords = englishConnectorWords();
+      const auto [want, wantLines] = viaStrings(corpus, o);
+      REQUIRE(want.size() > 3);
+      Phrases counted(o);
+      counted.addCorpus(corpus);
+      for (const int threads : {1, 2, 3}) {
+        INFO(threads << " threads");
+        o.threads = threads;
+        std::ostringstream out;
+        const Phrases got = Phrases::findAndJoin(corpus, o, out);
+        CHECK(got.isFrozen());
+        checkSamePhrases(got.exportPhrases(), want);
+        CHECK(out.str() == wantLines);
+        CHECK(got.corpusWords() == counted.corpusWords());
+        CHECK(got.vocabularySize() == counted.vocabularySize());
+      }
+    }
+  }
+}
+
+namespace {
+
+// generatedText's sentences written as a person's files might hold them: every kind of
+// ASCII whitespace between words, CRLF and blank lines, leading spaces, and collocations
+// of words past 8 and 16 bytes and of UTF-8 words.
+std::string untidy(const std::string& text, unsigned seed) {
+  std::mt19937 gen(seed);
+  const std::vector<std::string> spaces = {" ", "  ", "\t", " \t ", "\v", "\f", "\r "};
+  const std::vector<std::string> colloc = {"internationalisation framework", "naïve façade",
+                                           "überlange·wörter überall",
+                                           "twelve-bytes sixteen-bytes-xyz1"};
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == ' ' && gen() % 4 == 0) {
+      out += spaces[gen() % spaces.size()];
+    } else if (c == ' ' && gen() % 10 == 0) {
+      out += ' ' + colloc[gen() % colloc.size()] + ' ';
+    } else if (c == '\n') {
+      const unsigned r = gen() % 8;
+      out += r == 0 ? "\r\n" : r == 1 ? "\n  " : "\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Phrases and lines of the text pass, which must run (not hand the corpus back), reading
+// `block` bytes at a time.
+std::pair<std::vector<FoundPhrase>, std::string> viaTextPass(const CorpusSource& corpus,
+                                                             const PhraseOptions& o, int threads,
+                                                             std::size_t block) {
+  std::ostringstream out;
+  bool strings = true;
+  const std::optional<Phrases> got =
+      detail::findAndJoinText(corpus, o, threads, out, strings, block);
+  REQUIRE(got);
+  CHECK_FALSE(strings);
+  return {got->exportPhrases(), out.str()};
+}
+
+}  // namespace
+
+TEST_CASE("phrases: the text pass splits files as the pre-tokenized reader does", "[phrases]") {
+  test::TempDir dir;
+  // Three files as one corpus: untidy text; an empty file; a file whose last line has no
+  // line break (word2phrase's counting pairs words across the files' ends too).
+  const std::string a = dir.file("a.txt"), b = dir.file("b.txt"), c = dir.file("c.txt");
+  test::writeText(a, untidy(generatedText(6, 2500), 1));
+  test::writeText(b, "");
+  std::string last = untidy(generatedText(7, 1500), 2);
+  while (!last.empty() && (last.back() == '\n' || last.back() == ' ')) last.pop_back();
+  test::writeText(c, last);
+  const CorpusSource corpus = CorpusSource::fromFiles({a, b, c}, true);
   struct Case {
     const char* name;
     PhraseScoring scoring;
     double threshold;
     bool connectors;
   };
-  for (const Case& c : {Case{"default", PhraseScoring::Default, 10, false},
-                        Case{"npmi", PhraseScoring::Npmi, 0.3, false},
-                        Case{"default, connector words", PhraseScoring::Default, 5, true},
+  for (const Case& k : {Case{"default", PhraseScoring::Default, 10, false},
                         Case{"npmi, connector words", PhraseScoring::Npmi, 0.2, true},
                         Case{"word2phrase", PhraseScoring::Word2phrase, 30, false}}) {
-    INFO(c.name);
+    INFO(k.name);
     PhraseOptions o;
-    o.scoring = c.scoring;
-    o.threshold = c.threshold;
-    if (c.connectors) o.connectorWords = englishConnectorWords();
+    o.scoring = k.scoring;
+    o.threshold = k.threshold;
+    if (k.connectors) o.connectorWords = englishConnectorWords();
     const auto [want, wantLines] = viaStrings(corpus, o);
     REQUIRE(want.size() > 3);
-    Phrases counted(o);
-    counted.addCorpus(corpus);
-    for (const int threads : {1, 2, 3}) {
-      INFO(threads << " threads");
-      o.threads = threads;
-      std::ostringstream out;
-      const Phrases got = Phrases::findAndJoin(corpus, o, out);
-      CHECK(got.isFrozen());
-      checkSamePhrases(got.exportPhrases(), want);
-      CHECK(out.str() == wantLines);
-      CHECK(got.corpusWords() == counted.corpusWords());
-      CHECK(got.vocabularySize() == counted.vocabularySize());
+    // The long and UTF-8 collocations are among the phrases.
+    CHECK(std::count_if(want.begin(), want.end(), [](const FoundPhrase& f) {
+            return f.phrase == "naïve_façade" || f.phrase == "twelve-bytes_sixteen-bytes-xyz1";
+          }) == 2);
+    // Reads of a few bytes cut words and spans of connector words between reads.
+    for (const auto& [threads, block] : {std::pair{1, detail::kTextBlock}, std::pair{2, 4096ul},
+                                         std::pair{3, 37ul}, std::pair{7, 1000ul}}) {
+      INFO(threads << " threads, " << block << "-byte reads");
+      const auto [got, lines] = viaTextPass(corpus, o, threads, block);
+      checkSamePhrases(got, want);
+      CHECK(lines == wantLines);
     }
   }
+}
+
+TEST_CASE("phrases: the text pass hands back what only another reader reads as gensim does",
+          "[phrases]") {
+  test::TempDir dir;
+  const std::string path = dir.file("corpus.txt");
+  const std::string text = generatedText(8, 2000);
+  const CorpusSource corpus = CorpusSource::fromFiles({path}, true);
+  PhraseOptions o;
+  const auto handedBack = [&](bool wantStrings) {
+    // Whole, and 64 bytes a read (a long word then spans many reads).
+    for (const std::size_t block : {detail::kTextBlock, std::size_t{64}}) {
+      std::ostringstream out;
+      bool strings = !wantStrings;
+      CHECK_FALSE(detail::findAndJoinText(corpus, o, 2, out, strings, block));
+      CHECK(strings == wantStrings);
+      CHECK(out.str().empty());  // nothing written before it hands the corpus back
+    }
+  };
+  // A word longer than the reader keeps (it is cut), and the same file's phrases.
+  test::writeText(path, text + std::string(kMaxWordBytes + 5, 'x') + " new york\n");
+  handedBack(false);
+  {
+    const auto [want, wantLines] = viaStrings(corpus, o);
+    std::ostringstream out;
+    checkSamePhrases(Phrases::findAndJoin(corpus, o, out).exportPhrases(), want);
+    CHECK(out.str() == wantLines);
+  }
+  // A byte that is not UTF-8: the general reader's error, with its line and offset.
+  test::writeText(path, text + "new yo\xffrk\n");
+  handedBack(false);
+  std::string message;
+  try {
+    viaStrings(corpus, o);
+  } catch (const InputError& e) {
+    message = e.what();
+  }
+  const auto line = std::count(text.begin(), text.end(), '\n') + 1;
+  REQUIRE_THAT(message, Catch::Contains("invalid UTF-8") &&
+                            Catch::Contains("line " + std::to_string(line) + ":"));
+  std::ostringstream out;
+  CHECK_THROWS_WITH(Phrases::findAndJoin(corpus, o, out), message);
+  // A word holding the delimiter, and more keys than max_vocab_size: the string path.
+  test::writeText(path, text + "new_york\n");
+  handedBack(true);
+  test::writeText(path, text);
+  o.maxVocab = 100;
+  handedBack(true);
+  // No words at all: the general reader says so.
+  o = {};
+  test::writeText(path, " \n\t\n");
+  handedBack(false);
+  CHECK_THROWS_WITH(Phrases::findAndJoin(corpus, o, out), Catch::Contains("contains no words"));
 }
 
 TEST_CASE("phrases: findAndJoin counts a word holding the delimiter, and prunes, as gensim does",

@@ -161,9 +161,10 @@ class Phrases {
   /// Finds the phrases of `corpus` and writes the corpus to `out` with them joined, one
   /// sentence a line, its tokens separated by a space (a sentence without words is not
   /// written): the phrases and lines that addCorpus(), freeze() and applyCorpus() give,
-  /// from one read of the text. Its words are kept as ids (4 bytes a word, in a temporary
-  /// file for a corpus of files), counted and rewritten on `options.threads` threads; the
-  /// result is the same at any thread count. Returns the frozen phrases, reporting the
+  /// on `options.threads` threads; the result is the same at any thread count. Pre-tokenized
+  /// files are read twice (counted, then rewritten) and nothing grows with the corpus but
+  /// the tables of counts; other input is read once and kept as word ids (4 bytes a word,
+  /// in memory or a temporary file). Returns the frozen phrases, reporting the
   /// counts' corpusWords() and vocabularySize().
   static Phrases findAndJoin(const CorpusSource& corpus, PhraseOptions options, std::ostream& out);
   /// True for a frozen model (freeze(), frozen(), readPhraseTable()).

@@ -34,6 +34,28 @@
 
 namespace posvec::detail {
 
+Fd::Fd(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+  if (fd_ < 0) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
+}
+
+Fd::~Fd() { ::close(fd_); }
+
+std::int64_t nextLineStart(int fd, std::int64_t from, std::int64_t size, const std::string& path) {
+  if (from <= 0) return 0;
+  char buf[4096];
+  std::int64_t pos = from - 1;  // a range may start right after a '\n' at from - 1
+  while (pos < size) {
+    const ssize_t got = ::pread(fd, buf, sizeof buf, static_cast<off_t>(pos));
+    if (got < 0 && errno == EINTR) continue;
+    if (got == 0) throwChangedWhileReading(path, fd, size);  // ends before its size
+    if (got < 0) throw IoError("error while reading '" + path + "': " + std::strerror(errno));
+    const void* nl = std::memchr(buf, '\n', static_cast<std::size_t>(got));
+    if (nl) return pos + (static_cast<const char*>(nl) - buf) + 1;
+    pos += got;
+  }
+  return size;
+}
+
 namespace {
 
 // Reads bytes [begin, end) of a file (pread: threads share nothing).
@@ -68,37 +90,6 @@ class RangeBuf final : public std::streambuf {
   const std::string& path_;
   std::int64_t size_;  // the file's size when the ranges were cut
 };
-
-class Fd {
- public:
-  explicit Fd(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    if (fd_ < 0) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
-  }
-  ~Fd() { ::close(fd_); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-// The first line start at or after `from` (the file size when none).
-std::int64_t nextLineStart(int fd, std::int64_t from, std::int64_t size, const std::string& path) {
-  if (from <= 0) return 0;
-  char buf[4096];
-  std::int64_t pos = from - 1;  // a range may start right after a '\n' at from - 1
-  while (pos < size) {
-    const ssize_t got = ::pread(fd, buf, sizeof buf, static_cast<off_t>(pos));
-    if (got < 0 && errno == EINTR) continue;
-    if (got == 0) throwChangedWhileReading(path, fd, size);  // ends before its size
-    if (got < 0) throw IoError("error while reading '" + path + "': " + std::strerror(errno));
-    const void* nl = std::memchr(buf, '\n', static_cast<std::size_t>(got));
-    if (nl) return pos + (static_cast<const char*>(nl) - buf) + 1;
-    pos += got;
-  }
-  return size;
-}
 
 // True when the file starts like a gzip, bzip2, xz or zstd stream: byte ranges
 // of a compressed file are not ranges of its text.

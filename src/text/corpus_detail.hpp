@@ -148,6 +148,21 @@ std::string describeCorpus(const CorpusSource& corpus);
 std::unique_ptr<PreparedCorpus> countInParallel(const CorpusSource& corpus, std::int64_t minCount,
                                                 std::size_t maxVocab, std::size_t maxTableSize,
                                                 int threads);
+// A file open for reading (IoError naming it when it cannot be opened).
+class Fd {
+ public:
+  explicit Fd(const std::string& path);
+  ~Fd();
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+// The first line start at or after byte `from` of the file (`size` bytes, named `path` in
+// errors): `size` when none.
+std::int64_t nextLineStart(int fd, std::int64_t from, std::int64_t size, const std::string& path);
 // True for pre-tokenized, uncompressed regular files: countInParallel can cut them
 // into byte ranges. Anything else goes to countStreamInParallel or one thread.
 bool splittableCorpus(const CorpusSource& corpus);

@@ -71,7 +71,8 @@ void run(const Options& o) {
     std::optional<Phrases> frozen;
     writeToPathOrStdout(target,
                         [&](std::ostream& out) { frozen = Phrases::findAndJoin(corpus, po, out); });
-    found = frozen->exportPhrases().size();
+    if (last && !globals().quiet)
+      found = frozen->exportPhrases().size();  // sorts: for the log only
     words = frozen->corpusWords();
     if (last && !o.table.empty()) savePhraseTable(o.table, *frozen);
     if (!previous.empty()) std::remove(previous.c_str());
