@@ -192,6 +192,21 @@ class Phrases {
   std::shared_ptr<const std::unordered_map<std::string, FoundPhrase>> frozen_;
 };
 
+/// The most memory Phrases::findAndJoin() holds for its counts, whatever the corpus (bytes):
+/// each thread counts into tables that stop at PhraseOptions::maxVocab keys, and the merge
+/// stops once the merged tables pass that many; the string path gensim's pruning needs
+/// keeps at most as many keys.
+struct PhraseMemoryBound {
+  int threads = 0;             ///< threads counting (PhraseOptions::threads, 0 resolved)
+  std::uint64_t keyBytes = 0;  ///< the most a key takes, its table's free slots included
+  std::uint64_t counts = 0;    ///< (threads + 1) × maxVocab × keyBytes
+  std::uint64_t buffers = 0;   ///< each thread's read, count and write buffers
+  /// counts + buffers.
+  std::uint64_t total() const { return counts + buffers; }
+};
+/// The bound for `options` (validated), before any corpus is read.
+PhraseMemoryBound phraseMemoryBound(const PhraseOptions& options);
+
 /// Writes the phrase table: "# posvec phrases: " and the settings, "# connector_words:" and
 /// the connector words, then "phrase<TAB>count<TAB>score" a line, highest score first
 /// (atomically; "-" is standard output).

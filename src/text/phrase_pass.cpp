@@ -69,6 +69,22 @@ PhraseIndex scoreSpans(const PhraseOptions& options, const PairCounts& pairs,
 
 }  // namespace detail
 
+PhraseMemoryBound phraseMemoryBound(const PhraseOptions& options) {
+  options.validate();
+  PhraseMemoryBound b;
+  b.threads = detail::resolveThreads(options.threads);
+  // A span with connector words: a 32-byte slot at a quarter of its table's load after a
+  // grow, its connector ids; a word: a 16-byte slot likewise, its bytes and 8 of slack, its
+  // count and place; a key of the string path: a 32-byte slot likewise and its bytes.
+  b.keyBytes = 160;
+  const auto threads = static_cast<std::uint64_t>(b.threads);
+  b.counts = (threads + 1) * static_cast<std::uint64_t>(options.maxVocab) * b.keyBytes;
+  // Reading (a block and a word's slack), counting pairs (256 buffers of 4,096 keys),
+  // writing (a block of text, up to twice its size).
+  b.buffers = threads * ((detail::kTextBlock + 2048) + 256 * 4096 * 8 + 2 * detail::kTextBlock);
+  return b;
+}
+
 namespace {
 
 using namespace detail;

@@ -410,10 +410,7 @@ std::optional<Phrases> findAndJoinText(const CorpusSource& corpus, const PhraseO
       all.counts[static_cast<std::size_t>(id)] += c.counts[w];
       map[w] = id;
     }
-    if (all.words.size() > 20'000'000) {
-      viaStrings = true;
-      return std::nullopt;
-    }
+
     all.pairs.mergeMapped(c.pairs, map);
     std::vector<std::int32_t> mid;
     c.spans.forEach([&](std::int32_t a, const std::int32_t* m, std::uint32_t n, std::int32_t b,
@@ -431,6 +428,12 @@ std::optional<Phrases> findAndJoinText(const CorpusSource& corpus, const PhraseO
     }
     tokens += c.tokens;
     c = ShareCounts();
+    // More keys than the limit (or words than the reader keeps apart): the string path.
+    if (all.words.size() > 20'000'000 ||
+        all.unigrams + all.pairs.size() + all.spans.size() > maxKeys) {
+      viaStrings = true;
+      return std::nullopt;
+    }
   }
   if (tokens == 0) return std::nullopt;  // the general pass says the corpus has no words
   const std::size_t words = all.words.size();

@@ -6,6 +6,7 @@ here (collocations among random words); Brown too when tools/bench/data/brown.tx
 fetched. Skips when gensim or the CLI is absent."""
 
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -196,3 +197,40 @@ def test_a_word2phrase_table_loads_with_its_scoring_and_rewrites_as_the_cli(cli,
     joined = [line.split() for line in (tmp_path / "joined.txt").read_text().splitlines()]
     assert any("_" in t for s in joined for t in s)
     assert [frozen[s] for s in sentences if s] == joined
+
+
+def peak_rss_mib(cmd):
+    """Runs cmd; its peak resident memory in MiB, as /usr/bin/time reports it (a child
+    forked from this interpreter would start counting at the interpreter's size)."""
+    if not os.path.exists("/usr/bin/time"):
+        pytest.skip("/usr/bin/time is not installed (Debian's time package)")
+    r = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True, check=True)
+    return int(r.stderr.strip().splitlines()[-1]) / 1024.0
+
+
+def test_dry_run_bounds_the_memory_before_reading(cli, tmp_path):
+    """--dry-run prints the bound --max-vocab sets without reading the corpus (nor standard
+    input) or writing; a run whose counts pass the limit stays under the bound."""
+    rng = np.random.default_rng(9)
+    words = [f"v{i}" for i in range(20000)]
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(" ".join(words[j] for j in rng.integers(0, len(words), 12))
+                                for _ in range(20000)) + "\n")
+    out = tmp_path / "o.txt"
+    args = ["--pretokenized", "-o", str(out), "--threads", "2", "--max-vocab", "100000"]
+    r = subprocess.run([cli, "phrases", str(corpus), "-"] + args + ["--dry-run"],
+                       stdin=subprocess.PIPE, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert not out.exists()
+    size = corpus.stat().st_size / 2**20
+    assert f"corpus: 1 file, {size:.1f} MiB on disk (and standard input, not counted)" in r.stdout
+    m = re.search(r"memory: at most ([\d.]+) (MiB|GiB)", r.stdout)
+    bound = float(m.group(1)) * (1024 if m.group(2) == "GiB" else 1)
+    # Three tables (two threads and the merge) of 100,000 keys: the bound grows with them.
+    assert bound >= 3 * 100000 * 32 / 2**20
+    # 240,000 words, about 236,000 distinct pairs: the threads pass the limit.
+    floor = peak_rss_mib([cli, "--version"])
+    used = peak_rss_mib([cli, "-q", "phrases", str(corpus)] + args)
+    assert out.exists()
+    assert used - floor <= bound, (used, floor, bound)
