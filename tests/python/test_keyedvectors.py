@@ -1,8 +1,10 @@
 """KeyedVectors: zero-copy storage, gensim 4 names and results (parity with gensim
 on the same files), errors as Python exceptions."""
 
+import importlib.util
 import math
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -344,3 +346,38 @@ def test_messages_name_the_keyword_of_the_setting(tmp_path):
     message = str(caught.value)
     assert "load with unicode_errors= 'replace'" in message
     assert "--unicode-errors" not in message
+
+
+def test_wmdistance_matches_gensim_and_hand_computed_cases(trained, gensim_models, monkeypatch):
+    pytest.importorskip("pyemd", reason="pyemd is not installed (python3-pyemd): gensim's "
+                                        "wmdistance needs it")
+    ours = posvec.KeyedVectors.load_word2vec_format(trained)
+    theirs = gensim_models.KeyedVectors.load_word2vec_format(trained, binary=True)
+    pairs = [(["the", "black", "cat", "sat", "on", "the", "couch"],
+              ["the", "brown", "dog", "slept", "on", "the", "rug"]),
+             (["cat", "cat", "dog"], ["house", "garden"]),
+             (["cat", "notaword"], ["dog"]),  # the unknown word is dropped
+             (["notaword"], ["dog"]),  # nothing left of one document: infinity
+             (["cat"], ["cat", "cat"]),  # one and the same word: 0
+             (["dog", "cat"], ["cat", "dog"])]  # the same weights: 0 of every move
+    for d1, d2 in pairs:
+        for norm in (True, False):
+            want, got = theirs.wmdistance(d1, d2, norm=norm), ours.wmdistance(d1, d2, norm=norm)
+            assert (math.isinf(got) and math.isinf(want)) or \
+                got == pytest.approx(want, rel=1e-9, abs=1e-12), (d1, d2, norm, got, want)
+    cat = ours.get_vector("cat", norm=True).astype(np.float64)
+    dog = ours.get_vector("dog", norm=True).astype(np.float64)
+    # One word each: all the weight moves from one to the other.
+    assert ours.wmdistance(["cat"], ["dog"]) == pytest.approx(np.linalg.norm(cat - dog), rel=1e-9)
+    # Half the weight stays on "cat", half moves from "dog" to it.
+    assert ours.wmdistance(["cat", "dog"], ["cat"]) == \
+        pytest.approx(np.linalg.norm(cat - dog) / 2, rel=1e-9)
+    # POT solves the same problem when pyemd is absent (pyemd rounds the costs to about a
+    # millionth of the largest, POT does not); without either, one ImportError.
+    want = theirs.wmdistance(*pairs[1])
+    monkeypatch.setitem(sys.modules, "pyemd", None)
+    if importlib.util.find_spec("ot") is not None:
+        assert ours.wmdistance(*pairs[1]) == pytest.approx(want, rel=1e-5)
+    monkeypatch.setitem(sys.modules, "ot", None)
+    with pytest.raises(ImportError, match="python3-pyemd.*python3-pot"):
+        ours.wmdistance(*pairs[0])

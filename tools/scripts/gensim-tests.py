@@ -61,9 +61,6 @@ OUT_OF_SCOPE = {
     "LoadWord2VecFormatTest.test_load_word2vec_format_basic": "gensim-internal _load_word2vec_format(binary_chunk_size)",
     "LoadWord2VecFormatTest.test_load_word2vec_format_limit": "gensim-internal _load_word2vec_format(binary_chunk_size)",
     "LoadWord2VecFormatTest.test_load_word2vec_format_space_stripping": "gensim-internal _load_word2vec_format(binary_chunk_size)",
-    "TestWMD.test_nonzero": "wmdistance (needs POT/pyemd, not in posvec)",
-    "TestWMD.test_symmetry": "wmdistance (needs POT/pyemd, not in posvec)",
-    "TestWMD.test_identical_sentences": "wmdistance (needs POT/pyemd, not in posvec)",
     "TestWord2VecScripts.test_word2vec_stand_alone_script": "gensim's command-line script",
 }
 for _name in ("test_line_sentence_works_with_filename", "test_cython_line_sentence_works_with_filename",

@@ -18,7 +18,7 @@ pkgs=(g++ cmake make pkg-config libeigen3-dev libicu-dev libarchive-dev libcli11
       python3-wheel python3-tqdm libopenmpi-dev openmpi-bin)
 for arg in "$@"; do
   case "$arg" in
-    --test) pkgs+=(python3-gensim fasttext python3-pytest python3-nbclient python3-ipykernel time gzip bzip2 xz-utils zstd
+    --test) pkgs+=(python3-gensim fasttext python3-pytest python3-nbclient python3-ipykernel python3-pyemd python3-pot time gzip bzip2 xz-utils zstd
                    clang libclang-rt-14-dev libomp-dev ninja-build doxygen chromium) ;;
     --docs) pkgs+=(doxygen) ;;
     --bench) pkgs+=(python3-gensim fasttext hyperfine nodejs npm time) ;;

@@ -35,6 +35,23 @@ def _is_key(value: Any) -> bool:
     return isinstance(value, (str, Integral)) and not isinstance(value, bool)
 
 
+def _emd_solver():
+    """The earth mover's distance solver wmdistance uses: pyemd's (gensim's own), else
+    POT's; ImportError naming both Debian packages when neither is installed."""
+    try:
+        from pyemd import emd
+
+        return emd
+    except ImportError:
+        pass
+    try:
+        import ot
+    except ImportError:
+        raise ImportError("wmdistance needs an earth mover's distance solver: install pyemd "
+                          "(Debian's python3-pyemd, which gensim uses) or POT (python3-pot)") from None
+    return lambda first, second, cost: float(ot.emd2(first, second, cost))
+
+
 def _unitvec(v: np.ndarray) -> np.ndarray:
     norm = np.linalg.norm(v)
     return v / norm if norm > 0 else v
@@ -406,9 +423,14 @@ class KeyedVectors:
         return self._e
 
     def get_vector(self, key: str, norm: bool = False) -> np.ndarray:
-        """The vector of ``key`` (a read-only view; a unit-length copy with norm=True)."""
-        v = self.vectors[self.get_index(key)]
-        return _unitvec(v.astype(np.float32)) if norm else v
+        """The vector of ``key`` (a read-only view; a unit-length copy with norm=True,
+        divided by its entry of ``norms`` as gensim divides, to the last bit)."""
+        index = self.get_index(key)
+        v = self.vectors[index]
+        if not norm:
+            return v
+        length = self.norms[index]
+        return v / length if length > 0 else v.astype(np.float32)
 
     def get_mean_vector(self, keys: Sequence[Any], weights: Any = None, pre_normalize: bool = True,
                         post_normalize: bool = False, ignore_missing: bool = True) -> np.ndarray:
@@ -593,6 +615,45 @@ class KeyedVectors:
         v1 = np.array([self[k] for k in ws1]).mean(axis=0)
         v2 = np.array([self[k] for k in ws2]).mean(axis=0)
         return float(np.dot(_unitvec(v1), _unitvec(v2)))
+
+    def wmdistance(self, document1: Sequence[str], document2: Sequence[str], norm: bool = True) -> float:
+        """Word Mover's Distance (Kusner et al., 2015) between two documents (lists of
+        words), as gensim 4.2 computes it: words without a vector are dropped (infinity when
+        a document has none left, or when every distance is 0; 0.0 when the two hold one and
+        the same word), each word weighs its share of its document, and moving a unit of
+        weight costs the Euclidean distance between the two words' vectors (unit vectors
+        with ``norm``). Solved by pyemd, gensim's solver, or else POT."""
+        emd = _emd_solver()
+        doc1 = [t for t in document1 if t in self]
+        doc2 = [t for t in document2 if t in self]
+        if len(doc1) < len(document1) or len(doc2) < len(document2):
+            logger.info("Removed %d and %d OOV words from document 1 and 2 (respectively).",
+                        len(document1) - len(doc1), len(document2) - len(doc2))
+        if not doc1 or not doc2:
+            logger.warning("At least one of the documents had no words that were in the vocabulary.")
+            return float("inf")
+        tokens = list(dict.fromkeys(doc1 + doc2))
+        if len(tokens) == 1:
+            return 0.0
+        at = {t: i for i, t in enumerate(tokens)}
+        words1, words2 = list(dict.fromkeys(doc1)), list(dict.fromkeys(doc2))
+        v1 = np.array([self.get_vector(t, norm=norm) for t in words1], dtype=np.float64)
+        v2 = np.array([self.get_vector(t, norm=norm) for t in words2], dtype=np.float64)
+        cost = np.zeros((len(tokens), len(tokens)), dtype=np.float64)
+        diff = v1[:, None, :] - v2[None, :, :]
+        cost[np.ix_([at[t] for t in words1], [at[t] for t in words2])] = \
+            np.sqrt((diff * diff).sum(axis=2))
+        if abs(cost.sum()) < 1e-8:
+            logger.info("The distance matrix is all zeros. Aborting (returning inf).")
+            return float("inf")
+
+        def weights(doc: List[str]) -> np.ndarray:
+            w = np.zeros(len(tokens), dtype=np.float64)
+            for t in doc:
+                w[at[t]] += 1.0
+            return w / len(doc)
+
+        return float(emd(weights(doc1), weights(doc2), cost))
 
     def doesnt_match(self, words: Sequence[str]) -> str:
         used = [w for w in words if w in self]
