@@ -416,3 +416,23 @@ def test_a_supervised_model_is_not_implemented_as_in_gensim(tmp_path):
     gensim_fasttext = pytest.importorskip("gensim.models.fasttext")
     with pytest.raises(NotImplementedError):
         gensim_fasttext.load_facebook_vectors(str(tmp_path / "clf.bin"))
+
+
+def test_fasttext_build_vocab_then_train_is_training_at_once():
+    """gensim's workflow (FastText(), build_vocab, train) trains bitwise the model
+    FastText(sentences) trains at one thread; a vocabulary with n-grams cannot grow."""
+    vocab = [s + e for s in STEMS for e in ENDINGS]
+    rng = np.random.default_rng(12)
+    sentences = [list(rng.choice(vocab, 10)) for _ in range(300)]
+    at_once = posvec.FastText(sentences=sentences, **TRAIN)
+    staged = posvec.FastText(**TRAIN)
+    staged.build_vocab(sentences)
+    assert staged.wv.index_to_key == at_once.wv.index_to_key
+    assert staged.corpus_count == len(sentences)
+    staged.train(sentences, total_examples=staged.corpus_count, epochs=staged.epochs)
+    assert np.array_equal(staged.wv.vectors, at_once.wv.vectors)
+    for word in ("walkers", "zzzq", vocab[3]):  # unknown words go through the n-gram rows
+        assert np.array_equal(staged.wv[word], at_once.wv[word])
+    with pytest.raises(ValueError, match="cannot grow"):
+        staged.build_vocab([["brandnew", "words"]] * 3, update=True)
+    assert staged.wv.index_to_key == at_once.wv.index_to_key  # refused before any change

@@ -188,11 +188,6 @@ class FastText(Word2Vec):
     def _wrap_vectors(self, model: "_posvec.Model") -> KeyedVectors:
         return FastTextKeyedVectors._from_source(model.embeddings(), _TrainedNgrams(model))
 
-    def build_vocab(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError("posvec.FastText has no separate build_vocab: it counts its "
-                                  "vocabulary while it trains (give sentences or corpus_file to "
-                                  "FastText(...) or to train()), and needs hs=1 or negative > 0")
-
     def train(self, *args: Any, **kwargs: Any) -> "FastText":
         if self._loaded is not None:
             raise NotImplementedError("posvec cannot continue training a model read from a fastText "
