@@ -44,7 +44,7 @@ import types
 import unittest
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FILES = ("test_keyedvectors", "test_word2vec")
+FILES = ("test_keyedvectors", "test_word2vec", "test_fasttext")
 
 # Tests outside what posvec promises, with the reason (docs/gensim-compatibility.md).
 PICKLE = "pickled gensim model"
@@ -67,6 +67,14 @@ for _name in ("test_line_sentence_works_with_filename", "test_cython_line_senten
               "test_line_sentence_works_with_compressed_file", "test_line_sentence_works_with_normal_file",
               "test_path_line_sentences", "test_path_line_sentences_one_file"):
     OUT_OF_SCOPE["TestWord2VecSentenceIterators." + _name] = "LineSentence internals (gensim's reader)"
+
+# test_fasttext.py: tests of gensim's own functions only (no class or function posvec
+# replaces is called), and the Word2Vec tests it imports (counted in test_word2vec.py).
+for _name in ("FTHashFunctionsTest.test_cython", "NgramsTest.test_text_cy",
+              "NgramsTest.test_text_cy_wide_unicode", "NgramsTest.test_bytes_cy", "NgramsTest.test_fb",
+              "UnpackTest.test_sanity", "UnpackTest.test_tricky", "UnpackTest.test_identity",
+              "UnicodeVocabTest.test_ascii", "UnicodeVocabTest.test_bad_unicode"):
+    OUT_OF_SCOPE["test_fasttext::" + _name] = "gensim's internal n-gram, hashing or .bin-reading functions"
 
 # ---- substitute test data ------------------------------------------------------------
 
@@ -181,6 +189,12 @@ def run_impl(impl: str, data: str, files: list, verbose: bool) -> dict:
             mod.KeyedVectors = posvec.KeyedVectors
         for mod in (gensim.models, gensim.models.word2vec):
             mod.Word2Vec = posvec.Word2Vec
+        if "test_fasttext" in files:
+            import gensim.models.fasttext as gft
+            gensim.models.FastText = gft.FastText = posvec.FastText
+            gft.FastTextKeyedVectors = posvec.FastTextKeyedVectors
+            for name in ("load_facebook_model", "load_facebook_vectors", "save_facebook_model"):
+                setattr(gft, name, getattr(posvec, name))
     stub_testfixtures()
     logging.disable(logging.NOTSET)
     results = {}
@@ -219,12 +233,15 @@ def run_impl(impl: str, data: str, files: list, verbose: bool) -> dict:
 
 
 def scope_of(key: str):
-    return OUT_OF_SCOPE.get(key.split("::", 1)[1])
+    if key.startswith("test_fasttext::TestWord2VecModel."):
+        return "test_word2vec's tests, imported by test_fasttext (counted in test_word2vec.py)"
+    return OUT_OF_SCOPE.get(key) or OUT_OF_SCOPE.get(key.split("::", 1)[1])
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("files", nargs="*", help="test_keyedvectors and/or test_word2vec (default: both)")
+    ap.add_argument("files", nargs="*", help="test_keyedvectors, test_word2vec and/or test_fasttext "
+                                             "(default: all three)")
     ap.add_argument("--impl", choices=("posvec", "gensim", "both"), default="both")
     ap.add_argument("--data", help="a copy of gensim's test_data (default: generated substitutes)")
     ap.add_argument("--json", help="write every outcome to this file")
