@@ -803,9 +803,43 @@ TEST_CASE("subword training refuses bad settings with one line", "[subword]") {
   c.bucket = 4000000000u;
   CHECK(message(c).find("the n-gram buckets (4000000000) make more than 2^31 - 1 input rows") !=
         std::string::npos);
-  // A subword model's vocabulary cannot grow (its n-gram rows follow the word rows).
-  ModelState m = train(corpus, subwordConfig());
-  CHECK_THROWS_AS(extendVocabulary(m, {"new"}, {3}), ConfigError);
+}
+
+TEST_CASE("a subword model's vocabulary grows, its words' and n-grams' rows kept", "[subword]") {
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(7, 200));
+  const TrainConfig c = subwordConfig();
+  ModelState m = train(corpus, c);
+  const ModelState before = m;
+  const auto oldWords = static_cast<Eigen::Index>(before.words.size());
+  const std::string known = before.words.back();  // the rarest word: it gains a count
+  REQUIRE(extendVocabulary(m, {"zzbrandnew", known}, {1, 1000}) == 1);
+  REQUIRE(m.words.size() == before.words.size() + 1);
+  CHECK(m.input.rows() == oldWords + 1 + static_cast<Eigen::Index>(c.bucket));
+  CHECK(m.output.rows() == oldWords + 1);
+  // The n-gram rows are the last `bucket` rows, as they were.
+  CHECK(m.input.bottomRows(c.bucket) == before.input.bottomRows(c.bucket));
+  // Every old word keeps its rows and count (plus what was added), wherever it moved.
+  for (std::size_t i = 0; i < before.words.size(); ++i) {
+    const auto at = static_cast<Eigen::Index>(
+        std::find(m.words.begin(), m.words.end(), before.words[i]) - m.words.begin());
+    REQUIRE(at < static_cast<Eigen::Index>(m.words.size()));
+    CHECK(m.input.row(at) == before.input.row(static_cast<Eigen::Index>(i)));
+    CHECK(m.output.row(at) == before.output.row(static_cast<Eigen::Index>(i)));
+    CHECK(m.counts[static_cast<std::size_t>(at)] ==
+          before.counts[i] + (before.words[i] == known ? 1000 : 0));
+  }
+  CHECK(m.words.front() == known);  // now the most frequent
+  // The new word's row is drawn as rows are (uniform in [-1/dim, 1/dim)), unlike any other.
+  const auto fresh = static_cast<Eigen::Index>(
+      std::find(m.words.begin(), m.words.end(), "zzbrandnew") - m.words.begin());
+  const float bound = 1.0f / static_cast<float>(c.dim);
+  CHECK(m.input.row(fresh).cwiseAbs().maxCoeff() <= bound);
+  CHECK(m.input.row(fresh).cwiseAbs().maxCoeff() > 0);
+  for (Eigen::Index r = 0; r < m.input.rows(); ++r)
+    if (r != fresh) CHECK_FALSE(m.input.row(r) == m.input.row(fresh));
+  // Training goes on over the grown vocabulary.
+  resumeTraining(m, CorpusSource::fromSentences({{"zzbrandnew", known, "zzbrandnew"}}), 1);
+  CHECK(m.epochsDone == c.epochs + 1);
 }
 
 TEST_CASE("subword training runs the subword kernels whichever kernel is asked for",

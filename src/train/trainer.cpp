@@ -928,10 +928,6 @@ std::size_t extendVocabulary(ModelState& model, const std::vector<std::string>& 
                       "; finish that epoch (resume training) before adding words");
   const TrainConfig config = TrainConfig::deserialize(model.config);
   checkModel(model, config);
-  if (config.subwords)
-    throw ConfigError(
-        "a subword model's vocabulary cannot grow: its n-gram rows follow the "
-        "word rows; train a new model on the whole corpus");
   unpackWeights(model);  // rows move below; the next training packs them again
   std::unordered_map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < model.words.size(); ++i) index.emplace(model.words[i], i);
@@ -952,7 +948,13 @@ std::size_t extendVocabulary(ModelState& model, const std::vector<std::string>& 
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return model.counts[a] > model.counts[b]; });
-  MatrixF input(static_cast<Eigen::Index>(v), d);
+  // With subwords the n-gram rows follow the word rows (fastText's layout) and stay as
+  // they are; a new word's row is drawn from a row number past the old model's rows
+  // (old words + buckets + its index), which none of the model's rows was drawn from.
+  const Eigen::Index ngramRows = config.subwords ? config.bucket : 0;
+  const std::uint64_t newRowBase =
+      config.subwords ? oldSize + static_cast<std::uint64_t>(config.bucket) : 0;
+  MatrixF input(inputRows(static_cast<Eigen::Index>(v), config), d);
   const bool hs = config.loss == Loss::HierarchicalSoftmax;
   MatrixF output = MatrixF::Zero(static_cast<Eigen::Index>(hs ? v - 1 : v), d);
   std::vector<std::string> sortedWords(v);
@@ -966,9 +968,10 @@ std::size_t extendVocabulary(ModelState& model, const std::vector<std::string>& 
       input.row(row) = model.input.row(static_cast<Eigen::Index>(from));
       if (!hs) output.row(row) = model.output.row(static_cast<Eigen::Index>(from));
     } else {
-      detail::initInputRow(input.row(row).data(), config.dim, config.seed, from);
+      detail::initInputRow(input.row(row).data(), config.dim, config.seed, newRowBase + from);
     }
   }
+  if (ngramRows > 0) input.bottomRows(ngramRows) = model.input.bottomRows(ngramRows);
   if (hs) output.topRows(model.output.rows()) = model.output;
   model.words = std::move(sortedWords);
   model.counts = std::move(sortedCounts);

@@ -420,7 +420,8 @@ def test_a_supervised_model_is_not_implemented_as_in_gensim(tmp_path):
 
 def test_fasttext_build_vocab_then_train_is_training_at_once():
     """gensim's workflow (FastText(), build_vocab, train) trains bitwise the model
-    FastText(sentences) trains at one thread; a vocabulary with n-grams cannot grow."""
+    FastText(sentences) trains at one thread; build_vocab(update=True) adds words, keeping
+    every vector the model gave, and training goes on."""
     vocab = [s + e for s in STEMS for e in ENDINGS]
     rng = np.random.default_rng(12)
     sentences = [list(rng.choice(vocab, 10)) for _ in range(300)]
@@ -433,6 +434,13 @@ def test_fasttext_build_vocab_then_train_is_training_at_once():
     assert np.array_equal(staged.wv.vectors, at_once.wv.vectors)
     for word in ("walkers", "zzzq", vocab[3]):  # unknown words go through the n-gram rows
         assert np.array_equal(staged.wv[word], at_once.wv[word])
-    with pytest.raises(ValueError, match="cannot grow"):
-        staged.build_vocab([["brandnew", "words"]] * 3, update=True)
-    assert staged.wv.index_to_key == at_once.wv.index_to_key  # refused before any change
+    before = {w: staged.wv[w].copy() for w in (vocab[0], vocab[7], "zzzq", "walkers")}
+    more = [["brandnew", "walking", "talks"]] * 3
+    staged.build_vocab(more, update=True)
+    assert "brandnew" in staged.wv.key_to_index and len(staged.wv) == len(at_once.wv) + 1
+    for word, vector in before.items():  # known and unknown words alike
+        assert np.array_equal(staged.wv[word], vector), word
+    added = staged.wv["brandnew"].copy()
+    staged.train(more, total_examples=len(more), epochs=1)
+    assert not np.array_equal(staged.wv["brandnew"], added)  # trained
+    assert np.isfinite(staged.wv.vectors).all()
