@@ -261,9 +261,10 @@ TEST_CASE("cli: train refuses bad subword settings with one line", "[cli][subwor
   CHECK(minn.err ==
         "posvec: error: --minn: shortest character n-gram must be between 1 and the longest (3; "
         "got 5)\n");
-  const RunResult bucket = runCli(head + "--bucket 0");
+  const RunResult bucket = runCli(head + "--bucket -1");
   CHECK(bucket.status == 2);
-  CHECK(bucket.err == "posvec: error: --bucket: n-gram buckets must be at least 1 (got 0)\n");
+  CHECK(std::count(bucket.err.begin(), bucket.err.end(), '\n') == 1);
+  CHECK(bucket.err.find("--bucket") != std::string::npos);
   const RunResult hs = runCli(head + "--hs");
   CHECK(hs.status == 2);
   CHECK(std::count(hs.err.begin(), hs.err.end(), '\n') == 1);

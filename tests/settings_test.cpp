@@ -118,14 +118,21 @@ TEST_CASE("settings: validate refuses a value just past either end of a row's ra
     const char* name;
     double ok, bad;
   };
-  const End ends[] = {{"dim", 1, 0},          {"dim", 100000, 100001},
-                      {"window", 1000, 1001}, {"negative", 1000, 1001},
-                      {"sample", 0, 1},       {"sample", 0.999, -0.001},
-                      {"alpha", 10, 0},       {"epochs", 100000, 100001},
-                      {"minCount", 1, 0},     {"threads", 4096, 4097},
-                      {"threads", 0, -1},     {"combine", 1024, 1025},
-                      {"blockNegatives", 0, -1}, {"nsExponent", -10, -10.5},
-                      {"maxn", 64, 65},       {"bucket", 1, 0}};
+  const End ends[] = {{"dim", 1, 0},
+                      {"dim", 100000, 100001},
+                      {"window", 1000, 1001},
+                      {"negative", 1000, 1001},
+                      {"sample", 0, 1},
+                      {"sample", 0.999, -0.001},
+                      {"alpha", 10, 0},
+                      {"epochs", 100000, 100001},
+                      {"minCount", 1, 0},
+                      {"threads", 4096, 4097},
+                      {"threads", 0, -1},
+                      {"combine", 1024, 1025},
+                      {"blockNegatives", 0, -1},
+                      {"nsExponent", -10, -10.5},
+                      {"maxn", 64, 65}};  // bucket: any count, 0 included
   for (const End& end : ends) {
     bool found = false;
     forEachSetting(kTrainSettings, [&](const auto& row) {

@@ -793,9 +793,6 @@ TEST_CASE("subword training refuses bad settings with one line", "[subword]") {
   c.maxn = 3;
   CHECK(message(c) == "shortest character n-gram must be between 1 and the longest (3; got 5)");
   c = subwordConfig();
-  c.bucket = 0;
-  CHECK(message(c) == "n-gram buckets must be at least 1 (got 0)");
-  c = subwordConfig();
   c.loss = Loss::HierarchicalSoftmax;
   CHECK(message(c).find("hierarchical softmax with subwords is not available") !=
         std::string::npos);
@@ -803,6 +800,25 @@ TEST_CASE("subword training refuses bad settings with one line", "[subword]") {
   c.bucket = 4000000000u;
   CHECK(message(c).find("the n-gram buckets (4000000000) make more than 2^31 - 1 input rows") !=
         std::string::npos);
+}
+
+TEST_CASE("bucket 0 trains word vectors only, as fastText's and gensim's", "[subword]") {
+  const auto corpus = CorpusSource::fromSentences(plantedCorpus(7, 200));
+  TrainConfig c = subwordConfig();
+  c.bucket = 0;
+  const ModelState m = train(corpus, c);
+  CHECK(m.input.rows() == static_cast<Eigen::Index>(m.words.size()));  // no n-gram rows
+  // Each word's vector is its own row; an unknown word has none.
+  test::TempDir dir;
+  const std::string path = dir.file("m.bin");
+  saveFastTextModel(m, path);
+  const LookupVectors v = loadLookupVectors(path);
+  REQUIRE(v.subwords);
+  CHECK(v.subwords->bucket() == 0);
+  const auto known = v.vector(m.words[3]);
+  REQUIRE(known);
+  CHECK(*known == m.input.row(3));
+  CHECK_FALSE(v.vector("zz" + m.words[3]));
 }
 
 TEST_CASE("a subword model's vocabulary grows, its words' and n-grams' rows kept", "[subword]") {

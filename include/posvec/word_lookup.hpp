@@ -24,12 +24,13 @@ struct LookupVectors {
   std::optional<SubwordModel> subwords;
 
   /// The vector of `word`: its row in `vectors`, else, with a subword model, the
-  /// mean of its n-gram rows (SubwordModel::vector()); nullopt when it has neither.
+  /// mean of its n-gram rows (SubwordModel::vector()); nullopt when it has neither
+  /// (a model of 0 buckets has no n-gram rows).
   std::optional<Eigen::RowVectorXf> vector(std::string_view word) const;
   /// True when `word` is not in the vocabulary and a subword model builds its vector
   /// (the model's own vocabulary when it was opened without `vectors`).
   bool builds(std::string_view word) const {
-    if (!subwords) return false;
+    if (!subwords || subwords->rows(word).empty()) return false;
     return vectors.size() > 0 ? !vectors.find(word) : !subwords->find(word);
   }
 };

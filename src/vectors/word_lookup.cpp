@@ -12,7 +12,8 @@ namespace posvec {
 
 std::optional<Eigen::RowVectorXf> LookupVectors::vector(std::string_view word) const {
   if (auto id = vectors.find(word)) return Eigen::RowVectorXf(vectors.vectors().row(*id));
-  if (subwords) return subwords->vector(word);
+  // A word without n-gram rows (bucket 0, no n-gram lengths) has no vector to build.
+  if (subwords && !subwords->rows(word).empty()) return subwords->vector(word);
   return std::nullopt;
 }
 

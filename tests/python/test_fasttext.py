@@ -392,7 +392,7 @@ def test_fasttext_posvec_model_file_round_trip(trained, tmp_path):
 
 def test_fasttext_refuses_bad_settings():
     with pytest.raises(ValueError, match="bucket"):
-        posvec.FastText(bucket=0)
+        posvec.FastText(bucket=-1)
     with pytest.raises(ValueError, match="min_n"):
         posvec.FastText(min_n=0)
     with pytest.raises(TypeError):
@@ -444,3 +444,21 @@ def test_fasttext_build_vocab_then_train_is_training_at_once():
     staged.train(more, total_examples=len(more), epochs=1)
     assert not np.array_equal(staged.wv["brandnew"], added)  # trained
     assert np.isfinite(staged.wv.vectors).all()
+
+
+def test_fasttext_with_no_buckets_trains_word_vectors_only(tmp_path, gensim_models):
+    """bucket=0, as gensim's and fastText's: no n-gram rows, an unknown word has no vector
+    (KeyError), and gensim reads the saved .bin with the same word vectors."""
+    vocab = [s + e for s in STEMS for e in ENDINGS]
+    rng = np.random.default_rng(13)
+    sentences = [list(rng.choice(vocab, 10)) for _ in range(300)]
+    model = posvec.FastText(sentences=sentences, **dict(TRAIN, bucket=0))
+    assert model.bucket == 0 and vocab[0] in model.wv and "walkz" not in model.wv
+    with pytest.raises(KeyError):
+        model.wv["walkz"]
+    model.save_facebook_model(tmp_path / "m.bin")
+    theirs = gensim_models.fasttext.load_facebook_model(str(tmp_path / "m.bin"))
+    assert theirs.wv.bucket == 0
+    assert np.array_equal(theirs.wv.vectors, model.wv.vectors)
+    with pytest.raises(KeyError):
+        theirs.wv["walkz"]

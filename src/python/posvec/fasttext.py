@@ -164,7 +164,7 @@ class FastText(Word2Vec):
                                  "(no other vocabulary rule)")
         object.__setattr__(self, "_ngrams", dict(
             min_n=_int_in("min_n", min_n, 1, 64), max_n=_int_in("max_n", max_n, 0, 64),
-            bucket=_int_in("bucket", bucket, 1, 2**31 - 1)))
+            bucket=_int_in("bucket", bucket, 0, 2**31 - 1)))
         object.__setattr__(self, "_loaded", None)
         super().__init__(sentences=sentences, corpus_file=corpus_file, vector_size=vector_size,
                          window=window, min_count=min_count, sg=sg, negative=negative,
