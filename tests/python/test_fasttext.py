@@ -393,6 +393,10 @@ def test_fasttext_posvec_model_file_round_trip(trained, tmp_path):
 def test_fasttext_refuses_bad_settings():
     with pytest.raises(ValueError, match="bucket"):
         posvec.FastText(bucket=-1)
+    # word_ngrams: gensim's argument, 1 only, and gensim's exception otherwise.
+    assert posvec.FastText(word_ngrams=1).word_ngrams == 1
+    with pytest.raises(NotImplementedError, match="word_ngrams"):
+        posvec.FastText(word_ngrams=2)
     with pytest.raises(ValueError, match="min_n"):
         posvec.FastText(min_n=0)
     with pytest.raises(TypeError):
@@ -462,3 +466,28 @@ def test_fasttext_with_no_buckets_trains_word_vectors_only(tmp_path, gensim_mode
     assert np.array_equal(theirs.wv.vectors, model.wv.vectors)
     with pytest.raises(KeyError):
         theirs.wv["walkz"]
+
+
+def test_fasttext_keyed_vectors_save_load_keep_the_ngrams(trained, tmp_path, gensim_models):
+    """FastTextKeyedVectors.save writes fastText's .bin, whatever the name, so load (and
+    KeyedVectors.load) gives back unknown words' vectors; vectors_for_all builds unknown
+    words with allow_inference, as gensim's on the same file."""
+    wv = trained.wv
+    path = tmp_path / "vectors.model"
+    wv.save(path)
+    for loaded in (posvec.FastTextKeyedVectors.load(path), posvec.KeyedVectors.load(path)):
+        assert isinstance(loaded, posvec.FastTextKeyedVectors)
+        assert loaded.index_to_key == wv.index_to_key
+        assert "walkers" in loaded and not loaded.has_index_for("walkers")
+        assert np.array_equal(loaded["walkers"], wv["walkers"])
+        assert np.array_equal(loaded.vectors, wv.vectors)
+    theirs = gensim_models.fasttext.load_facebook_vectors(str(path))
+    keys = [wv.index_to_key[2], "walkers", "zzq", wv.index_to_key[2]]
+    for inference in (True, False):
+        ours = wv.vectors_for_all(keys, allow_inference=inference)
+        want = theirs.vectors_for_all(keys, allow_inference=inference)
+        assert ours.index_to_key == want.index_to_key
+        assert np.allclose(ours.vectors, want.vectors, atol=1e-6)
+    with pytest.raises(ValueError, match="not a fastText .bin"):
+        wv.save_word2vec_format(tmp_path / "w.bin", binary=True)
+        posvec.FastTextKeyedVectors.load(tmp_path / "w.bin")

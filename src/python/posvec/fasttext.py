@@ -85,6 +85,31 @@ class FastTextKeyedVectors(KeyedVectors):
 
     word_vec = get_vector
 
+    def save(self, fname: Union[str, os.PathLike], *args: Any, **kwargs: Any) -> None:
+        """Writes fastText's ``.bin`` of the model these vectors come from (its words,
+        n-gram rows and output weights), whatever the name: :meth:`load` and
+        ``KeyedVectors.load`` read it back with its n-grams, so unknown words keep
+        their vectors (gensim pickles instead). Vectors changed after they were built
+        (``add_vectors``) are not the model's: save those with save_word2vec_format."""
+        if args or kwargs:
+            raise ValueError("posvec saves fastText's .bin, not pickles: gensim's pickle options "
+                             "(sep_limit, ignore, pickle_protocol) do not apply")
+        path = os.fspath(fname)
+        if isinstance(self._model, _TrainedNgrams):
+            self._model._m.save_facebook_model(path)
+        else:
+            self._model.save(path)
+
+    @classmethod
+    def load(cls, fname: Union[str, os.PathLike], mmap: Optional[str] = None) -> "FastTextKeyedVectors":
+        """Reads fastText's ``.bin`` (as :meth:`save` writes it): load_facebook_vectors."""
+        path = os.fspath(fname)
+        if not _posvec.SubwordModel.is_fasttext_file(path):
+            raise ValueError(f"'{path}' is not a fastText .bin: FastTextKeyedVectors.load reads "
+                             "what FastTextKeyedVectors.save writes (KeyedVectors.load reads the "
+                             "other vector files)")
+        return load_facebook_vectors(path)
+
     def similarity(self, w1: str, w2: str) -> float:
         """Cosine similarity (computed in double); any words."""
         if self.has_index_for(w1) and self.has_index_for(w2):
@@ -151,6 +176,7 @@ class FastText(Word2Vec):
         min_n: int = 3,
         max_n: int = 6,
         bucket: int = 2000000,
+        word_ngrams: int = 1,
         sg: int = 1,
         negative: int = 5,
         epochs: int = 5,
@@ -162,6 +188,10 @@ class FastText(Word2Vec):
             if kwargs.get(name) is not None:
                 raise ValueError(f"{name}: posvec.FastText keeps every word reaching min_count "
                                  "(no other vocabulary rule)")
+        if word_ngrams != 1:  # gensim's rule and exception
+            raise NotImplementedError("posvec's FastText, as gensim's, trains word_ngrams=1 only "
+                                      "(fastText's word n-grams are for its text classifier)")
+        object.__setattr__(self, "word_ngrams", word_ngrams)
         object.__setattr__(self, "_ngrams", dict(
             min_n=_int_in("min_n", min_n, 1, 64), max_n=_int_in("max_n", max_n, 0, 64),
             bucket=_int_in("bucket", bucket, 0, 2**31 - 1)))

@@ -170,9 +170,15 @@ class KeyedVectors:
     @classmethod
     def load(cls, fname: Union[str, os.PathLike], mmap: Optional[str] = None) -> "KeyedVectors":
         """Any format posvec reads: .npy (+ .vocab), a posvec model (its input
-        vectors), word2vec binary or text. Not gensim's pickles (mmap is accepted:
+        vectors), word2vec binary or text, and fastText's .bin (a FastTextKeyedVectors,
+        as FastTextKeyedVectors.save writes it). Not gensim's pickles (mmap is accepted:
         posvec reads the file into memory)."""
-        return cls._wrap(_posvec.Embeddings.load(os.fspath(fname)))
+        path = os.fspath(fname)
+        if _posvec.SubwordModel.is_fasttext_file(path):
+            from .fasttext import load_facebook_vectors  # noqa: PLC0415 (imports this module)
+
+            return load_facebook_vectors(path)
+        return cls._wrap(_posvec.Embeddings.load(path))
 
     def save_word2vec_format(
         self,
@@ -287,23 +293,28 @@ class KeyedVectors:
 
     def vectors_for_all(self, keys: Iterable[str], allow_inference: bool = True,
                         copy_vecattrs: bool = False) -> "KeyedVectors":
-        """New KeyedVectors with the vectors of the given keys that are present
-        (duplicates once, in the given order); counts too with copy_vecattrs."""
+        """New KeyedVectors with the vectors of the given keys that have one
+        (duplicates once, in the given order): with ``allow_inference``, every key
+        ``in`` these vectors (a fastText model's unknown words, built from their
+        n-grams), else the vocabulary's only; counts too with copy_vecattrs (0 for a
+        built word, as gensim leaves it)."""
         seen: Dict[str, None] = {}
         for key in keys:
-            if key in self:
+            if key in self if allow_inference else self.has_index_for(key):
                 seen.setdefault(key, None)
         found = list(seen)
         kv = KeyedVectors(self.vector_size)
         if not found:
             return kv
-        ids = [self.get_index(k) for k in found]
+        ids = [self.get_index(k, -1) for k in found]
+        vectors = np.stack([self.vectors[i] if i >= 0 else self.get_vector(k)
+                            for k, i in zip(found, ids)]).astype(np.float32)
         counts = []
         if copy_vecattrs:
             counts = list(self._e.counts) or ([len(self) - i for i in range(len(self))]
                                               if self._ranked_counts else [])
-        kv._set(_posvec.Embeddings(found, self.vectors[ids].astype(np.float32),
-                                   [counts[i] for i in ids] if counts else []), self.vector_size)
+        kv._set(_posvec.Embeddings(found, vectors, [counts[i] if i >= 0 else 0 for i in ids]
+                                   if counts else []), self.vector_size)
         return kv
 
     def unit_normalize_all(self) -> None:
