@@ -423,3 +423,18 @@ def test_keyword_defaults_are_the_training_settings_table():
 def test_a_refused_setting_names_its_keyword_in_front():
     with pytest.raises(ValueError, match=r"^vector_size: dimension must be between 1 and 100000 \(got 0\)"):
         posvec.Word2Vec([["a", "b"]], vector_size=0, min_count=1, progress=False)
+
+
+def test_vectors_lockf_other_than_one_is_refused_not_ignored():
+    """gensim's experimental wv.vectors_lockf (0 locks a word): posvec cannot honour it, so
+    a factor other than 1 stops train() before anything changes; ones train as usual."""
+    sentences = [["a", "b", "c", "d"]] * 30
+    model = posvec.Word2Vec(sentences, vector_size=8, min_count=1, workers=1, progress=False)
+    model.wv.vectors_lockf = np.ones(len(model.wv), dtype=np.float32)
+    model.train(sentences, total_examples=len(sentences), epochs=1)
+    model.wv.vectors_lockf = np.ones(len(model.wv), dtype=np.float32)
+    model.wv.vectors_lockf[0] = 0.0
+    before = model.wv.vectors.copy()
+    with pytest.raises(ValueError, match="vectors_lockf"):
+        model.train(sentences, total_examples=len(sentences), epochs=1)
+    assert np.array_equal(model.wv.vectors, before)

@@ -593,6 +593,12 @@ class Word2Vec:
                total_words: Optional[int], epochs: Optional[int], start_alpha: Optional[float],
                end_alpha: Optional[float], compute_loss: Optional[bool],
                callbacks: Optional[Sequence[Any]], pretokenized: Optional[bool]) -> "Word2Vec":
+        lockf = getattr(self._wv, "vectors_lockf", None)
+        if lockf is not None and not np.all(np.asarray(lockf, dtype=np.float64) == 1.0):
+            # gensim's experimental per-word factors on the vectors' updates (0 locks a word).
+            raise ValueError("wv.vectors_lockf holds factors other than 1: posvec's trainer updates "
+                             "every word's vector and cannot lock or slow some; keep a copy of the "
+                             "vectors to put back, or set wv.vectors_lockf to ones")
         if self._wv_assigned and self._model is None:
             raise ValueError("this model holds vectors only (wv was assigned): no output weights "
                              "to train; build_vocab() on a corpus first, or train a new model")
