@@ -91,6 +91,27 @@ void checkSamePhrases(const std::vector<FoundPhrase>& got, const std::vector<Fou
   }
 }
 
+// A scorer with its threshold, with gensim's English connector words or none.
+struct ScoringCase {
+  const char* name;
+  PhraseScoring scoring;
+  double threshold;
+  bool connectors;
+  PhraseOptions options() const {
+    PhraseOptions o;
+    o.scoring = scoring;
+    o.threshold = threshold;
+    if (connectors) o.connectorWords = englishConnectorWords();
+    return o;
+  }
+};
+
+const ScoringCase kEveryScoring[] = {{"default", PhraseScoring::Default, 10, false},
+                                     {"npmi", PhraseScoring::Npmi, 0.3, false},
+                                     {"default, connector words", PhraseScoring::Default, 5, true},
+                                     {"npmi, connector words", PhraseScoring::Npmi, 0.2, true},
+                                     {"word2phrase", PhraseScoring::Word2phrase, 30, false}};
+
 }  // namespace
 
 TEST_CASE("phrases: findAndJoin gives the counting model's phrases and lines at any thread count",
@@ -105,22 +126,9 @@ TEST_CASE("phrases: findAndJoin gives the counting model's phrases and lines at 
   for (const bool pretokenized : {true, false}) {
     INFO((pretokenized ? "pre-tokenized" : "raw text"));
     const CorpusSource corpus = CorpusSource::fromFiles({pretokenized ? text : raw}, pretokenized);
-    struct Case {
-      const char* name;
-      PhraseScoring scoring;
-      double threshold;
-      bool connectors;
-    };
-    for (const Case& c : {Case{"default", PhraseScoring::Default, 10, false},
-                          Case{"npmi", PhraseScoring::Npmi, 0.3, false},
-                          Case{"default, connector words", PhraseScoring::Default, 5, true},
-                          Case{"npmi, connector words", PhraseScoring::Npmi, 0.2, true},
-                          Case{"word2phrase", PhraseScoring::Word2phrase, 30, false}}) {
+    for (const ScoringCase& c : kEveryScoring) {
       INFO(c.name);
-      PhraseOptions o;
-      o.scoring = c.scoring;
-      o.threshold = c.threshold;
-      if (c.connectors) o.connectorWords = englishConnectorWords();
+      PhraseOptions o = c.options();
       const auto [want, wantLines] = viaStrings(corpus, o);
       REQUIRE(want.size() > 3);
       Phrases counted(o);
@@ -195,20 +203,10 @@ TEST_CASE("phrases: the text pass splits files as the pre-tokenized reader does"
   while (!last.empty() && (last.back() == '\n' || last.back() == ' ')) last.pop_back();
   test::writeText(c, last);
   const CorpusSource corpus = CorpusSource::fromFiles({a, b, c}, true);
-  struct Case {
-    const char* name;
-    PhraseScoring scoring;
-    double threshold;
-    bool connectors;
-  };
-  for (const Case& k : {Case{"default", PhraseScoring::Default, 10, false},
-                        Case{"npmi, connector words", PhraseScoring::Npmi, 0.2, true},
-                        Case{"word2phrase", PhraseScoring::Word2phrase, 30, false}}) {
+  for (const std::size_t i : {0, 3, 4}) {  // default; npmi, connector words; word2phrase
+    const ScoringCase& k = kEveryScoring[i];
     INFO(k.name);
-    PhraseOptions o;
-    o.scoring = k.scoring;
-    o.threshold = k.threshold;
-    if (k.connectors) o.connectorWords = englishConnectorWords();
+    const PhraseOptions o = k.options();
     const auto [want, wantLines] = viaStrings(corpus, o);
     REQUIRE(want.size() > 3);
     // The long and UTF-8 collocations are among the phrases.

@@ -40,18 +40,26 @@ Fd::Fd(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)
 
 Fd::~Fd() { ::close(fd_); }
 
+std::size_t readAt(int fd, char* buf, std::size_t n, std::int64_t pos, const std::string& path,
+                   std::int64_t size) {
+  ssize_t got;
+  do {
+    got = ::pread(fd, buf, n, static_cast<off_t>(pos));
+  } while (got < 0 && errno == EINTR);
+  if (got == 0) throwChangedWhileReading(path, fd, size);  // ends before its size
+  if (got < 0) throw IoError("error while reading '" + path + "': " + std::strerror(errno));
+  return static_cast<std::size_t>(got);
+}
+
 std::int64_t nextLineStart(int fd, std::int64_t from, std::int64_t size, const std::string& path) {
   if (from <= 0) return 0;
   char buf[4096];
   std::int64_t pos = from - 1;  // a range may start right after a '\n' at from - 1
   while (pos < size) {
-    const ssize_t got = ::pread(fd, buf, sizeof buf, static_cast<off_t>(pos));
-    if (got < 0 && errno == EINTR) continue;
-    if (got == 0) throwChangedWhileReading(path, fd, size);  // ends before its size
-    if (got < 0) throw IoError("error while reading '" + path + "': " + std::strerror(errno));
-    const void* nl = std::memchr(buf, '\n', static_cast<std::size_t>(got));
+    const std::size_t got = readAt(fd, buf, sizeof buf, pos, path, size);
+    const void* nl = std::memchr(buf, '\n', got);
     if (nl) return pos + (static_cast<const char*>(nl) - buf) + 1;
-    pos += got;
+    pos += static_cast<std::int64_t>(got);
   }
   return size;
 }
@@ -71,14 +79,9 @@ class RangeBuf final : public std::streambuf {
     if (pos_ >= end_) return traits_type::eof();
     const auto want =
         static_cast<std::size_t>(std::min<std::int64_t>(end_ - pos_, std::ssize(buf_)));
-    ssize_t got;
-    do {
-      got = ::pread(fd_, buf_.data(), want, static_cast<off_t>(pos_));
-    } while (got < 0 && errno == EINTR);
-    // The istream's exception mask includes badbit: these reach the caller as thrown.
-    if (got == 0) throwChangedWhileReading(path_, fd_, size_);  // ends before its size
-    if (got < 0) throw IoError("error while reading '" + path_ + "': " + std::strerror(errno));
-    pos_ += got;
+    // The istream's exception mask includes badbit: readAt's errors reach the caller.
+    const std::size_t got = readAt(fd_, buf_.data(), want, pos_, path_, size_);
+    pos_ += static_cast<std::int64_t>(got);
     setg(buf_.data(), buf_.data(), buf_.data() + got);
     return traits_type::to_int_type(*gptr());
   }

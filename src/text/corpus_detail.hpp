@@ -160,6 +160,11 @@ class Fd {
  private:
   int fd_;
 };
+// Reads up to n bytes at byte `pos` of a file `size` bytes long when it was opened (pread,
+// retried when interrupted): how many, at least 1. A file that ends early throws the
+// changed-while-reading error, a failed read IoError, both naming `path`.
+std::size_t readAt(int fd, char* buf, std::size_t n, std::int64_t pos, const std::string& path,
+                   std::int64_t size);
 // The first line start at or after byte `from` of the file (`size` bytes, named `path` in
 // errors): `size` when none.
 std::int64_t nextLineStart(int fd, std::int64_t from, std::int64_t size, const std::string& path);

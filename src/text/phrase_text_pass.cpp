@@ -236,14 +236,9 @@ bool scanSegment(const TextFile& file, std::int64_t begin, std::int64_t end, cha
   for (std::int64_t pos = begin; pos < end;) {
     const auto want = static_cast<std::size_t>(
         std::min<std::int64_t>(end - pos, static_cast<std::int64_t>(block)));
-    ssize_t got;
-    do {
-      got = ::pread(file.fd->get(), buf + have, want, static_cast<off_t>(pos));
-    } while (got < 0 && errno == EINTR);
-    if (got == 0) throwChangedWhileReading(file.path, file.fd->get(), file.size);
-    if (got < 0) throw IoError("error while reading '" + file.path + "': " + std::strerror(errno));
-    pos += got;
-    const std::size_t n = have + static_cast<std::size_t>(got);
+    const std::size_t got = readAt(file.fd->get(), buf + have, want, pos, file.path, file.size);
+    pos += static_cast<std::int64_t>(got);
+    const std::size_t n = have + got;
     // Words up to the last whitespace byte now; the rest once the next bytes are read.
     std::size_t cut = n;
     if (pos < end) {

@@ -94,11 +94,7 @@ class FastTextKeyedVectors(KeyedVectors):
         if args or kwargs:
             raise ValueError("posvec saves fastText's .bin, not pickles: gensim's pickle options "
                              "(sep_limit, ignore, pickle_protocol) do not apply")
-        path = os.fspath(fname)
-        if isinstance(self._model, _TrainedNgrams):
-            self._model._m.save_facebook_model(path)
-        else:
-            self._model.save(path)
+        self._model.save(os.fspath(fname))
 
     @classmethod
     def load(cls, fname: Union[str, os.PathLike], mmap: Optional[str] = None) -> "FastTextKeyedVectors":
@@ -134,6 +130,10 @@ class _TrainedNgrams:
 
     def vectors(self, words: Sequence[str]) -> np.ndarray:
         return self._m.subword_vectors(list(words))
+
+    def save(self, path: str) -> None:
+        """fastText's .bin of the trained model (as SubwordModel.save writes a loaded one)."""
+        self._m.save_facebook_model(path)
 
     @property
     def vectors_vocab(self) -> np.ndarray:
