@@ -270,7 +270,7 @@ TEST_CASE("settings: the docs' option tables name every flag with the struct's d
           "[settings][docs]") {
   const auto train = documentedDefaults("docs/cli.md", "posvec train`");
   CHECK(checkDocumented(kTrainSettings, TrainConfig{}, train) > 20);
-  CHECK(checkDocumented(kSyncSettings, SyncOptions{}, train) == 6);
+  CHECK(checkDocumented(kSyncSettings, SyncOptions{}, train) == 7);
   CHECK(checkDocumented(kTokenizerSettings, TokenizerOptions{}, train,
                         {"chunkBytes", "tokenizerThreads"}) == 5);
   // tokenize uses every core unless told otherwise.

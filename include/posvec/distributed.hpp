@@ -30,7 +30,7 @@ struct SyncOptions {
   /// Words each rank trains between two synchronisation rounds (1000 to 10^12).
   /// Every rank synchronises at the same fractions of its own share, so all stay
   /// in step.
-  std::int64_t syncWords = 100'000;
+  std::int64_t syncWords = 5'000;
   /// Warm-up: in the first epoch of a new model, the first interval is this many
   /// words and each next one twice the last, up to syncWords. From their common
   /// random start the ranks' rows move fast and in the same directions, so changes
@@ -43,7 +43,7 @@ struct SyncOptions {
   /// them every 2^t rounds, 2^(t-1) * syncRows <= r < 2^t * syncRows (about every
   /// r / syncRows rounds). Dense schedule: only these rows, all others at the end
   /// of each epoch. 0: every row every round.
-  std::int64_t syncRows = 256;
+  std::int64_t syncRows = 0;
 
   /// Which rows travel when.
   enum class Schedule { Sparse, Dense };
@@ -75,17 +75,39 @@ struct SyncOptions {
   /// 1.5 times the mean for every row that travels in every round, the busiest): a
   /// row every rank drove a fraction p of the way to the same optimum ends at most
   /// max(|1 - 1.5 p|, (1 - p)^n) <= 0.5 times as far from it as before.
-  enum class Combine { BoundedSum, SumChanges, Average };
+  /// Momentum ("block momentum", as in Chen and Huo's blockwise model-update
+  /// filtering) takes the mean of the ranks' changes and adds to it momentumFor(N)
+  /// times the row's previous combined step: a row the ranks push the same way
+  /// round after round moves about 1 / (1 - momentum) times the mean change a round,
+  /// with the automatic momentum 1.25 times the sum of the changes, while the part
+  /// of the changes in which the ranks disagree (each rank's own words) is averaged;
+  /// a row every rank drives most of the way to its optimum is a heavy ball, which
+  /// settles for any step below 2 (1 + momentum), where the sum overshoots from 3
+  /// ranks on. A run of few rounds uses less momentum (at most 1 - 20 / rounds, so
+  /// that the steps of its first epochs do not still push in its last). The default.
+  enum class Combine { BoundedSum, SumChanges, Average, Momentum };
   /// \var Combine::BoundedSum
   /// The sum for rarely trained rows, down to 1.5 times the mean change for
-  /// busy ones (boundedFactor; the default; sparse schedule only).
+  /// busy ones (boundedFactor; sparse schedule only).
   /// \var Combine::SumChanges
   /// Add up every rank's change since the last synchronisation.
   /// \var Combine::Average
   /// Take the mean of the ranks' rows.
+  /// \var Combine::Momentum
+  /// The mean change plus momentumFor(N) times the row's previous combined step
+  /// (the default; sparse schedule only).
 
-  /// How the rows are combined (default BoundedSum).
-  Combine combine = Combine::BoundedSum;
+  /// How the rows are combined (default Momentum).
+  Combine combine = Combine::Momentum;
+
+  /// Combine::Momentum: the fraction of a row's previous combined step added to the
+  /// next, in [0, 1); 0 (the default): 1 - 1 / (1.25 N) for N ranks (0.6 at 2,
+  /// 0.8 at 4, 0.9 at 8), which moves a row the ranks push alike 1.25 times the
+  /// sum of their changes a round once the momentum has built up.
+  double syncMomentum = 0;
+  /// The momentum Combine::Momentum uses at `ranks` ranks (syncMomentum, or the
+  /// automatic one when it is 0).
+  double momentumFor(int ranks) const;
 
   /// Sparse schedule: changes travel as 16-bit brain floats (bfloat16: 8 bits of
   /// mantissa, float's range), summed in float at every step of the reduction;
@@ -141,7 +163,8 @@ inline constexpr Choice<SyncOptions::Schedule> kScheduleNames[] = {
 inline constexpr Choice<SyncOptions::Combine> kCombineNames[] = {
     {SyncOptions::Combine::BoundedSum, "bounded"},
     {SyncOptions::Combine::SumChanges, "sum"},
-    {SyncOptions::Combine::Average, "average"}};
+    {SyncOptions::Combine::Average, "average"},
+    {SyncOptions::Combine::Momentum, "momentum"}};
 /// The names of SyncOptions::halfDeltas's values in text.
 inline constexpr Choice<bool> kDeltaNames[] = {{true, "bf16"}, {false, "fp32"}};
 
@@ -151,43 +174,62 @@ inline constexpr Choice<bool> kDeltaNames[] = {{true, "bf16"}, {false, "fp32"}};
 inline constexpr auto kSyncSettings = std::tuple{
     SettingRow<SyncOptions, std::int64_t>{
         .member = &SyncOptions::syncWords,
-        .setting = {"syncWords", "words between synchronisations"}, .key = "sync_words",
+        .setting = {"syncWords", "words between synchronisations"},
+        .key = "sync_words",
         .spelled = {"--sync-words", ""},
         .help = "Under mpirun: words each rank trains between two synchronisation rounds",
         .bounds = between(1000, 1'000'000'000'000LL)},
     SettingRow<SyncOptions, std::int64_t>{
-        .member = &SyncOptions::syncRows, .setting = {"syncRows", "rows per synchronisation"},
-        .key = "sync_rows", .spelled = {"--sync-rows", ""},
+        .member = &SyncOptions::syncRows,
+        .setting = {"syncRows", "rows per synchronisation"},
+        .key = "sync_rows",
+        .spelled = {"--sync-rows", ""},
         .help = "Under mpirun: how many of the most frequent words' rows every round covers; "
                 "the row of frequency rank r beyond them travels about every r / this "
                 "rounds (sparse schedule) or at epoch ends (dense) (0: all rows every round)",
         .bounds = atLeast(0, "all")},
     SettingRow<SyncOptions, std::int64_t>{
         .member = &SyncOptions::syncWarmup,
-        .setting = {"syncWarmup", "words of the first warm-up interval"}, .key = "sync_warmup",
+        .setting = {"syncWarmup", "words of the first warm-up interval"},
+        .key = "sync_warmup",
         .spelled = {"--sync-warmup", ""},
         .help = "Under mpirun: words of the first synchronisation interval of a new model's "
                 "first epoch; each next interval doubles up to --sync-words (0: no warm-up)",
         .bounds = atLeast(0, "no warm-up")},
     SettingRow<SyncOptions, SyncOptions::Combine>{
-        .member = &SyncOptions::combine, .setting = {"syncCombine", "combining rule"},
-        .key = "sync_combine", .spelled = {"--sync-combine", ""},
-        .help = "Under mpirun: how the ranks' rows are combined: bounded (the sum of the changes "
-                "for a row few ranks trained a few times, down to 1.5 times their mean change "
-                "for a row every rank trained often; stable at any number of ranks; default of "
-                "the sparse schedule), sum (every rank's change since the last synchronisation; "
-                "default of the dense schedule) or average (the mean row)",
+        .member = &SyncOptions::combine,
+        .setting = {"syncCombine", "combining rule"},
+        .key = "sync_combine",
+        .spelled = {"--sync-combine", ""},
+        .help = "Under mpirun: how the ranks' rows are combined: momentum (the mean change "
+                "plus --sync-momentum times the row's previous combined step; default of the "
+                "sparse schedule), bounded (the sum of the changes for a row few ranks trained "
+                "a few times, down to 1.5 times their mean change for a row every rank trained "
+                "often), sum (every rank's change since the last synchronisation; default of "
+                "the dense schedule) or average (the mean row)",
         .choices = kCombineNames},
+    SettingRow<SyncOptions, double>{
+        .member = &SyncOptions::syncMomentum,
+        .setting = {"syncMomentum", "momentum of the combined steps"},
+        .key = "sync_momentum",
+        .spelled = {"--sync-momentum", ""},
+        .help = "Under mpirun, --sync-combine momentum: the fraction of a row's previous "
+                "combined step added to the next (0: 1 - 1 / (1.25 N) for N ranks)",
+        .bounds = interval('[', 0, 1, ')', "0 chooses it by the number of ranks")},
     SettingRow<SyncOptions, SyncOptions::Schedule>{
-        .member = &SyncOptions::schedule, .setting = {"syncSchedule", "synchronisation schedule"},
-        .key = "sync_schedule", .spelled = {"--sync-schedule", ""},
+        .member = &SyncOptions::schedule,
+        .setting = {"syncSchedule", "synchronisation schedule"},
+        .key = "sync_schedule",
+        .spelled = {"--sync-schedule", ""},
         .help = "Under mpirun: sparse (each row about as often as it is trained, only changed "
                 "rows, overlapped with training) or dense (the --sync-rows most frequent rows "
                 "every round and all rows every epoch, blocking, in 32-bit floats)",
         .choices = kScheduleNames},
     SettingRow<SyncOptions, bool>{
-        .member = &SyncOptions::halfDeltas, .setting = {"syncDeltas", "changes' number type"},
-        .key = "sync_deltas", .spelled = {"--sync-deltas", ""},
+        .member = &SyncOptions::halfDeltas,
+        .setting = {"syncDeltas", "changes' number type"},
+        .key = "sync_deltas",
+        .spelled = {"--sync-deltas", ""},
         .help = "Under mpirun, sparse schedule: how the changes travel, bf16 (16 bits) or fp32",
         .choices = kDeltaNames},
 };

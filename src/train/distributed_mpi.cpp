@@ -320,13 +320,19 @@ class MpiSync final : public detail::EpochSync {
         sparse_(options.schedule == SyncOptions::Schedule::Sparse),
         observer_(observer),
         start_(Clock::now()),
-        scale_(options.combine == SyncOptions::Combine::Average ? 1.0f / static_cast<float>(size_)
-                                                                : 1.0f) {
+        scale_(options.combine == SyncOptions::Combine::Average ||
+                       options.combine == SyncOptions::Combine::Momentum
+                   ? 1.0f / static_cast<float>(size_)
+                   : 1.0f),
+        momentum_(options.combine == SyncOptions::Combine::Momentum
+                      ? static_cast<float>(options.momentumFor(size_))
+                      : 0.0f) {
     MPI_Op_create(&sumBf16, 1, &bf16Sum_);
     ns_ = config.loss == Loss::NegativeSampling;
     seed_ = config.seed;
     sample_ = config.sample;
     negative_ = config.negative;
+    epochs_ = config.epochs;
   }
   ~MpiSync() override {
     // A round still in flight (training failed on this rank): the job is being
@@ -374,6 +380,13 @@ class MpiSync final : public detail::EpochSync {
       baseIn_ = model.input;
       baseOut_ = model.output;
     }
+    // The momentum combine's last combined step of every row, the same on every
+    // rank (zero at the start of a run, a resumed one included).
+    if (momentum_ > 0)
+      for (int m = 0; m < 2; ++m) {
+        const auto n = static_cast<std::size_t>((m == 0 ? model.input : model.output).size());
+        if (step_[m].size() != n) step_[m].assign(n, 0.0f);
+      }
     // Points in words of the largest share; every rank passes each at the same
     // fraction of its own share, so all enter the same collectives.
     // Passed one by one (SyncOptions::points lists the same), so that a huge share
@@ -385,6 +398,18 @@ class MpiSync final : public detail::EpochSync {
     }
     warmUp_ = model.epochsDone == 0;
     interval_ = options_.firstInterval(warmUp_);
+    // The momentum carries a row's steps over about 1 / (1 - momentum) rounds; in a
+    // run of few rounds it would still push with the steps of the first epochs, taken
+    // at a higher learning rate far from the rows' optima, in the last ones (a 76-word
+    // corpus at 8 ranks, 4 rounds an epoch: the loss rose from epoch 3 to 4). So that
+    // memory is kept within a twentieth of the run's rounds.
+    if (momentum_ > 0) {
+      const double rounds = std::max<double>(1.0, static_cast<double>(most_) /
+                                                      static_cast<double>(options_.syncWords)) *
+                            std::max(1, epochs_ - model.epochsDone);
+      runMomentum_ =
+          static_cast<float>(std::clamp(1.0 - 20.0 / rounds, 0.0, static_cast<double>(momentum_)));
+    }
     next_ = interval_;
     passed_ = 0;
     const auto v = model.input.rows(), outRows = model.output.rows();
@@ -518,6 +543,11 @@ class MpiSync final : public detail::EpochSync {
     const auto d = model_->input.cols();
     return (m == 0 ? model_->input : model_->output).data() + rowIndex(m, rank) * d;
   }
+  // The momentum combine's last step of a row; null for the other rules.
+  float* stepOf(int m, std::int64_t rank) {
+    if (momentum_ <= 0) return nullptr;
+    return step_[m == 0 ? 0 : 1].data() + rowIndex(m, rank) * model_->input.cols();
+  }
   float* baseOf(int m, std::int64_t rank) {
     const auto d = model_->input.cols();
     return (m == 0 ? baseIn_ : baseOut_).data() + rowIndex(m, rank) * d;
@@ -644,9 +674,13 @@ class MpiSync final : public detail::EpochSync {
       float* base = baseOf(changed_[i].matrix, changed_[i].rank);
       const float* snap = snapshot_.data() + i * d;
       const float scale = changed_[i].factor;
+      float* step = stepOf(changed_[i].matrix, changed_[i].rank);
+      const float eta = runMomentum_;
       for (std::size_t j = 0; j < d; ++j) {
         const float sum = options_.halfDeltas ? fromBf16(half_[i * d + j]) : sum_[i * d + j];
-        const float combined = base[j] + sum * scale;
+        float change = sum * scale;
+        if (step) change = step[j] = eta * step[j] + change;
+        const float combined = base[j] + change;
         row[j] += combined - snap[j];
         base[j] = combined;
       }
@@ -672,10 +706,14 @@ class MpiSync final : public detail::EpochSync {
       std::uint16_t* base16 = base16Of(m, r);
       const float* snap = snapshot_.data() + i * d;
       const float scale = changed_[i].factor;
+      float* step = stepOf(m, r);
+      const float eta = runMomentum_;
       widen(base16, combined, d);
       for (std::size_t j = 0; j < d; ++j) {
         const float sum = options_.halfDeltas ? fromBf16(half_[i * d + j]) : sum_[i * d + j];
-        combined[j] += sum * scale;
+        float change = sum * scale;
+        if (step) change = step[j] = eta * step[j] + change;
+        combined[j] += change;
       }
       const std::uint64_t where =
           detail::mixSeed(detail::mixSeed(seed_, static_cast<std::uint64_t>(clock_)),
@@ -853,7 +891,11 @@ class MpiSync final : public detail::EpochSync {
   std::vector<std::uint16_t> base16_[2];
   std::vector<float> widened_;
   std::uint64_t seed_ = 0;
-  float scale_;  // 1 (sum of changes) or 1 / ranks (average)
+  float scale_;                 // 1 (sum of changes) or 1 / ranks (average, momentum)
+  float momentum_;              // Combine::Momentum's momentum; 0 for the other rules
+  float runMomentum_ = 0;       // what this epoch uses: momentum_ within the run's length
+  int epochs_;                  // epochs of the run (the schedule's total)
+  std::vector<float> step_[2];  // Combine::Momentum: each row's last combined step
   SyncStats stats_;
   bool logged_ = false;
 };
@@ -991,9 +1033,11 @@ ModelState trainDistributed(Cluster& cluster, const CorpusSource& share, const T
 void resumeDistributed(Cluster& cluster, ModelState& model, const CorpusSource& share,
                        int moreEpochs, const SyncOptions& sync, const TrainObserver& observer) {
   sync.validate();
-  refuseSubwords(TrainConfig::deserialize(model.config));
+  TrainConfig config = TrainConfig::deserialize(model.config);
+  refuseSubwords(config);
   const TrainObserver o = collectiveStop(observer);
-  MpiSync synchronisation(cluster, sync, TrainConfig::deserialize(model.config), o);
+  config.epochs = model.epochsDone + moreEpochs;  // the run's schedule
+  MpiSync synchronisation(cluster, sync, config, o);
   detail::TrainHooks hooks;
   hooks.sync = &synchronisation;
   detail::resumeWith(model, share, moreEpochs, o, hooks);

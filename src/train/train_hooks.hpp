@@ -44,7 +44,7 @@ class EpochSync {
   // Whether it combines 16-bit (packed) weights; the trainer refuses them otherwise.
   virtual bool combinesPacked() const = 0;
   // Whether the ranks' changes are added up whole (SyncOptions::Combine::SumChanges):
-  // then a diverging run is told of the bounded rule, which keeps the steps in range.
+  // then a diverging run is told of the momentum rule, which keeps the steps in range.
   virtual bool sumsChanges() const { return false; }
 };
 

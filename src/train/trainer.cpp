@@ -172,10 +172,10 @@ constexpr double kDivergedFactor = 4;
   ErrorText text;
   if (sums) {
     // Added up whole, the ranks' changes to a row grow with the number of ranks.
-    s << ": the ranks' combined steps are too long; combine their changes with the bounded "
+    s << ": the ranks' combined steps are too long; combine their changes with the momentum "
          "rule (";
     text = ErrorText(s.str()) << Setting{"syncCombine", "the combining rule"}
-                              << " bounded, the default) or lower the learning rate (";
+                              << " momentum, the default) or lower the learning rate (";
   } else {
     if (distributed) s << ": the ranks' combined steps are too long";
     s << "; lower the learning rate (";

@@ -302,10 +302,14 @@ posvec::cli::Registrar reg(20, [](CLI::App& app) {
     opts->epochsGiven = sub->get_option("--epochs")->count() > 0;
     opts->alphaGiven = sub->get_option("--alpha")->count() > 0;
     opts->weightsGiven = sub->get_option("--weights")->count() > 0;
-    // The dense schedule's combining rule, unless one is given, is the sum.
-    if (opts->sync.schedule == SyncOptions::Schedule::Dense &&
-        sub->get_option("--sync-combine")->count() == 0)
-      opts->sync.combine = SyncOptions::Combine::SumChanges;
+    // The dense schedule's own defaults, for what is not given: the sum, the 4096 most
+    // frequent rows every 100,000 words (the schedule as it was measured).
+    if (opts->sync.schedule == SyncOptions::Schedule::Dense) {
+      if (sub->get_option("--sync-combine")->count() == 0)
+        opts->sync.combine = SyncOptions::Combine::SumChanges;
+      if (sub->get_option("--sync-rows")->count() == 0) opts->sync.syncRows = 4096;
+      if (sub->get_option("--sync-words")->count() == 0) opts->sync.syncWords = 100'000;
+    }
     if (Cluster::launched()) {
       // Every option but the thread count must be the same on every rank (threads
       // may differ between machines); another command in the job joins with its name.
