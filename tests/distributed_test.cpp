@@ -109,6 +109,11 @@ std::string plantedTraining(const TempDir& dir) {
          " --pretokenized --dim 24 --min-count 1 --sample 0 --threads 1 --seed 7 --epochs 5 --json";
 }
 
+// What the planted-class runs train with (one thread, seed 7, 5 epochs, 1,000-word
+// rounds, the JSON summary on stdout), after the corpus and before any other flag.
+constexpr const char* kPlantedRounds =
+    " --pretokenized --dim 24 --min-count 1 --sample 0 --threads 1 --seed 7 --epochs 5 "
+    "--sync-words 1000 --json";
 #define REQUIRE_MPI()                                                        \
   do {                                                                       \
     if (const std::string why = cannotRun(); !why.empty()) POSVEC_SKIP(why); \
@@ -835,10 +840,8 @@ TEST_CASE("momentum carries steps between rounds and settles where the sum overs
   writePlanted(corpus, 11, 4000);
   auto run = [&](const std::string& combine) {
     const std::string out = dir.file(combine + ".posvec");
-    const RunResult r = mpirun("-np 2 POSVEC -q train " + quote(corpus) +
-                               " --pretokenized --dim 24 --min-count 1 --sample 0 --threads 1 "
-                               "--seed 7 --epochs 5 --sync-words 1000 --json --sync-combine " +
-                               combine + " -o " + quote(out));
+    const RunResult r = mpirun("-np 2 POSVEC -q train " + quote(corpus) + kPlantedRounds +
+                               " --sync-combine " + combine + " -o " + quote(out));
     INFO(combine << ": " << r.err);
     REQUIRE(r.status == 0);
     const std::vector<double> losses = nlohmann::json::parse(r.out)["epoch_losses"];
@@ -863,9 +866,7 @@ TEST_CASE("distributed training at 2, 4 and 8 ranks finds the planted classes as
   for (const int ranks : {2, 4, 8}) {
     const std::string out = dir.file("v" + std::to_string(ranks) + ".txt");
     const RunResult r = mpirun("-np " + std::to_string(ranks) + " POSVEC train " + quote(corpus) +
-                               " --pretokenized --dim 24 --min-count 1 --sample 0 --threads 1 "
-                               "--seed 7 --epochs 5 --sync-words 1000 --json -o " +
-                               quote(out));
+                               kPlantedRounds + " -o " + quote(out));
     INFO(ranks << " ranks: " << r.err);
     REQUIRE(r.status == 0);
     const auto summary = nlohmann::json::parse(r.out);

@@ -543,6 +543,12 @@ class MpiSync final : public detail::EpochSync {
     const auto d = model_->input.cols();
     return (m == 0 ? model_->input : model_->output).data() + rowIndex(m, rank) * d;
   }
+  // Value j of a row's combined step: `change` (the combine's factor times the sum of
+  // the ranks' changes), plus, with a row's last step `step` (momentum), that step
+  // times the run's momentum, which becomes the row's last step.
+  float stepped(float change, float* step, std::size_t j) const {
+    return step ? step[j] = runMomentum_ * step[j] + change : change;
+  }
   // The momentum combine's last step of a row; null for the other rules.
   float* stepOf(int m, std::int64_t rank) {
     if (momentum_ <= 0) return nullptr;
@@ -675,12 +681,9 @@ class MpiSync final : public detail::EpochSync {
       const float* snap = snapshot_.data() + i * d;
       const float scale = changed_[i].factor;
       float* step = stepOf(changed_[i].matrix, changed_[i].rank);
-      const float eta = runMomentum_;
       for (std::size_t j = 0; j < d; ++j) {
         const float sum = options_.halfDeltas ? fromBf16(half_[i * d + j]) : sum_[i * d + j];
-        float change = sum * scale;
-        if (step) change = step[j] = eta * step[j] + change;
-        const float combined = base[j] + change;
+        const float combined = base[j] + stepped(sum * scale, step, j);
         row[j] += combined - snap[j];
         base[j] = combined;
       }
@@ -707,13 +710,10 @@ class MpiSync final : public detail::EpochSync {
       const float* snap = snapshot_.data() + i * d;
       const float scale = changed_[i].factor;
       float* step = stepOf(m, r);
-      const float eta = runMomentum_;
       widen(base16, combined, d);
       for (std::size_t j = 0; j < d; ++j) {
         const float sum = options_.halfDeltas ? fromBf16(half_[i * d + j]) : sum_[i * d + j];
-        float change = sum * scale;
-        if (step) change = step[j] = eta * step[j] + change;
-        combined[j] += change;
+        combined[j] += stepped(sum * scale, step, j);
       }
       const std::uint64_t where =
           detail::mixSeed(detail::mixSeed(seed_, static_cast<std::uint64_t>(clock_)),
